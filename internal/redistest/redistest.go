@@ -1,0 +1,141 @@
+// Package redistest starts private redis-server processes for tests.
+//
+// Each server listens on a free loopback port, keeps nothing on disk, and is
+// stopped when the test ends. A machine without redis-server fails the test
+// with instructions; tests that need Redis never skip.
+package redistest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Install tells the reader how to get a server.
+const Install = "redis-server is not installed: run `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis`, or `make test`, whose CI script installs it"
+
+// Server is a running redis-server.
+type Server struct {
+	Addr   string
+	cmd    *exec.Cmd
+	exited chan error
+	out    *bytes.Buffer
+	dir    string
+	port   int
+}
+
+// Start starts a server for t and stops it when t ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Launch starts a server outside a test, for TestMain or a benchmark
+// harness; the caller stops it.
+func Launch() (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(Install)
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for range 5 { // a free port can be taken between probe and bind
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, port: port}
+		if lastErr = s.start(bin); lastErr == nil {
+			return s, nil
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, lastErr
+}
+
+func (s *Server) start(bin string) error {
+	s.out = new(bytes.Buffer)
+	s.cmd = exec.Command(bin,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--protected-mode", "no",
+	)
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("redistest: start redis-server: %w", err)
+	}
+	s.exited = make(chan error, 1)
+	go func() { s.exited <- s.cmd.Wait() }()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	defer rdb.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-s.exited:
+			s.cmd = nil
+			return fmt.Errorf("redistest: redis-server on %s exited (%v): %s", s.Addr, err, s.out.String())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := rdb.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			s.stopProcess()
+			return fmt.Errorf("redistest: redis-server on %s not ready after 10s: %v: %s", s.Addr, err, s.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Client returns a client of s that is closed when t ends.
+func (s *Server) Client(t testing.TB) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// Stop kills the server and removes its directory.
+func (s *Server) Stop() {
+	s.stopProcess()
+	os.RemoveAll(s.dir)
+}
+
+func (s *Server) stopProcess() {
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		<-s.exited
+		s.cmd = nil
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("redistest: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

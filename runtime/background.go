@@ -1,0 +1,200 @@
+package runtime
+
+import (
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// schedule says when each periodic job is next due. One goroutine ticks at
+// the finest period and runs whatever is due, so background work costs one
+// goroutine and one timer per Cache.
+type schedule struct {
+	period                            time.Duration
+	promote, demote, refresh, monitor time.Time
+	promoteEvery, demoteEvery         time.Duration
+	refreshEvery, monitorEvery        time.Duration
+}
+
+func newSchedule(cfg Config, now time.Time) schedule {
+	s := schedule{
+		period:       cfg.Window / slots,
+		promoteEvery: cfg.PromoteEvery,
+		demoteEvery:  cfg.DemoteEvery,
+		refreshEvery: cfg.Refresh,
+		monitorEvery: cfg.MonitorEvery,
+	}
+	for _, d := range []time.Duration{cfg.PromoteEvery, cfg.DemoteEvery, cfg.Refresh, cfg.MonitorEvery} {
+		if d > 0 {
+			s.period = min(s.period, d)
+		}
+	}
+	s.promote = now.Add(s.promoteEvery)
+	s.demote = now.Add(s.demoteEvery)
+	s.refresh = now.Add(s.refreshEvery)
+	s.monitor = now.Add(s.monitorEvery)
+	return s
+}
+
+// due reports whether a job with interval every is due at now, and if so
+// schedules its next run.
+func due(next *time.Time, every time.Duration, now time.Time) bool {
+	if every <= 0 || now.Before(*next) {
+		return false
+	}
+	*next = now.Add(every)
+	return true
+}
+
+func (c *Cache[V]) run() {
+	defer c.wg.Done()
+	ticks, stop := c.cfg.Clock.NewTicker(c.sched.period)
+	defer stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-ticks:
+			c.tick(c.cfg.Clock.Now())
+		}
+	}
+}
+
+// tick advances the detection window to now and runs the jobs that are due.
+func (c *Cache[V]) tick(now time.Time) {
+	c.tickMu.Lock()
+	defer c.tickMu.Unlock()
+	s := &c.sched
+
+	rec := c.det.rec
+	from := rec.cur.Load()
+	rec.Advance(now)
+	to := rec.cur.Load()
+	gets := c.reads.load().gets
+	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
+		c.getSnaps[slot%ring].Store(gets)
+	}
+
+	var pass Pass
+	if due(&s.promote, s.promoteEvery, now) {
+		pass |= PromotePass
+	}
+	if due(&s.demote, s.demoteEvery, now) {
+		pass |= DemotePass
+	}
+	if pass != 0 {
+		c.det.reselect(pass)
+	}
+	if due(&s.refresh, s.refreshEvery, now) {
+		c.refresh()
+	}
+	if due(&s.monitor, s.monitorEvery, now) {
+		c.logStats()
+	}
+}
+
+// getQPS is the number of reads over the window's complete slots divided by
+// the window; before a whole window has passed it counts from the start,
+// so a fresh Cache never reports an inflated rate.
+func (c *Cache[V]) getQPS() float64 {
+	cur := c.det.rec.cur.Load()
+	n := c.getSnaps[cur%ring].Load() - c.getSnaps[(cur+ring-slots)%ring].Load()
+	return float64(n) / c.cfg.Window.Seconds()
+}
+
+// refresh reloads every registered hot key in one pipeline. A key missing
+// from Redis is dropped locally; a key that fails RefreshFailures times in
+// a row is dropped too, because its staleness is unknown.
+func (c *Cache[V]) refresh() {
+	type job struct {
+		e   *hotEntry
+		gen uint64
+		cmd *redis.StringCmd
+	}
+	var jobs []job
+	for _, e := range c.det.hot.Load().m {
+		e.mu.Lock()
+		if e.registered {
+			jobs = append(jobs, job{e: e, gen: e.gen.Load()})
+		}
+		e.mu.Unlock()
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	pipe := c.rdb.Pipeline()
+	for i := range jobs {
+		jobs[i].cmd = pipe.Get(c.ctx, jobs[i].e.key)
+	}
+	_, _ = pipe.Exec(c.ctx) // each command carries its own error
+	for _, j := range jobs {
+		b, err := j.cmd.Bytes()
+		var v *V
+		switch {
+		case errors.Is(err, redis.Nil):
+			c.dropLocal(j.e, j.gen)
+			c.errs.refreshes.Add(1)
+			continue
+		case err != nil:
+			c.errs.redisErrors.Add(1)
+		default:
+			v, err = c.decode(j.e.key, b)
+		}
+		if err != nil {
+			c.refreshFailed(j.e, err)
+			continue
+		}
+		c.errs.refreshes.Add(1)
+		j.e.mu.Lock()
+		j.e.failures = 0
+		j.e.mu.Unlock()
+		c.store(j.e, j.gen, v)
+	}
+}
+
+// dropLocal forgets e's local copy and registration unless a write came in
+// since gen, in which case the write's copy is newer than what refresh saw.
+func (c *Cache[V]) dropLocal(e *hotEntry, gen uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen.Load() != gen {
+		return
+	}
+	e.gen.Add(1)
+	c.local.Delete(e.key)
+	e.registered = false
+	e.failures = 0
+}
+
+func (c *Cache[V]) refreshFailed(e *hotEntry, err error) {
+	c.errs.refreshErrors.Add(1)
+	e.mu.Lock()
+	e.failures++
+	failures := e.failures
+	if failures >= c.cfg.RefreshFailures {
+		e.gen.Add(1)
+		c.local.Delete(e.key)
+		e.registered = false
+		e.failures = 0
+	}
+	e.mu.Unlock()
+	if failures >= c.cfg.RefreshFailures {
+		c.log.Warn("hotkey: refresh failed; local copy dropped", "key", e.key, "failures", failures, "err", err)
+	} else {
+		c.log.Warn("hotkey: refresh failed", "key", e.key, "failures", failures, "err", err)
+	}
+}
+
+// logStats writes the periodic monitor line.
+func (c *Cache[V]) logStats() {
+	st := c.Stats()
+	c.log.Info("hotkey: stats",
+		"reads/s", st.GetQPS,
+		"hot", len(st.HotKeys),
+		"hit_rate", st.HitRate,
+		"share", st.TrafficShare,
+		"local", st.LocalSize,
+		"redis_errors", st.RedisErrors,
+	)
+}

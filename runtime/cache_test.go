@@ -1,0 +1,419 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+	"go.uber.org/goleak"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// profile has every kind of field a clone must copy deeply.
+type profile struct {
+	ID    int64
+	Name  string
+	Tags  []string
+	Attrs map[string]string
+	Best  *profile
+}
+
+func cloneProfile(p *profile) *profile {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Tags != nil {
+		c.Tags = append([]string(nil), p.Tags...)
+	}
+	if p.Attrs != nil {
+		c.Attrs = make(map[string]string, len(p.Attrs))
+		for k, v := range p.Attrs {
+			c.Attrs[k] = v
+		}
+	}
+	c.Best = cloneProfile(p.Best)
+	return &c
+}
+
+func sample(id int64, name string) *profile {
+	return &profile{ID: id, Name: name, Tags: []string{"a", "b"}, Attrs: map[string]string{"x": "1"}, Best: &profile{ID: id + 1, Name: "best"}}
+}
+
+type env struct {
+	t     *testing.T
+	c     *Cache[profile]
+	clock *fakeclock.Clock
+	raw   *redis.Client // another client, as another process would be
+	ctx   context.Context
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newEnv returns a Cache on a private Redis with a manual clock. hot_qps is
+// 100 so that 100 reads in one slot promote a key inline.
+func newEnv(t *testing.T, opts ...Option) *env {
+	t.Helper()
+	srv := redistest.Start(t)
+	clk := fakeclock.New(epoch)
+	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10)}
+	c, err := New(srv.Client(t), cloneProfile, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: context.Background()}
+}
+
+func (e *env) put(key string, v *profile) {
+	e.t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.raw.Set(e.ctx, key, b, 0).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) get(key string) *profile {
+	e.t.Helper()
+	v, err := e.c.Get(e.ctx, key)
+	if err != nil {
+		e.t.Fatalf("Get(%q): %v", key, err)
+	}
+	return v
+}
+
+// heat reads key until it is hot and held locally.
+func (e *env) heat(key string) {
+	e.t.Helper()
+	for range 101 {
+		e.get(key)
+	}
+	if e.c.det.lookup(key) == nil {
+		e.t.Fatalf("%q not hot after 101 reads", key)
+	}
+	if _, ok := e.c.local.Get(key); !ok {
+		e.t.Fatalf("%q hot but not held locally", key)
+	}
+}
+
+// tick advances the clock by d and runs the background work due then.
+func (e *env) tick(d time.Duration) { e.c.tick(e.clock.Advance(d)) }
+
+func TestColdReadThrough(t *testing.T) {
+	e := newEnv(t)
+	want := sample(1, "ada")
+	e.put("p:1", want)
+	if got := e.get("p:1"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Get = %+v, want %+v", got, want)
+	}
+	_, err := e.c.Get(e.ctx, "p:2")
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of a missing key = %v, want ErrNotFound", err)
+	}
+	st := e.c.Stats()
+	if st.Gets != 2 || st.HotAccesses != 0 || st.LocalSize != 0 || st.RedisErrors != 0 {
+		t.Fatalf("cold reads stored or counted wrongly: %+v", st)
+	}
+}
+
+func TestHotKeyServedLocally(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	e.put("p:1", sample(1, "changed behind our back"))
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("hot read went to Redis: got %q", got.Name)
+	}
+	st := e.c.Stats()
+	// The 100th read promoted the key and missed; the next two hit.
+	if st.Misses != 1 || st.Hits != 2 || st.HotAccesses != 3 || st.Gets != 102 {
+		t.Fatalf("stats after 99 cold reads, 1 miss, 2 hits: %+v", st)
+	}
+	if st.LocalSize != 1 || st.RegistrySize != 1 || len(st.HotKeys) != 1 || st.HotKeys[0].Key != "p:1" {
+		t.Fatalf("local state: %+v", st)
+	}
+	if st.HitRate != 2.0/3 || st.TrafficShare != 3.0/102 {
+		t.Fatalf("HitRate %v TrafficShare %v", st.HitRate, st.TrafficShare)
+	}
+}
+
+func TestWritesVisibleOnHotKey(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "grace")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get("p:1"); got.Name != "grace" {
+		t.Fatalf("read after own write = %q, want grace", got.Name)
+	}
+	var inRedis profile
+	b, _ := e.raw.Get(e.ctx, "p:1").Bytes()
+	if err := msgpack.Unmarshal(b, &inRedis); err != nil || inRedis.Name != "grace" {
+		t.Fatalf("Redis holds %+v (%v), want grace", inRedis, err)
+	}
+	if st := e.c.Stats(); st.Misses != 1 {
+		t.Fatalf("the write's value was not put in the local store: %d misses", st.Misses)
+	}
+
+	if err := e.c.Del(e.ctx, "p:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("read after delete = %v, want ErrNotFound", err)
+	}
+	if n := e.raw.Exists(e.ctx, "p:1").Val(); n != 0 {
+		t.Fatal("Del left the key in Redis")
+	}
+}
+
+func TestSetAppliesTTL(t *testing.T) {
+	e := newEnv(t, WithTTL(30*time.Minute))
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "ada")); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := e.raw.TTL(e.ctx, "p:1").Val(); ttl <= 29*time.Minute || ttl > 30*time.Minute {
+		t.Fatalf("TTL in Redis = %v, want 30m", ttl)
+	}
+}
+
+func TestRefreshPicksUpChanges(t *testing.T) {
+	e := newEnv(t, WithRefresh(10*time.Second))
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	e.put("p:1", sample(1, "grace"))
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("before refresh got %q, want the local ada", got.Name)
+	}
+	e.tick(9 * time.Second)
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatal("refreshed before the interval")
+	}
+	e.tick(time.Second)
+	if got := e.get("p:1"); got.Name != "grace" {
+		t.Fatalf("after refresh got %q, want grace", got.Name)
+	}
+	if st := e.c.Stats(); st.Refreshes != 1 || st.Hits < 3 {
+		t.Fatalf("refresh not counted or value not served locally: %+v", st)
+	}
+}
+
+func TestRefreshDropsKeyDeletedInRedis(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	e.raw.Del(e.ctx, "p:1")
+	e.tick(DefaultRefresh)
+	if st := e.c.Stats(); st.LocalSize != 0 || st.RegistrySize != 0 {
+		t.Fatalf("deleted key still held: local %d registry %d", st.LocalSize, st.RegistrySize)
+	}
+	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get = %v, want ErrNotFound", err)
+	}
+}
+
+func TestRefreshFailuresDropLocalCopy(t *testing.T) {
+	e := newEnv(t, WithRefreshFailures(3))
+	e.put("p:bad", sample(1, "ada"))
+	e.put("p:good", sample(2, "bob"))
+	e.heat("p:bad")
+	e.heat("p:good")
+	e.raw.Set(e.ctx, "p:bad", []byte{0xc1}, 0) // 0xc1 is never valid msgpack
+	e.put("p:good", sample(2, "bob v2"))
+
+	for i := 1; i <= 2; i++ {
+		e.tick(DefaultRefresh)
+		if got := e.get("p:bad"); got.Name != "ada" {
+			t.Fatalf("after %d failures the local copy is gone", i)
+		}
+		if got := e.get("p:good"); got.Name != "bob v2" {
+			t.Fatalf("one key's failure stopped the refresh of another: got %q", got.Name)
+		}
+	}
+	e.tick(DefaultRefresh)
+	_, err := e.c.Get(e.ctx, "p:bad")
+	if !errors.Is(err, ErrDecode) {
+		t.Fatalf("after 3 failures Get = %v, want ErrDecode from Redis", err)
+	}
+	st := e.c.Stats()
+	if st.RefreshErrors != 3 || st.DecodeErrors != 4 || st.Refreshes != 3 {
+		t.Fatalf("RefreshErrors %d DecodeErrors %d Refreshes %d; want 3, 4, 3", st.RefreshErrors, st.DecodeErrors, st.Refreshes)
+	}
+}
+
+func TestClonesProtectLocalCopy(t *testing.T) {
+	e := newEnv(t)
+	want := sample(1, "ada")
+	e.put("p:1", want)
+	e.heat("p:1")
+
+	got := e.get("p:1")
+	got.Name = "mallory"
+	got.Tags[0] = "x"
+	got.Attrs["x"] = "2"
+	got.Best.Name = "eve"
+	if again := e.get("p:1"); !reflect.DeepEqual(again, want) {
+		t.Fatalf("a caller's change reached the next caller: %+v", again)
+	}
+
+	v := sample(1, "grace")
+	if err := e.c.Set(e.ctx, "p:1", v); err != nil {
+		t.Fatal(err)
+	}
+	v.Tags[0] = "changed after Set"
+	if again := e.get("p:1"); again.Tags[0] != "a" {
+		t.Fatal("changing the value passed to Set changed the local copy")
+	}
+}
+
+func TestCorruptValueIsAnErrorNotAPanic(t *testing.T) {
+	e := newEnv(t)
+	for i, b := range [][]byte{{0xc1}, {0x93, 0x01}, []byte("plain text"), {}} {
+		key := "p:" + strconv.Itoa(i)
+		e.raw.Set(e.ctx, key, b, 0)
+		if _, err := e.c.Get(e.ctx, key); !errors.Is(err, ErrDecode) {
+			t.Errorf("Get of %q = %v, want ErrDecode", b, err)
+		}
+	}
+}
+
+func TestRedisErrorsAreWrappedAndCounted(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	c, err := New(rdb, cloneProfile, WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rdb.Close()
+	_, err = c.Get(context.Background(), "p:1")
+	if !errors.Is(err, redis.ErrClosed) || errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get on a closed client = %v, want it to wrap redis.ErrClosed", err)
+	}
+	if err := c.Set(context.Background(), "p:1", sample(1, "a")); !errors.Is(err, redis.ErrClosed) {
+		t.Fatalf("Set = %v", err)
+	}
+	if st := c.Stats(); st.RedisErrors != 2 {
+		t.Fatalf("RedisErrors = %d, want 2", st.RedisErrors)
+	}
+}
+
+func TestConcurrentReadsAndWritesEndConsistent(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(0, "v0"))
+	e.heat("p:1")
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				e.c.Set(e.ctx, "p:1", sample(int64(i), "w"+strconv.Itoa(w)))
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				if _, err := e.c.Get(e.ctx, "p:1"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var inRedis profile
+	b, _ := e.raw.Get(e.ctx, "p:1").Bytes()
+	msgpack.Unmarshal(b, &inRedis)
+	if got := e.get("p:1"); !reflect.DeepEqual(got, &inRedis) {
+		t.Fatalf("after the writes settle, local %+v differs from Redis %+v", got, inRedis)
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var ce *ConfigError
+	if _, err := New(rdb, cloneProfile, WithWarmQPS(5000)); !errors.As(err, &ce) || ce.Option != "warm_qps" {
+		t.Fatalf("New with warm above hot = %v", err)
+	}
+	if _, err := New[profile](rdb, nil); err == nil {
+		t.Fatal("New without a clone function succeeded")
+	}
+	if _, err := New(nil, cloneProfile); err == nil {
+		t.Fatal("New without a client succeeded")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("MustNew with invalid options did not panic")
+		}
+	}()
+	MustNew(rdb, cloneProfile, WithTopN(0))
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	c, err := New(rdb, cloneProfile, WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Set(context.Background(), "p:1", sample(1, "a"))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if _, err := c.Get(context.Background(), "p:1"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Get after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestWallClockDrivesBackgroundWork runs the real ticker: a key read fast
+// becomes hot and, once its reads stop, is demoted.
+func TestWallClockDrivesBackgroundWork(t *testing.T) {
+	srv := redistest.Start(t)
+	c, err := New(srv.Client(t), cloneProfile, WithLogger(quiet),
+		WithWindow(200*time.Millisecond), WithPromoteEvery(20*time.Millisecond), WithDemoteEvery(20*time.Millisecond),
+		WithRefresh(20*time.Millisecond), WithHotQPS(200), WithWarmQPS(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	c.Set(ctx, "p:1", sample(1, "a"))
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Stats().Hits == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("never served locally: %+v", c.Stats())
+		}
+		c.Get(ctx, "p:1")
+	}
+	for c.Stats().Demotions == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("never demoted after reads stopped: %+v", c.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := c.Stats(); st.LocalSize != 0 || len(st.HotKeys) != 0 || st.Refreshes == 0 {
+		t.Fatalf("after demotion: %+v", st)
+	}
+}

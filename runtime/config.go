@@ -1,0 +1,224 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config holds every knob of a Cache. Generated repositories start from
+// DefaultConfig, apply the defaults written in the entity's annotation, then
+// the caller's options, so a caller always has the last word.
+type Config struct {
+	// Entity names the cached type in stats and logs ("user").
+	Entity string
+
+	// TTL is the Redis expiry set on every write; 0 writes without expiry.
+	TTL time.Duration
+
+	// HotQPS is the per-instance rate at which a key becomes hot.
+	HotQPS float64
+	// WarmQPS is the rate below which a hot key is demoted. Keys between
+	// WarmQPS and HotQPS keep their state, so a key does not flap.
+	WarmQPS float64
+	// TopN caps the number of hot keys of this entity.
+	TopN int
+
+	// Window is the sliding window over which access rates are measured.
+	Window time.Duration
+	// PromoteEvery and DemoteEvery pace the selector. Keys that burst far
+	// above HotQPS are promoted inline, without waiting for a tick.
+	PromoteEvery time.Duration
+	DemoteEvery  time.Duration
+
+	// LocalSize bounds the in-process store of hot values; LocalTTL expires
+	// a local value after it was written, whatever happens to refresh.
+	LocalSize int
+	LocalTTL  time.Duration
+
+	// Refresh reloads every hot key from Redis at this interval (0 disables).
+	// After RefreshFailures consecutive failures a key's local copy is
+	// dropped: data of unknown staleness must not be served forever.
+	Refresh         time.Duration
+	RefreshFailures int
+
+	// RecorderSize bounds how many distinct keys detection tracks;
+	// InactiveAfter forgets keys not read for that long.
+	RecorderSize  int
+	InactiveAfter time.Duration
+
+	// MonitorEvery logs one line of stats at this interval (0 disables).
+	MonitorEvery time.Duration
+
+	// Logger receives promotions, demotions, refresh failures and the
+	// monitor line. Nil means slog.Default().
+	Logger *slog.Logger
+	// Clock drives every time-based decision. Nil means the wall clock.
+	Clock Clock
+}
+
+// Defaults; the annotation table in the README lists the same values.
+const (
+	DefaultHotQPS          = 3000
+	DefaultWarmQPS         = 500
+	DefaultTopN            = 10
+	DefaultWindow          = 10 * time.Second
+	DefaultPromoteEvery    = 5 * time.Second
+	DefaultDemoteEvery     = 60 * time.Second
+	DefaultLocalSize       = 200
+	DefaultLocalTTL        = 60 * time.Minute
+	DefaultRefresh         = 10 * time.Second
+	DefaultRefreshFailures = 3
+	DefaultRecorderSize    = 100_000
+	DefaultInactiveAfter   = 300 * time.Second
+	DefaultMonitorEvery    = 60 * time.Second
+)
+
+// DefaultConfig returns the configuration a Cache has when no option is given.
+func DefaultConfig() Config {
+	return Config{
+		HotQPS:          DefaultHotQPS,
+		WarmQPS:         DefaultWarmQPS,
+		TopN:            DefaultTopN,
+		Window:          DefaultWindow,
+		PromoteEvery:    DefaultPromoteEvery,
+		DemoteEvery:     DefaultDemoteEvery,
+		LocalSize:       DefaultLocalSize,
+		LocalTTL:        DefaultLocalTTL,
+		Refresh:         DefaultRefresh,
+		RefreshFailures: DefaultRefreshFailures,
+		RecorderSize:    DefaultRecorderSize,
+		InactiveAfter:   DefaultInactiveAfter,
+		MonitorEvery:    DefaultMonitorEvery,
+	}
+}
+
+// ConfigError reports one invalid setting. Option is the annotation option
+// name ("warm_qps"), so the generator can point at the offending argument.
+type ConfigError struct {
+	Option string
+	Msg    string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("hotkey: invalid %s: %s", e.Option, e.Msg)
+}
+
+// Validate reports the first setting the runtime cannot work with, as a
+// *ConfigError. The generator calls it on annotation values, so the rules
+// live here once.
+func (c *Config) Validate() error {
+	bad := func(opt, format string, args ...any) error {
+		return &ConfigError{Option: opt, Msg: fmt.Sprintf(format, args...)}
+	}
+	positive := []struct {
+		opt string
+		d   time.Duration
+	}{
+		{"window", c.Window},
+		{"promote_every", c.PromoteEvery},
+		{"demote_every", c.DemoteEvery},
+		{"local_ttl", c.LocalTTL},
+		{"inactive_after", c.InactiveAfter},
+	}
+	for _, p := range positive {
+		if p.d <= 0 {
+			return bad(p.opt, "must be a positive duration, got %v", p.d)
+		}
+	}
+	if c.Window < slots*time.Millisecond {
+		return bad("window", "must be at least %v so each of its %d slots lasts a millisecond, got %v", slots*time.Millisecond, slots, c.Window)
+	}
+	nonNegative := []struct {
+		opt string
+		d   time.Duration
+	}{
+		{"ttl", c.TTL},
+		{"refresh", c.Refresh},
+		{"monitor_every", c.MonitorEvery},
+	}
+	for _, p := range nonNegative {
+		if p.d < 0 {
+			return bad(p.opt, "must not be negative (0 disables it), got %v", p.d)
+		}
+	}
+	if c.TTL > 0 && c.TTL < time.Millisecond {
+		return bad("ttl", "Redis expiries have millisecond resolution, got %v", c.TTL)
+	}
+	switch {
+	case c.HotQPS <= 0:
+		return bad("hot_qps", "must be positive, got %v", c.HotQPS)
+	case c.WarmQPS <= 0:
+		return bad("warm_qps", "must be positive, got %v", c.WarmQPS)
+	case c.WarmQPS > c.HotQPS:
+		return bad("warm_qps", "%v is above hot_qps %v; a key must cool below the promotion rate to be demoted", c.WarmQPS, c.HotQPS)
+	case c.TopN <= 0:
+		return bad("top_n", "must be positive, got %d", c.TopN)
+	case c.LocalSize <= 0:
+		return bad("local_size", "must be positive, got %d", c.LocalSize)
+	case c.TopN > c.LocalSize:
+		return bad("top_n", "%d exceeds local_size %d; every hot key needs a local slot", c.TopN, c.LocalSize)
+	case c.RefreshFailures <= 0:
+		return bad("refresh_failures", "must be positive, got %d", c.RefreshFailures)
+	case c.RecorderSize <= 0:
+		return bad("recorder_size", "must be positive, got %d", c.RecorderSize)
+	case c.Refresh != 0 && c.Refresh >= c.LocalTTL:
+		return bad("refresh", "%v must be shorter than local_ttl %v, or local copies expire before they are refreshed", c.Refresh, c.LocalTTL)
+	}
+	return nil
+}
+
+// Option changes one setting of a Cache at construction.
+type Option func(*Config)
+
+// WithEntity names the entity in stats and logs.
+func WithEntity(name string) Option { return func(c *Config) { c.Entity = name } }
+
+// WithTTL sets the Redis expiry of writes (0: none).
+func WithTTL(d time.Duration) Option { return func(c *Config) { c.TTL = d } }
+
+// WithHotQPS sets the promotion threshold.
+func WithHotQPS(qps float64) Option { return func(c *Config) { c.HotQPS = qps } }
+
+// WithWarmQPS sets the demotion threshold.
+func WithWarmQPS(qps float64) Option { return func(c *Config) { c.WarmQPS = qps } }
+
+// WithTopN caps the number of hot keys.
+func WithTopN(n int) Option { return func(c *Config) { c.TopN = n } }
+
+// WithWindow sets the detection window.
+func WithWindow(d time.Duration) Option { return func(c *Config) { c.Window = d } }
+
+// WithPromoteEvery sets the promotion tick.
+func WithPromoteEvery(d time.Duration) Option { return func(c *Config) { c.PromoteEvery = d } }
+
+// WithDemoteEvery sets the demotion tick.
+func WithDemoteEvery(d time.Duration) Option { return func(c *Config) { c.DemoteEvery = d } }
+
+// WithLocalSize bounds the local store.
+func WithLocalSize(n int) Option { return func(c *Config) { c.LocalSize = n } }
+
+// WithLocalTTL sets how long a local value lives after it was written.
+func WithLocalTTL(d time.Duration) Option { return func(c *Config) { c.LocalTTL = d } }
+
+// WithRefresh sets the reload interval of hot keys (0 disables).
+func WithRefresh(d time.Duration) Option { return func(c *Config) { c.Refresh = d } }
+
+// WithRefreshFailures sets how many consecutive reload failures drop a
+// local copy.
+func WithRefreshFailures(n int) Option { return func(c *Config) { c.RefreshFailures = n } }
+
+// WithRecorderSize bounds the number of keys detection tracks.
+func WithRecorderSize(n int) Option { return func(c *Config) { c.RecorderSize = n } }
+
+// WithInactiveAfter sets when an idle key is forgotten by detection.
+func WithInactiveAfter(d time.Duration) Option { return func(c *Config) { c.InactiveAfter = d } }
+
+// WithMonitorEvery sets the interval of the stats log line (0 disables).
+func WithMonitorEvery(d time.Duration) Option { return func(c *Config) { c.MonitorEvery = d } }
+
+// WithLogger sends the runtime's logs to l.
+func WithLogger(l *slog.Logger) Option { return func(c *Config) { c.Logger = l } }
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(clk Clock) Option { return func(c *Config) { c.Clock = clk } }

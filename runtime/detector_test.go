@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+)
+
+type testDetector struct {
+	*detector
+	clock   *fakeclock.Clock
+	dropped []string
+}
+
+func newTestDetector(opts ...Option) *testDetector {
+	clk := fakeclock.New(epoch)
+	cfg := testConfig(append([]Option{WithClock(clk), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
+	td := &testDetector{clock: clk}
+	td.detector = newDetector(cfg, func(k string) { td.dropped = append(td.dropped, k) })
+	return td
+}
+
+func (d *testDetector) hotKeys() []string {
+	var ks []string
+	for k := range d.hot.Load().m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// advance moves the clock and the recorder's window by dt.
+func (d *testDetector) advance(dt time.Duration) { d.rec.Advance(d.clock.Advance(dt)) }
+
+func TestInlinePromotionWithinOneSlot(t *testing.T) {
+	d := newTestDetector(WithHotQPS(3000))
+	// Ten times hot_qps, that is 30000 reads/s: the 3000th read of the slot
+	// lands a tenth of a second in, and promotes the key at once.
+	for range 2999 {
+		d.observe("k")
+	}
+	if d.lookup("k") != nil {
+		t.Fatal("promoted before reaching the hot rate")
+	}
+	d.observe("k")
+	if d.lookup("k") == nil {
+		t.Fatal("not promoted on the access that reached the hot rate")
+	}
+	if got := d.promotions.Load(); got != 1 {
+		t.Fatalf("promotions = %d, want 1", got)
+	}
+}
+
+func TestInlinePromotionRespectsTopN(t *testing.T) {
+	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithTopN(1))
+	for range 500 {
+		d.observe("strong")
+	}
+	for range 100 {
+		d.observe("weak") // crosses, but ranks below the incumbent
+	}
+	if got := d.hotKeys(); !slices.Equal(got, []string{"strong"}) {
+		t.Fatalf("hot = %v, want [strong]", got)
+	}
+	d.advance(time.Second)
+	for range 100 {
+		d.observe("stronger")
+	}
+	// In the new slot "strong" still scores 500 from the previous one.
+	if got := d.hotKeys(); !slices.Equal(got, []string{"strong"}) {
+		t.Fatalf("hot = %v, want [strong]", got)
+	}
+	for range 2000 {
+		d.observe("stronger")
+	}
+	d.reselect(PromotePass)
+	if got := d.hotKeys(); !slices.Equal(got, []string{"stronger"}) {
+		t.Fatalf("hot = %v, want [stronger] to displace strong", got)
+	}
+}
+
+func TestDemotionCleansUp(t *testing.T) {
+	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10))
+	for range 100 {
+		d.observe("k")
+	}
+	e := d.lookup("k")
+	if e == nil {
+		t.Fatal("k not promoted")
+	}
+	e.registered, e.failures = true, 2
+	gen := e.gen.Load()
+
+	d.advance(5 * time.Second) // still warm: 100 reads in the window = 10 QPS
+	d.reselect(DemotePass)
+	if d.lookup("k") == nil {
+		t.Fatal("demoted while warm")
+	}
+	d.advance(6 * time.Second) // the window no longer holds the reads
+	d.reselect(DemotePass)
+	if d.lookup("k") != nil {
+		t.Fatal("still in the hot set after cooling")
+	}
+	if !e.dead || e.registered || e.failures != 0 || e.gen.Load() == gen {
+		t.Fatalf("entry after demotion: dead=%v registered=%v failures=%d gen bumped=%v", e.dead, e.registered, e.failures, e.gen.Load() != gen)
+	}
+	if !slices.Equal(d.dropped, []string{"k"}) {
+		t.Fatalf("local values dropped: %v, want [k]", d.dropped)
+	}
+	if got := d.demotions.Load(); got != 1 {
+		t.Fatalf("demotions = %d, want 1", got)
+	}
+}
+
+// TestDetectionZipf plays a Zipf stream over 100,000 keys through a fake
+// clock and checks that the hot set is exactly the keys at or above
+// hot_qps within the top top_n: precision and recall 1.0.
+func TestDetectionZipf(t *testing.T) {
+	const (
+		keys    = 100_000
+		perSec  = 100_000 // offered reads per second
+		zipfS   = 0.99    // YCSB's constant
+		hotQPS  = 500
+		seconds = 10
+	)
+	// Each key's reads per second: perSec * (1/i^s) / H, rounded down, so
+	// the stream is stationary and the expected set is exact.
+	var h float64
+	for i := 1; i <= keys; i++ {
+		h += 1 / math.Pow(float64(i), zipfS)
+	}
+	counts := make([]int, keys)
+	var stream []int
+	for i := range counts {
+		counts[i] = int(perSec / math.Pow(float64(i+1), zipfS) / h)
+		for range counts[i] {
+			stream = append(stream, i)
+		}
+	}
+	for _, topN := range []int{10, 50} {
+		t.Run("top_n="+strconv.Itoa(topN), func(t *testing.T) {
+			var want []string
+			for i, c := range counts { // counts fall with i: the first ones rank highest
+				if c >= hotQPS && len(want) < topN {
+					want = append(want, "k:"+strconv.Itoa(i))
+				}
+			}
+			slices.Sort(want)
+			if len(want) < 10 {
+				t.Fatalf("stream too flat: only %d keys above hot_qps", len(want))
+			}
+
+			d := newTestDetector(WithHotQPS(hotQPS), WithWarmQPS(100), WithTopN(topN), WithLocalSize(topN))
+			rng := rand.New(rand.NewPCG(1, 2))
+			names := make([]string, keys)
+			for i := range names {
+				names[i] = "k:" + strconv.Itoa(i)
+			}
+			for s := range seconds {
+				rng.Shuffle(len(stream), func(i, j int) { stream[i], stream[j] = stream[j], stream[i] })
+				for _, i := range stream {
+					d.observe(names[i])
+				}
+				if s == 0 && len(d.hotKeys()) == 0 {
+					t.Fatal("nothing promoted inline during the first second")
+				}
+				d.advance(time.Second)
+				if (s+1)%5 == 0 {
+					d.reselect(PromotePass)
+				}
+			}
+			d.reselect(PromotePass | DemotePass)
+			if got := d.hotKeys(); !slices.Equal(got, want) {
+				t.Fatalf("hot set differs from the exact answer\n got: %v\nwant: %v", got, want)
+			}
+		})
+	}
+}

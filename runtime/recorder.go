@@ -1,0 +1,238 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// slots cuts the detection window so it slides one slot at a time.
+	slots = 10
+	// ring holds the window's complete slots plus the one being filled.
+	ring = slots + 1
+	// evictFraction is the share of a full recorder cleared at once, so a
+	// flood of new keys pays for one scan per slot, not one per key.
+	evictFraction = 0.1
+)
+
+// keyCounter counts one key's accesses per slot. Cells are reset by
+// Advance before their slot begins, so Record only ever adds.
+type keyCounter struct {
+	counts [ring]atomic.Uint32
+	last   atomic.Int64 // absolute slot of the latest access
+}
+
+// KeyRate is a key's measured rate.
+type KeyRate struct {
+	Key string
+	// QPS is the count over the window's complete slots divided by the
+	// window length.
+	QPS float64
+	// Burst is the busier of the previous and the current slot, divided by
+	// the slot length: it lets a key that just started burning be promoted
+	// before the window catches up. The current slot being partial, Burst
+	// never overstates the rate.
+	Burst float64
+}
+
+// Score is the rate detection ranks by: the higher of QPS and Burst.
+func (k KeyRate) Score() float64 { return max(k.QPS, k.Burst) }
+
+// Recorder counts per-key accesses over a sliding window with bounded
+// memory. Record is lock-free and does not allocate for a key it already
+// tracks; the slot clock is coarse (advanced by Advance), so the read path
+// never calls time.Now.
+type Recorder struct {
+	slot       time.Duration
+	window     float64 // seconds
+	slotSecs   float64
+	burstCount uint32 // accesses in one slot that mark a burst at hot_qps
+	capacity   int64
+	idleSlots  int64
+
+	m        sync.Map // string -> *keyCounter
+	n        atomic.Int64
+	cur      atomic.Int64 // absolute slot being filled
+	distinct [ring]atomic.Uint32
+	refused  atomic.Uint64
+
+	advanceMu sync.Mutex // serialises Advance
+}
+
+// NewRecorder returns a recorder for cfg whose clock starts at now.
+func NewRecorder(cfg Config, now time.Time) *Recorder {
+	slot := cfg.Window / slots
+	r := &Recorder{
+		slot:      slot,
+		window:    cfg.Window.Seconds(),
+		slotSecs:  slot.Seconds(),
+		capacity:  int64(cfg.RecorderSize),
+		idleSlots: int64((cfg.InactiveAfter + slot - 1) / slot),
+	}
+	r.burstCount = uint32(max(1, cfg.HotQPS*r.slotSecs))
+	r.cur.Store(r.slotOf(now))
+	return r
+}
+
+func (r *Recorder) slotOf(t time.Time) int64 { return t.UnixNano() / int64(r.slot) }
+
+// Slot is the length of one slot, the recorder's time resolution.
+func (r *Recorder) Slot() time.Duration { return r.slot }
+
+// Record counts one access to key. It reports true exactly once per slot
+// for a key whose count in the current slot reaches the hot rate, so the
+// caller can promote it without waiting for a tick.
+func (r *Recorder) Record(key string) bool {
+	v, ok := r.m.Load(key)
+	if !ok {
+		if v, ok = r.insert(key); !ok {
+			return false
+		}
+	}
+	e := v.(*keyCounter)
+	cur := r.cur.Load()
+	n := e.counts[cur%ring].Add(1)
+	if e.last.Load() != cur && e.last.Swap(cur) != cur {
+		r.distinct[cur%ring].Add(1)
+	}
+	return n == r.burstCount
+}
+
+// insert starts tracking key unless the recorder is full: a full recorder
+// refuses newcomers until Advance evicts the least useful keys, which keeps
+// memory bounded however many distinct keys arrive.
+func (r *Recorder) insert(key string) (any, bool) {
+	if r.n.Add(1) > r.capacity {
+		r.n.Add(-1)
+		r.refused.Add(1)
+		return nil, false
+	}
+	e := new(keyCounter)
+	e.last.Store(r.cur.Load() - 1) // not yet counted as distinct in this slot
+	v, loaded := r.m.LoadOrStore(strings.Clone(key), e)
+	if loaded {
+		r.n.Add(-1)
+	}
+	return v, true
+}
+
+// Advance moves the window to now: it clears the slots that begin, forgets
+// idle keys and, when the recorder is full, evicts the least accessed ones.
+func (r *Recorder) Advance(now time.Time) {
+	r.advanceMu.Lock()
+	defer r.advanceMu.Unlock()
+	target := r.slotOf(now)
+	cur := r.cur.Load()
+	if target <= cur {
+		return
+	}
+	var clear [ring]bool
+	for s := cur + 1; s <= target && s <= cur+ring; s++ {
+		clear[s%ring] = true
+		r.distinct[s%ring].Store(0)
+	}
+	full := r.n.Load() >= r.capacity
+	var scored []evictable
+	r.m.Range(func(k, v any) bool {
+		e := v.(*keyCounter)
+		if target-e.last.Load() > r.idleSlots {
+			r.m.Delete(k)
+			r.n.Add(-1)
+			return true
+		}
+		var total uint64
+		for i := range e.counts {
+			if clear[i] {
+				e.counts[i].Store(0)
+			}
+			total += uint64(e.counts[i].Load())
+		}
+		if full {
+			scored = append(scored, evictable{k, total, e.last.Load()})
+		}
+		return true
+	})
+	if full && r.n.Load() >= r.capacity {
+		r.evict(scored)
+	}
+	r.cur.Store(target)
+}
+
+type evictable struct {
+	key   any
+	count uint64
+	last  int64
+}
+
+// evict drops the least accessed tenth of the keys, least recent first on
+// ties.
+func (r *Recorder) evict(all []evictable) {
+	slices.SortFunc(all, func(a, b evictable) int {
+		if c := cmp.Compare(a.count, b.count); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.last, b.last)
+	})
+	n := max(1, int(float64(len(all))*evictFraction))
+	for _, e := range all[:min(n, len(all))] {
+		r.m.Delete(e.key)
+		r.n.Add(-1)
+	}
+}
+
+// Rate returns key's current rate; zero when the key is not tracked.
+func (r *Recorder) Rate(key string) KeyRate {
+	v, ok := r.m.Load(key)
+	if !ok {
+		return KeyRate{Key: key}
+	}
+	return r.rate(key, v.(*keyCounter), r.cur.Load())
+}
+
+func (r *Recorder) rate(key string, e *keyCounter, cur int64) KeyRate {
+	var sum uint64
+	for i := range e.counts {
+		if int64(i) != cur%ring {
+			sum += uint64(e.counts[i].Load())
+		}
+	}
+	now := e.counts[cur%ring].Load()
+	prev := e.counts[(cur+ring-1)%ring].Load()
+	return KeyRate{
+		Key:   key,
+		QPS:   float64(sum) / r.window,
+		Burst: float64(max(now, prev)) / r.slotSecs,
+	}
+}
+
+// Rates returns every tracked key whose Score is at least min, in no
+// particular order.
+func (r *Recorder) Rates(min float64) []KeyRate {
+	cur := r.cur.Load()
+	var out []KeyRate
+	r.m.Range(func(k, v any) bool {
+		if kr := r.rate(k.(string), v.(*keyCounter), cur); kr.Score() >= min {
+			out = append(out, kr)
+		}
+		return true
+	})
+	return out
+}
+
+// Len is the number of keys tracked.
+func (r *Recorder) Len() int { return int(r.n.Load()) }
+
+// Refused counts accesses to new keys turned away while the recorder was
+// full.
+func (r *Recorder) Refused() uint64 { return r.refused.Load() }
+
+// DistinctPerSec is the number of distinct keys read in the last complete
+// slot, per second.
+func (r *Recorder) DistinctPerSec() float64 {
+	cur := r.cur.Load()
+	return float64(r.distinct[(cur+ring-1)%ring].Load()) / r.slotSecs
+}

@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Thresholds are the selector's parameters.
+type Thresholds struct {
+	Hot  float64 // promote at or above
+	Warm float64 // demote below
+	TopN int     // hot keys at most
+}
+
+// Temperature classifies a key's rate against Thresholds.
+type Temperature int
+
+// Temperatures, coldest first.
+const (
+	Cold Temperature = iota // below Warm
+	Warm                    // between Warm and Hot: a hot key stays hot, a cold one stays cold
+	Hot                     // at or above Hot
+)
+
+func (t Temperature) String() string {
+	switch t {
+	case Hot:
+		return "hot"
+	case Warm:
+		return "warm"
+	default:
+		return "cold"
+	}
+}
+
+// Classify returns the temperature of a key scoring rate.
+func (t Thresholds) Classify(rate float64) Temperature {
+	switch {
+	case rate >= t.Hot:
+		return Hot
+	case rate >= t.Warm:
+		return Warm
+	default:
+		return Cold
+	}
+}
+
+// Pass says which decisions a selection may take.
+type Pass int
+
+// Passes. Promotion runs often and demotion rarely, so a key that dips for
+// a moment is not dropped.
+const (
+	PromotePass Pass = 1 << iota
+	DemotePass
+)
+
+// Decision is what the selector asks the hot set to change.
+type Decision struct {
+	Promote []string // ordered by score, highest first
+	Demote  []string // ordered by key
+}
+
+// Select decides which keys become hot and which stop being hot. It is
+// pure: view holds the rates it may consider (keys missing from it score 0),
+// hot is the current hot set.
+//
+// A demotion pass demotes hot keys scoring below Warm. A promotion pass
+// promotes keys scoring at least Hot that rank within the top TopN among
+// the candidates and the remaining hot keys; when the hot set is full, a
+// candidate displaces the weakest hot key only by scoring strictly higher.
+func Select(view []KeyRate, hot map[string]bool, t Thresholds, pass Pass) Decision {
+	score := make(map[string]float64, len(view))
+	for _, kr := range view {
+		score[kr.Key] = kr.Score()
+	}
+	var d Decision
+	type ranked struct {
+		key       string
+		score     float64
+		incumbent bool
+	}
+	var pool []ranked
+	for k := range hot {
+		s := score[k]
+		if pass&DemotePass != 0 && s < t.Warm {
+			d.Demote = append(d.Demote, k)
+			continue
+		}
+		pool = append(pool, ranked{k, s, true})
+	}
+	if pass&PromotePass != 0 {
+		for _, kr := range view {
+			if !hot[kr.Key] && kr.Score() >= t.Hot {
+				pool = append(pool, ranked{kr.Key, kr.Score(), false})
+			}
+		}
+		slices.SortFunc(pool, func(a, b ranked) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			if a.incumbent != b.incumbent {
+				if a.incumbent {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(a.key, b.key)
+		})
+		for i, p := range pool {
+			switch {
+			case i < t.TopN && !p.incumbent:
+				d.Promote = append(d.Promote, p.key)
+			case i >= t.TopN && p.incumbent:
+				d.Demote = append(d.Demote, p.key)
+			}
+		}
+	}
+	slices.Sort(d.Demote)
+	return d
+}
