@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -113,19 +114,19 @@ func (c *Cache[V]) Get(ctx context.Context, key string) (*V, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	st := c.reads.stripe()
-	st.gets.Add(1)
-	c.det.observe(key)
+	rnd := rand.Uint32()
+	st := c.reads.stripe(rnd)
 	if v, ok := c.local.Get(key); ok {
-		st.hot.Add(1)
 		st.hits.Add(1)
+		c.det.rec.RecordSampled(key, rnd)
 		return c.clone(v), nil
 	}
+	c.det.observe(key)
 	e := c.det.lookup(key)
 	if e == nil {
+		st.cold.Add(1)
 		return c.fetch(ctx, key)
 	}
-	st.hot.Add(1)
 	st.misses.Add(1)
 	v, err := c.loadHot(ctx, e)
 	if err != nil {

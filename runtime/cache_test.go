@@ -1,12 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -416,4 +418,67 @@ func TestWallClockDrivesBackgroundWork(t *testing.T) {
 	if st := c.Stats(); st.LocalSize != 0 || len(st.HotKeys) != 0 || st.Refreshes == 0 {
 		t.Fatalf("after demotion: %+v", st)
 	}
+}
+
+func TestStatsRatesAndMonitorLine(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	e := newEnv(t, WithLogger(logger), WithMonitorEvery(time.Minute))
+	e.put("p:1", sample(1, "ada"))
+	for i := range 50 {
+		e.c.Get(e.ctx, "p:"+strconv.Itoa(i%5)) // 5 distinct keys, 4 of them missing
+	}
+	e.tick(time.Second)
+	st := e.c.Stats()
+	if st.GetQPS != 5 {
+		t.Fatalf("GetQPS = %v after 50 reads in the first second, want 50/10s = 5", st.GetQPS)
+	}
+	if st.DistinctKeysPerSec != 5 {
+		t.Fatalf("DistinctKeysPerSec = %v, want 5", st.DistinctKeysPerSec)
+	}
+	if strings.Contains(logs.String(), "hotkey: stats") {
+		t.Fatal("monitor logged before its interval")
+	}
+	e.tick(59 * time.Second)
+	line := logs.String()
+	for _, want := range []string{"hotkey: stats", "entity=profile", "reads/s=", "hot=0", "hit_rate=", "share=", "local=0"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("monitor line %q lacks %q", line, want)
+		}
+	}
+}
+
+func TestPromotionAndDemotionAreLogged(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	e.tick(DefaultDemoteEvery)
+	out := logs.String()
+	for _, want := range []string{`msg="hotkey: promoted" entity=profile key=p:1 qps=100`, `msg="hotkey: demoted" entity=profile key=p:1`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if st := e.c.Stats(); st.Demotions != 1 || st.LocalSize != 0 {
+		t.Fatalf("after cooling: %+v", st)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

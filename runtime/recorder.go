@@ -86,7 +86,23 @@ func (r *Recorder) Slot() time.Duration { return r.slot }
 // Record counts one access to key. It reports true exactly once per slot
 // for a key whose count in the current slot reaches the hot rate, so the
 // caller can promote it without waiting for a tick.
-func (r *Recorder) Record(key string) bool {
+func (r *Recorder) Record(key string) bool { return r.add(key, 1) }
+
+// sampleBits sets how often RecordSampled counts: one access in
+// 1<<sampleBits, weighted to keep the expected count exact.
+const sampleBits = 4
+
+// RecordSampled counts an access to a key that is already hot, given a
+// uniformly random rnd. Every core reads a hot key, and counting each read
+// would bounce the key's counter between them; a hot key's rate is high
+// enough that a one-in-16 sample measures it within a few percent.
+func (r *Recorder) RecordSampled(key string, rnd uint32) {
+	if rnd>>(32-sampleBits) == 0 {
+		r.add(key, 1<<sampleBits)
+	}
+}
+
+func (r *Recorder) add(key string, w uint32) bool {
 	v, ok := r.m.Load(key)
 	if !ok {
 		if v, ok = r.insert(key); !ok {
@@ -95,11 +111,11 @@ func (r *Recorder) Record(key string) bool {
 	}
 	e := v.(*keyCounter)
 	cur := r.cur.Load()
-	n := e.counts[cur%ring].Add(1)
+	n := e.counts[cur%ring].Add(w)
 	if e.last.Load() != cur && e.last.Swap(cur) != cur {
 		r.distinct[cur%ring].Add(1)
 	}
-	return n == r.burstCount
+	return n >= r.burstCount && n-w < r.burstCount
 }
 
 // insert starts tracking key unless the recorder is full: a full recorder

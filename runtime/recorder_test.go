@@ -161,3 +161,24 @@ func TestRecorderDistinctPerSec(t *testing.T) {
 		t.Fatalf("DistinctPerSec of an idle slot = %v, want 0", got)
 	}
 }
+
+func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
+	// hot_qps 100 with 1s slots: the burst mark is 100 accesses.
+	r := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch)
+	recordN(r, "k", 90)
+	for rnd := range uint32(1 << 10) {
+		r.RecordSampled("k", rnd<<22) // high bits 0 only for rnd < 64: 64 samples of 16
+	}
+	if got := r.Rate("k").Burst; got != 90+64*16 {
+		t.Fatalf("Burst = %v, want %v", got, 90+64*16)
+	}
+	// A weighted add that jumps over the mark still reports the crossing.
+	r2 := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch)
+	recordN(r2, "k", 90)
+	if !r2.add("k", 16) {
+		t.Fatal("jumping from 90 to 106 did not report crossing 100")
+	}
+	if r2.add("k", 16) {
+		t.Fatal("crossing reported twice in one slot")
+	}
+}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"cmp"
 	"math/bits"
-	"math/rand/v2"
 	goruntime "runtime"
 	"slices"
 	"sync/atomic"
@@ -48,10 +47,11 @@ type HotKey struct {
 }
 
 // readStripe holds the read-path counters of one stripe, padded to its own
-// cache line so goroutines on different cores do not contend.
+// cache line so goroutines on different cores do not contend. Each read
+// adds to exactly one of them; totals are derived.
 type readStripe struct {
-	gets, hot, hits, misses atomic.Uint64
-	_                       [32]byte
+	cold, hits, misses atomic.Uint64
+	_                  [40]byte
 }
 
 // readCounters are striped so that a hot key read on every core does not
@@ -66,7 +66,8 @@ func newReadCounters() readCounters {
 	return readCounters{stripes: make([]readStripe, n), mask: uint32(n - 1)}
 }
 
-func (c *readCounters) stripe() *readStripe { return &c.stripes[rand.Uint32()&c.mask] }
+// stripe picks a stripe from a uniformly random rnd.
+func (c *readCounters) stripe(rnd uint32) *readStripe { return &c.stripes[rnd&c.mask] }
 
 type readTotals struct{ gets, hot, hits, misses uint64 }
 
@@ -74,10 +75,13 @@ func (c *readCounters) load() readTotals {
 	var t readTotals
 	for i := range c.stripes {
 		s := &c.stripes[i]
-		t.gets += s.gets.Load()
-		t.hot += s.hot.Load()
-		t.hits += s.hits.Load()
-		t.misses += s.misses.Load()
+		cold := s.cold.Load()
+		hits := s.hits.Load()
+		misses := s.misses.Load()
+		t.gets += cold + hits + misses
+		t.hot += hits + misses
+		t.hits += hits
+		t.misses += misses
 	}
 	return t
 }

@@ -1,0 +1,157 @@
+package runtime
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/Yiling-J/theine-go"
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// benchUser is the README's User: a flat struct, whose clone is one
+// allocation.
+type benchUser struct {
+	ID    int64
+	Name  string
+	Email string
+	Age   int
+}
+
+func cloneBenchUser(u *benchUser) *benchUser { c := *u; return &c }
+
+var benchValue = &benchUser{ID: 42, Name: "Ada Lovelace", Email: "ada@example.com", Age: 36}
+
+// benchCache returns a Cache on a private Redis holding benchValue at
+// "user:42". The manual clock never ticks, so nothing changes while the
+// benchmark runs.
+func benchCache(b *testing.B, opts ...Option) (*Cache[benchUser], *redis.Client) {
+	b.Helper()
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	base := []Option{WithClock(fakeclock.New(epoch)), WithLogger(quiet)}
+	c, err := New(rdb, cloneBenchUser, append(base, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	if err := c.Set(context.Background(), "user:42", benchValue); err != nil {
+		b.Fatal(err)
+	}
+	return c, rdb
+}
+
+// BenchmarkGetHot reads one hot key from every goroutine; it is served
+// from the local store. Compare with BenchmarkTheineGet.
+func BenchmarkGetHot(b *testing.B) {
+	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10))
+	ctx := context.Background()
+	for range 101 {
+		if _, err := c.Get(ctx, "user:42"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, ok := c.local.Get("user:42"); !ok {
+		b.Fatal("user:42 is not held locally")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Get(ctx, "user:42"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if st := c.Stats(); st.Misses != 1 {
+		b.Fatalf("%d misses: the key was not served locally", st.Misses)
+	}
+}
+
+// BenchmarkTheineGet is the baseline of BenchmarkGetHot: a raw theine Get
+// of the same value.
+func BenchmarkTheineGet(b *testing.B) {
+	tc, err := theine.NewBuilder[string, *benchUser](DefaultLocalSize).Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tc.Close()
+	tc.Set("user:42", benchValue, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok := tc.Get("user:42"); !ok {
+				b.Error("miss")
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkRecord records accesses from every goroutine over 100,000
+// tracked keys.
+func BenchmarkRecord(b *testing.B) {
+	const n = 100_000
+	r := NewRecorder(testConfig(), epoch)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "user:" + strconv.Itoa(i)
+		r.Record(keys[i])
+	}
+	var seq atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := seq.Add(1) * 7919 // each goroutine walks from its own offset
+		for pb.Next() {
+			r.Record(keys[i%n])
+			i++
+		}
+	})
+}
+
+// BenchmarkGetCold reads a cold key through Redis; compare with
+// BenchmarkRedisGetBaseline.
+func BenchmarkGetCold(b *testing.B) {
+	c, _ := benchCache(b, WithHotQPS(math.MaxFloat64/2), WithWarmQPS(1))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Get(ctx, "user:42"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if st := c.Stats(); st.HotAccesses != 0 {
+		b.Fatal("the cold key became hot")
+	}
+}
+
+// BenchmarkRedisGetBaseline is a plain go-redis GET plus msgpack Unmarshal
+// of the same value: what a service does without hotkeygen.
+func BenchmarkRedisGetBaseline(b *testing.B) {
+	_, rdb := benchCache(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		raw, err := rdb.Get(ctx, "user:42").Bytes()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var u benchUser
+		if err := msgpack.Unmarshal(raw, &u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
