@@ -87,12 +87,14 @@ func (d *detector) promoteInline(key string) {
 	d.applyLocked(Select(view, hotKeys(cur), d.th, PromotePass), view)
 }
 
-// reselect runs the selector over every key the recorder tracks.
+// reselect runs the selector over every key the recorder tracks. The scan
+// runs before taking the lock, so an inline promotion on the read path
+// never waits for it.
 func (d *detector) reselect(pass Pass) {
+	view := d.rec.Rates(min(d.th.Warm, d.th.Hot))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur := d.hot.Load()
-	view := d.rec.Rates(min(d.th.Warm, d.th.Hot))
 	seen := make(map[string]bool, len(view))
 	for _, kr := range view {
 		seen[kr.Key] = true

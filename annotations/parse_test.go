@@ -1,0 +1,469 @@
+package annotations
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// parseDoc parses user.go, in which the doc lines start on line 3 and
+// document type User, and returns what Parse makes of that doc.
+func parseDoc(t *testing.T, doc ...string) (*Spec, error) {
+	t.Helper()
+	src := "package p\n\n" + strings.Join(doc, "\n") + "\ntype User struct{ ID int64 }\n"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "user.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := f.Decls[0].(*ast.GenDecl)
+	return Parse(fset, decl.Doc, decl.Specs[0].(*ast.TypeSpec).Doc)
+}
+
+// errorLines splits an ErrorList back into its lines.
+func errorLines(err error) []string {
+	if err == nil {
+		return nil
+	}
+	return strings.Split(err.Error(), "\n")
+}
+
+// argStrings renders arguments as "name=value at line:col".
+func argStrings(args []Arg) []string {
+	var out []string
+	for _, a := range args {
+		out = append(out, fmt.Sprintf("%s=%s at %d:%d", a.Name, a.Value, a.Pos.Line, a.Pos.Column))
+	}
+	return out
+}
+
+// wellFormed lists directives that parse, with the Spec they describe.
+var wellFormed = []struct {
+	name string
+	doc  []string
+	// want changes the runtime's defaults into the expected Spec.
+	want func(*Spec)
+	key  string
+	args []string
+}{{
+	name: "a directive with only a key takes every other value from the runtime's defaults",
+	doc:  []string{"//hotkey:cache key=user:{ID}"},
+	want: func(*Spec) {},
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16"},
+}, {
+	name: "every option is set by its name, across merged lines, in source order",
+	doc: []string{
+		"// User is an account holder.",
+		"//",
+		"//hotkey:cache key=user:{ID} ttl=30m hot_qps=2500.5 warm_qps=100 top_n=20",
+		"//hotkey:cache window=20s promote_every=2s demote_every=30s local_size=400 local_ttl=2h",
+		"//hotkey:cache refresh=1m refresh_failures=5 recorder_size=5000 inactive_after=10m name=Account",
+	},
+	want: func(s *Spec) {
+		s.TTL = 30 * time.Minute
+		s.HotQPS, s.WarmQPS, s.TopN = 2500.5, 100, 20
+		s.Window, s.PromoteEvery, s.DemoteEvery = 20*time.Second, 2*time.Second, 30*time.Second
+		s.LocalSize, s.LocalTTL = 400, 2*time.Hour
+		s.Refresh, s.RefreshFailures = time.Minute, 5
+		s.RecorderSize, s.InactiveAfter = 5000, 10*time.Minute
+		s.Name = "Account"
+	},
+	key: "user:{ID}",
+	args: []string{
+		"key=user:{ID} at 5:16", "ttl=30m at 5:30", "hot_qps=2500.5 at 5:38", "warm_qps=100 at 5:53", "top_n=20 at 5:66",
+		"window=20s at 6:16", "promote_every=2s at 6:27", "demote_every=30s at 6:44", "local_size=400 at 6:61", "local_ttl=2h at 6:76",
+		"refresh=1m at 7:16", "refresh_failures=5 at 7:27", "recorder_size=5000 at 7:46", "inactive_after=10m at 7:65", "name=Account at 7:84",
+	},
+}, {
+	name: "a quoted value may hold spaces and escapes",
+	doc:  []string{`//hotkey:cache key="user \"{Org}\" {ID}" ttl=1h`},
+	want: func(s *Spec) { s.TTL = time.Hour },
+	key:  `user "{Org}" {ID}`,
+	args: []string{`key=user "{Org}" {ID} at 3:16`, "ttl=1h at 3:42"},
+}, {
+	name: "a bare 0 is a duration: no Redis expiry, no refresh",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl=0 refresh=0"},
+	want: func(s *Spec) { s.TTL, s.Refresh = 0, 0 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "ttl=0 at 3:30", "refresh=0 at 3:36"},
+}, {
+	name: "tabs and repeated spaces separate arguments",
+	doc:  []string{"//hotkey:cache\tkey=user:{ID}  \ttop_n=5  "},
+	want: func(s *Spec) { s.TopN = 5 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "top_n=5 at 3:32"},
+}, {
+	name: "other comments and other tools' directives are ignored",
+	doc: []string{
+		"// User is cached; see hotkey:cache in the README.",
+		"//go:generate hotkeygen",
+		"/* hotkey:cache key=x */",
+		"//hotkey:cache key=user:{ID}",
+		"//lint:ignore U1000 generated",
+	},
+	want: func(*Spec) {},
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 6:16"},
+}}
+
+func TestParseAcceptsWellFormedDirectives(t *testing.T) {
+	for _, tt := range wellFormed {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseDoc(t, tt.doc...)
+			if err != nil {
+				t.Fatalf("unexpected error:\n%v", err)
+			}
+			want := newSpec()
+			tt.want(&want)
+			if got.Key.Raw != tt.key {
+				t.Errorf("Key.Raw = %q, want %q", got.Key.Raw, tt.key)
+			}
+			if args := argStrings(got.Args); !reflect.DeepEqual(args, tt.args) {
+				t.Errorf("Args = %q\nwant %q", args, tt.args)
+			}
+			if got.Pos.Column != 1 || got.Pos.Filename != "user.go" {
+				t.Errorf("Pos = %v, want the directive's // in user.go", got.Pos)
+			}
+			got.Key, got.Args, got.Pos = Template{}, nil, token.Position{}
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("Spec =\n%+v\nwant\n%+v", *got, want)
+			}
+		})
+	}
+}
+
+// malformed lists directives that do not parse, with every error reported.
+var malformed = []struct {
+	name string
+	doc  []string
+	errs []string
+}{{
+	name: "a directive without a key is reported at the directive",
+	doc:  []string{"// User is cached.", "//hotkey:cache ttl=30m"},
+	errs: []string{"user.go:4:1: //hotkey:cache needs a key; add one like key=user:{ID}"},
+}, {
+	name: "an unknown option suggests the closest known one",
+	doc:  []string{"//hotkey:cache key=user:{ID} hot_qsp=10"},
+	errs: []string{`user.go:3:30: unknown option "hot_qsp"; did you mean "hot_qps"?`},
+}, {
+	name: "an unknown option in upper case suggests the option",
+	doc:  []string{"//hotkey:cache key=user:{ID} TTL=1m"},
+	errs: []string{`user.go:3:30: unknown option "TTL"; did you mean "ttl"?`},
+}, {
+	name: "an unknown option far from any known one lists them all",
+	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are demote_every, hot_qps, inactive_after, key, local_size, local_ttl, name, promote_every, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+}, {
+	name: "a repeated option is reported at its second occurrence",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
+	errs: []string{`user.go:3:37: duplicate option "ttl", first set at 3:30; remove one`},
+}, {
+	name: "an option repeated on a merged line is a duplicate too",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m", "//hotkey:cache ttl=2m"},
+	errs: []string{`user.go:4:16: duplicate option "ttl", first set at 3:30; remove one`},
+}, {
+	name: "an unparsable duration says which form to use",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl=30x"},
+	errs: []string{`user.go:3:30: ttl: "30x" is not a duration; use a form like 30s, 5m or 1h`},
+}, {
+	name: "a duration needs a unit unless it is 0",
+	doc:  []string{"//hotkey:cache key=user:{ID} window=10"},
+	errs: []string{`user.go:3:30: window: "10" is not a duration; use a form like 30s, 5m or 1h`},
+}, {
+	name: "a rate must be a finite number",
+	doc:  []string{"//hotkey:cache key=user:{ID} hot_qps=fast warm_qps=NaN"},
+	errs: []string{
+		`user.go:3:30: hot_qps: "fast" is not a number; use a form like 3000 or 2.5`,
+		`user.go:3:43: warm_qps: "NaN" is not a number; use a form like 3000 or 2.5`,
+	},
+}, {
+	name: "a count must be a whole number that fits an int",
+	doc:  []string{"//hotkey:cache key=user:{ID} top_n=2.5 local_size=99999999999999999999"},
+	errs: []string{
+		`user.go:3:30: top_n: "2.5" is not a whole number; use a form like 10 or 200`,
+		`user.go:3:40: local_size: 99999999999999999999 is out of range; use a form like 10 or 200`,
+	},
+}, {
+	name: "a name must become an exported Go identifier",
+	doc:  []string{"//hotkey:cache key=user:{ID} name=_user"},
+	errs: []string{`user.go:3:30: name: "_user" cannot name generated methods; use a Go identifier starting with a letter, like Account`},
+}, {
+	name: "an argument without = is reported",
+	doc:  []string{"//hotkey:cache key=user:{ID} lazy"},
+	errs: []string{`user.go:3:30: argument "lazy" is not name=value; write options like ttl=30m`},
+}, {
+	name: "a known option without = asks for its value",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl"},
+	errs: []string{`user.go:3:30: ttl: no value; write ttl=VALUE with a form like 30s, 5m or 1h`},
+}, {
+	name: "an argument without a name is reported",
+	doc:  []string{"//hotkey:cache key=user:{ID} =5"},
+	errs: []string{`user.go:3:30: argument "=5" has no option name; write options like ttl=30m`},
+}, {
+	name: "an empty value, bare or quoted, is reported",
+	doc:  []string{`//hotkey:cache key="" ttl=`},
+	errs: []string{
+		`user.go:3:16: key: empty value; use a form like user:{ID}`,
+		`user.go:3:23: ttl: empty value; use a form like 30s, 5m or 1h`,
+	},
+}, {
+	name: "an unterminated quoted string is reported",
+	doc:  []string{`//hotkey:cache ttl=1m key="user {ID}`},
+	errs: []string{`user.go:3:23: key: "user {ID} is not a valid Go quoted string; end it with '"' and escape '"' and '\' inside with '\'`},
+}, {
+	name: "a quoted string with a bad escape is reported",
+	doc:  []string{`//hotkey:cache key="user\q{ID}"`},
+	errs: []string{`user.go:3:16: key: "user\q{ID}" is not a valid Go quoted string; end it with '"' and escape '"' and '\' inside with '\'`},
+}, {
+	name: "a quote inside a bare value is reported",
+	doc:  []string{`//hotkey:cache key=user"{ID}"`},
+	errs: []string{`user.go:3:16: key: stray '"' in value; quote the whole value, as in key="user {Org}:{ID}"`},
+}, {
+	name: "an unclosed field is reported at its brace",
+	doc:  []string{"//hotkey:cache key=user:{ID"},
+	errs: []string{`user.go:3:25: key: unclosed "{"; close the field with "}", as in {ID}`},
+}, {
+	name: "a field opened inside a field is unclosed",
+	doc:  []string{"//hotkey:cache key={A{B}}"},
+	errs: []string{`user.go:3:20: key: unclosed "{"; close the field with "}", as in {ID}`},
+}, {
+	name: "an unmatched closing brace is reported at the brace",
+	doc:  []string{"//hotkey:cache key=user:}"},
+	errs: []string{`user.go:3:25: key: unmatched "}"; remove it or open a field with "{", as in {ID}`},
+}, {
+	name: "an empty field is reported at its brace",
+	doc:  []string{"//hotkey:cache key=user:{}"},
+	errs: []string{`user.go:3:25: key: {} does not name a field; write a Go field name of the struct, as in {ID}`},
+}, {
+	name: "a field must be a Go identifier",
+	doc:  []string{"//hotkey:cache key=user:{Org.ID}"},
+	errs: []string{`user.go:3:25: key: {Org.ID} does not name a field; write a Go field name of the struct, as in {ID}`},
+}, {
+	name: "a brace inside a quoted key is reported at its column in the source",
+	doc:  []string{`//hotkey:cache key="a\tb {ID"`},
+	errs: []string{`user.go:3:26: key: unclosed "{"; close the field with "}", as in {ID}`},
+}, {
+	name: "a key without a field would share one Redis key among all values",
+	doc:  []string{"//hotkey:cache key=users"},
+	errs: []string{`user.go:3:16: key: "users" has no {Field}, so every value would share one Redis key; include the identifying field, as in user:{ID}`},
+}, {
+	name: "warm_qps above the default hot_qps is rejected by the runtime at warm_qps",
+	doc:  []string{"//hotkey:cache key=user:{ID} warm_qps=4000"},
+	errs: []string{`user.go:3:30: warm_qps: 4000 is above hot_qps 3000; a key must cool below the promotion rate to be demoted`},
+}, {
+	name: "top_n above the default local_size is rejected by the runtime at top_n",
+	doc:  []string{"//hotkey:cache key=user:{ID} top_n=300"},
+	errs: []string{`user.go:3:30: top_n: 300 exceeds local_size 200; every hot key needs a local slot`},
+}, {
+	name: "refresh not shorter than local_ttl is rejected by the runtime at refresh",
+	doc:  []string{"//hotkey:cache key=user:{ID} refresh=2h local_ttl=1h"},
+	errs: []string{`user.go:3:30: refresh: 2h0m0s must be shorter than local_ttl 1h0m0s, or local copies expire before they are refreshed`},
+}, {
+	name: "a negative duration is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID}", "//hotkey:cache window=-1s"},
+	errs: []string{`user.go:4:16: window: must be a positive duration, got -1s`},
+}, {
+	name: "a rule broken by a defaulted option is reported at the directive",
+	doc:  []string{"// User is cached.", "//hotkey:cache key=user:{ID} local_size=5"},
+	errs: []string{`user.go:4:1: top_n, left at its default: 10 exceeds local_size 5; every hot key needs a local slot`},
+}, {
+	name: "a space after // makes a malformed directive",
+	doc:  []string{"// hotkey:cache key=user:{ID}"},
+	errs: []string{`user.go:3:1: malformed directive: remove the space in "// hotkey:cache"`},
+}, {
+	name: "a tab after // makes a malformed directive",
+	doc:  []string{"//\thotkey:cache key=user:{ID}"},
+	errs: []string{`user.go:3:1: malformed directive: remove the space in "//\thotkey:cache"`},
+}, {
+	name: "a malformed line still counts when a well-formed one lacks the key",
+	doc:  []string{"//hotkey:cache ttl=1m", "//  hotkey:cache key=user:{ID}"},
+	errs: []string{`user.go:4:1: malformed directive: remove the space in "//  hotkey:cache"`},
+}, {
+	name: "a misspelt directive suggests //hotkey:cache",
+	doc:  []string{"//hotkey:cahce key=user:{ID}"},
+	errs: []string{`user.go:3:1: unknown directive //hotkey:cahce; did you mean //hotkey:cache?`},
+}, {
+	name: "an unknown directive in our namespace is reported",
+	doc:  []string{"//hotkey:store key=user:{ID}"},
+	errs: []string{`user.go:3:1: unknown directive //hotkey:store; the only directive is //hotkey:cache`},
+}, {
+	name: "all problems are collected and sorted by position",
+	doc: []string{
+		"//hotkey:cache ttl=30x hot_qsp=1",
+		"//hotkey:cache top_n=x ttl=1m",
+	},
+	errs: []string{
+		`user.go:3:1: //hotkey:cache needs a key; add one like key=user:{ID}`,
+		`user.go:3:16: ttl: "30x" is not a duration; use a form like 30s, 5m or 1h`,
+		`user.go:3:24: unknown option "hot_qsp"; did you mean "hot_qps"?`,
+		`user.go:4:16: top_n: "x" is not a whole number; use a form like 10 or 200`,
+		`user.go:4:24: duplicate option "ttl", first set at 3:16; remove one`,
+	},
+}, {
+	name: "combinations are not judged while a value fails to parse",
+	doc:  []string{"//hotkey:cache key=user:{ID} hot_qps=x warm_qps=4000"},
+	errs: []string{`user.go:3:30: hot_qps: "x" is not a number; use a form like 3000 or 2.5`},
+}}
+
+func TestParseReportsEveryProblemAtItsArgument(t *testing.T) {
+	for _, tt := range malformed {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := parseDoc(t, tt.doc...)
+			if spec != nil {
+				t.Errorf("Spec = %+v, want nil along with the errors", spec)
+			}
+			if got := errorLines(err); !reflect.DeepEqual(got, tt.errs) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.errs, "\n"))
+			}
+		})
+	}
+}
+
+func TestParseWithoutDirectiveReturnsNothing(t *testing.T) {
+	spec, err := parseDoc(t, "// User is not cached.", "//go:generate stringer -type User")
+	if spec != nil || err != nil {
+		t.Errorf("Parse = %v, %v; want nil, nil", spec, err)
+	}
+	if spec, err := Parse(token.NewFileSet(), nil, nil); spec != nil || err != nil {
+		t.Errorf("Parse(nil groups) = %v, %v; want nil, nil", spec, err)
+	}
+}
+
+func TestParseReadsTheDocOfATypeInAGroup(t *testing.T) {
+	src := `package p
+
+// Cached types.
+type (
+	// Order is cached.
+	//hotkey:cache key=order:{ID} top_n=5
+	Order struct{ ID int64 }
+
+	Invoice struct{ ID int64 }
+)
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "order.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := f.Decls[0].(*ast.GenDecl)
+	spec, err := Parse(fset, decl.Doc, decl.Specs[0].(*ast.TypeSpec).Doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Key.Raw != "order:{ID}" || spec.TopN != 5 || spec.Pos.String() != "order.go:6:2" {
+		t.Errorf("Spec = key %q, top_n %d at %v; want order:{ID}, 5 at order.go:6:2", spec.Key.Raw, spec.TopN, spec.Pos)
+	}
+	if spec, err := Parse(fset, decl.Doc, decl.Specs[1].(*ast.TypeSpec).Doc); spec != nil || err != nil {
+		t.Errorf("Invoice: Parse = %v, %v; want nil, nil", spec, err)
+	}
+}
+
+func TestParseReadsAGroupPassedTwiceOnce(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "user.go", "package p\n\n//hotkey:cache key=user:{ID}\ntype User struct{ ID int64 }\n", parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Decls[0].(*ast.GenDecl).Doc
+	if _, err := Parse(fset, doc, doc); err != nil {
+		t.Errorf("Parse(doc, doc): %v", err)
+	}
+}
+
+func TestSpecDefaultsComeFromTheRuntime(t *testing.T) {
+	spec, err := ParseLine(token.Position{Filename: "user.go", Line: 1, Column: 1}, "//hotkey:cache key=user:{ID}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := spec.Config(), runtime.DefaultConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Config() = %+v\nwant runtime.DefaultConfig() = %+v", got, want)
+	}
+	if spec.HotQPS != runtime.DefaultHotQPS || spec.LocalTTL != runtime.DefaultLocalTTL || spec.RecorderSize != runtime.DefaultRecorderSize {
+		t.Errorf("Spec fields differ from the runtime's defaults: %+v", spec)
+	}
+}
+
+func TestSpecConfigAppliesEverySetOption(t *testing.T) {
+	spec, err := ParseLine(token.Position{Line: 1, Column: 1},
+		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
+			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runtime.DefaultConfig()
+	want.TTL, want.HotQPS, want.WarmQPS, want.TopN = time.Minute, 10, 5, 2
+	want.Window, want.PromoteEvery, want.DemoteEvery = time.Second, time.Second, 2*time.Second
+	want.LocalSize, want.LocalTTL, want.Refresh, want.RefreshFailures = 3, time.Hour, 30*time.Minute, 4
+	want.RecorderSize, want.InactiveAfter = 50, time.Minute
+	if got := spec.Config(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Config() = %+v\nwant %+v", got, want)
+	}
+	if len(spec.Args) != len(options) {
+		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", len(spec.Args), len(options))
+	}
+}
+
+func TestParseLinePositionsFollowTheStart(t *testing.T) {
+	start := token.Position{Filename: "x.go", Offset: 100, Line: 7, Column: 5}
+	_, err := ParseLine(start, "//hotkey:cache key=x:{ID} ttl=bad")
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("errors.As(%v, *Error) failed", err)
+	}
+	want := token.Position{Filename: "x.go", Offset: 126, Line: 7, Column: 31}
+	if e.Pos != want {
+		t.Errorf("Pos = %+v, want %+v", e.Pos, want)
+	}
+	if spec, err := ParseLine(start, "// just prose"); spec != nil || err != nil {
+		t.Errorf("ParseLine(prose) = %v, %v; want nil, nil", spec, err)
+	}
+}
+
+func TestTemplatePartsCarryTheirSourcePositions(t *testing.T) {
+	spec, err := ParseLine(token.Position{Filename: "t.go", Line: 2, Column: 1}, `//hotkey:cache key="org \"{Org}\":{ID}"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range spec.Key.Parts {
+		got = append(got, fmt.Sprintf("lit %q field %q at %d", p.Lit, p.Field, p.Pos.Column))
+	}
+	want := []string{
+		`lit "org \"" field "" at 21`,
+		`lit "" field "Org" at 27`,
+		`lit "\":" field "" at 32`,
+		`lit "" field "ID" at 35`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fields := spec.Key.Fields()
+	if len(fields) != 2 || fields[0].Field != "Org" || fields[1].Field != "ID" {
+		t.Errorf("Fields() = %+v, want Org then ID", fields)
+	}
+	if err := fields[1].Errorf("User has no field %s", fields[1].Field); err.Error() != "t.go:2:35: User has no field ID" {
+		t.Errorf("Part.Errorf = %q", err)
+	}
+}
+
+func TestErrorListSupportsErrorsAs(t *testing.T) {
+	_, err := parseDoc(t, "//hotkey:cache ttl=x")
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Fatalf("errors.As(ErrorList) = %v, want two errors", list)
+	}
+	var first *Error
+	if !errors.As(err, &first) || first != list[0] {
+		t.Errorf("errors.As(*Error) = %v, want the first error %v", first, list[0])
+	}
+}
