@@ -71,7 +71,7 @@ func (c *Cache[V]) tick(now time.Time) {
 	from := rec.cur.Load()
 	rec.Advance(now)
 	to := rec.cur.Load()
-	gets := c.reads.load().gets
+	gets := c.gets()
 	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
 		c.getSnaps[slot%ring].Store(gets)
 	}
@@ -134,10 +134,10 @@ func (c *Cache[V]) refresh() {
 		switch {
 		case errors.Is(err, redis.Nil):
 			c.dropLocal(j.e, j.gen)
-			c.errs.refreshes.Add(1)
+			c.count.refreshes.Add(1)
 			continue
 		case err != nil:
-			c.errs.redisErrors.Add(1)
+			c.count.redisErrors.Add(1)
 		default:
 			v, err = c.decode(j.e.key, b)
 		}
@@ -145,7 +145,7 @@ func (c *Cache[V]) refresh() {
 			c.refreshFailed(j.e, err)
 			continue
 		}
-		c.errs.refreshes.Add(1)
+		c.count.refreshes.Add(1)
 		j.e.mu.Lock()
 		j.e.failures = 0
 		j.e.mu.Unlock()
@@ -168,7 +168,7 @@ func (c *Cache[V]) dropLocal(e *hotEntry, gen uint64) {
 }
 
 func (c *Cache[V]) refreshFailed(e *hotEntry, err error) {
-	c.errs.refreshErrors.Add(1)
+	c.count.refreshErrors.Add(1)
 	e.mu.Lock()
 	e.failures++
 	failures := e.failures

@@ -57,7 +57,7 @@ func BenchmarkGetHot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, ok := c.local.Get("user:42"); !ok {
+	if !holds(c, "user:42") {
 		b.Fatal("user:42 is not held locally")
 	}
 	b.ReportAllocs()

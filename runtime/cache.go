@@ -17,7 +17,6 @@ import (
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
-	"golang.org/x/sync/singleflight"
 )
 
 // Cache reads and writes values of type V in Redis and serves hot keys from
@@ -30,10 +29,11 @@ type Cache[V any] struct {
 
 	local *theine.Cache[string, *V]
 	det   *detector
-	loads singleflight.Group
 
-	reads readCounters
-	errs  errorCounters
+	flightMu sync.Mutex // guards flights, and wg.Add against Close
+	flights  map[string]*loadCall[V]
+
+	count counters
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64
@@ -80,13 +80,13 @@ func New[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) (*
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
 	c := &Cache[V]{
-		cfg:   cfg,
-		rdb:   rdb,
-		clone: clone,
-		log:   cfg.Logger,
-		local: local,
-		reads: newReadCounters(),
-		done:  make(chan struct{}),
+		cfg:     cfg,
+		rdb:     rdb,
+		clone:   clone,
+		log:     cfg.Logger,
+		local:   local,
+		flights: map[string]*loadCall[V]{},
+		done:    make(chan struct{}),
 	}
 	c.det = newDetector(cfg, local.Delete)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -114,49 +114,22 @@ func (c *Cache[V]) Get(ctx context.Context, key string) (*V, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	rnd := rand.Uint32()
-	st := c.reads.stripe(rnd)
-	if v, ok := c.local.Get(key); ok {
-		st.hits.Add(1)
-		c.det.rec.RecordSampled(key, rnd)
+	if v, ok := c.local.Get(key); ok { // a hit, counted by theine
+		c.det.rec.RecordSampled(key, rand.Uint32())
 		return c.clone(v), nil
 	}
 	c.det.observe(key)
 	e := c.det.lookup(key)
 	if e == nil {
-		st.cold.Add(1)
+		c.count.cold.Add(1)
 		return c.fetch(ctx, key)
 	}
-	st.misses.Add(1)
+	c.count.misses.Add(1)
 	v, err := c.loadHot(ctx, e)
 	if err != nil {
 		return nil, err
 	}
 	return c.clone(v), nil
-}
-
-// loadHot reads a hot key from Redis once for all concurrent callers and
-// stores it locally. A caller that gives up does not cancel the load for
-// the others.
-func (c *Cache[V]) loadHot(ctx context.Context, e *hotEntry) (*V, error) {
-	ch := c.loads.DoChan(e.key, func() (any, error) {
-		gen := e.gen.Load()
-		v, err := c.fetch(context.WithoutCancel(ctx), e.key)
-		if err != nil {
-			return nil, err
-		}
-		c.store(e, gen, v)
-		return v, nil
-	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(*V), nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("hotkey: get %q: %w", e.key, ctx.Err())
-	}
 }
 
 // store puts v, read from Redis when e's generation was gen, into the local
@@ -178,7 +151,7 @@ func (c *Cache[V]) fetch(ctx context.Context, key string) (*V, error) {
 		if errors.Is(err, redis.Nil) {
 			return nil, fmt.Errorf("hotkey: get %q: %w", key, ErrNotFound)
 		}
-		c.errs.redisErrors.Add(1)
+		c.count.redisErrors.Add(1)
 		return nil, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
 	return c.decode(key, b)
@@ -187,7 +160,7 @@ func (c *Cache[V]) fetch(ctx context.Context, key string) (*V, error) {
 func (c *Cache[V]) decode(key string, b []byte) (*V, error) {
 	v := new(V)
 	if err := msgpack.Unmarshal(b, v); err != nil {
-		c.errs.decodeErrors.Add(1)
+		c.count.decodeErrors.Add(1)
 		return nil, fmt.Errorf("hotkey: get %q: %w: %w", key, ErrDecode, err)
 	}
 	return v, nil
@@ -209,7 +182,7 @@ func (c *Cache[V]) Set(ctx context.Context, key string, v *V) error {
 		gen = before.gen.Load()
 	}
 	if err := c.rdb.Set(ctx, key, b, c.cfg.TTL).Err(); err != nil {
-		c.errs.redisErrors.Add(1)
+		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
 	e := c.det.lookup(key)
@@ -238,7 +211,7 @@ func (c *Cache[V]) Del(ctx context.Context, key string) error {
 		return ErrClosed
 	}
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {
-		c.errs.redisErrors.Add(1)
+		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
 	if e := c.det.lookup(key); e != nil {
@@ -250,12 +223,14 @@ func (c *Cache[V]) Del(ctx context.Context, key string) error {
 	return nil
 }
 
-// Close stops the background work, waits for it, and releases the local
-// store. It is safe to call more than once; the Redis client is the
+// Close stops the background work and the reads in flight, waits for
+// them, and releases the local store. It is safe to call more than once; the Redis client is the
 // caller's and stays open.
 func (c *Cache[V]) Close() error {
 	c.closeOnce.Do(func() {
+		c.flightMu.Lock() // no load starts after this
 		c.closed.Store(true)
+		c.flightMu.Unlock()
 		c.cancel()
 		close(c.done)
 		c.wg.Wait()

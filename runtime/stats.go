@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"cmp"
-	"math/bits"
-	goruntime "runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -46,48 +44,11 @@ type HotKey struct {
 	Since time.Time // when it was promoted
 }
 
-// readStripe holds the read-path counters of one stripe, padded to its own
-// cache line so goroutines on different cores do not contend. Each read
-// adds to exactly one of them; totals are derived.
-type readStripe struct {
-	cold, hits, misses atomic.Uint64
-	_                  [40]byte
-}
-
-// readCounters are striped so that a hot key read on every core does not
-// bounce one cache line between them.
-type readCounters struct {
-	stripes []readStripe
-	mask    uint32
-}
-
-func newReadCounters() readCounters {
-	n := 1 << bits.Len(uint(max(4, min(64, goruntime.GOMAXPROCS(0)*2))-1))
-	return readCounters{stripes: make([]readStripe, n), mask: uint32(n - 1)}
-}
-
-// stripe picks a stripe from a uniformly random rnd.
-func (c *readCounters) stripe(rnd uint32) *readStripe { return &c.stripes[rnd&c.mask] }
-
-type readTotals struct{ gets, hot, hits, misses uint64 }
-
-func (c *readCounters) load() readTotals {
-	var t readTotals
-	for i := range c.stripes {
-		s := &c.stripes[i]
-		cold := s.cold.Load()
-		hits := s.hits.Load()
-		misses := s.misses.Load()
-		t.gets += cold + hits + misses
-		t.hot += hits + misses
-		t.hits += hits
-		t.misses += misses
-	}
-	return t
-}
-
-// errorCounters count the rare events; plain atomics suffice.
-type errorCounters struct {
+// counters count what happens on the slow paths, each of which waits on
+// Redis, so plain atomics cost nothing there. Local hits, the one fast path,
+// are counted by theine's own striped counter.
+type counters struct {
+	cold, misses                                        atomic.Uint64
 	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
 }
 
@@ -100,7 +61,10 @@ func ratio(a, b uint64) float64 {
 
 // Stats returns a snapshot of the counters and the current hot keys.
 func (c *Cache[V]) Stats() Stats {
-	t := c.reads.load()
+	hits := c.local.Stats().Hits()
+	misses := c.count.misses.Load()
+	hotAccesses := hits + misses
+	gets := hotAccesses + c.count.cold.Load()
 	hs := c.det.hot.Load()
 	hot := make([]HotKey, 0, len(hs.m))
 	registered := 0
@@ -120,23 +84,28 @@ func (c *Cache[V]) Stats() Stats {
 	})
 	return Stats{
 		Entity:             c.cfg.Entity,
-		Gets:               t.gets,
+		Gets:               gets,
 		GetQPS:             c.getQPS(),
 		DistinctKeysPerSec: c.det.rec.DistinctPerSec(),
-		HotAccesses:        t.hot,
-		Hits:               t.hits,
-		Misses:             t.misses,
-		HitRate:            ratio(t.hits, t.hot),
-		TrafficShare:       ratio(t.hot, t.gets),
+		HotAccesses:        hotAccesses,
+		Hits:               hits,
+		Misses:             misses,
+		HitRate:            ratio(hits, hotAccesses),
+		TrafficShare:       ratio(hotAccesses, gets),
 		HotKeys:            hot,
 		LocalSize:          c.local.Len(),
 		RecorderSize:       c.det.rec.Len(),
 		RegistrySize:       registered,
 		Promotions:         c.det.promotions.Load(),
 		Demotions:          c.det.demotions.Load(),
-		Refreshes:          c.errs.refreshes.Load(),
-		RefreshErrors:      c.errs.refreshErrors.Load(),
-		RedisErrors:        c.errs.redisErrors.Load(),
-		DecodeErrors:       c.errs.decodeErrors.Load(),
+		Refreshes:          c.count.refreshes.Load(),
+		RefreshErrors:      c.count.refreshErrors.Load(),
+		RedisErrors:        c.count.redisErrors.Load(),
+		DecodeErrors:       c.count.decodeErrors.Load(),
 	}
+}
+
+// gets is the total of reads: local hits plus the reads that went to Redis.
+func (c *Cache[V]) gets() uint64 {
+	return c.local.Stats().Hits() + c.count.misses.Load() + c.count.cold.Load()
 }

@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// gateHook holds every GET until release is closed, and counts them.
+type gateHook struct {
+	gets    atomic.Int32
+	release chan struct{}
+}
+
+func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "get" {
+			h.gets.Add(1)
+			<-h.release
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func TestConcurrentMissesShareOneRead(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	e.c.local.Delete("p:1") // as if evicted: the next reads miss
+
+	hook := &gateHook{release: make(chan struct{})}
+	e.c.rdb.AddHook(hook)
+
+	const callers = 50
+	var wg sync.WaitGroup
+	results := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := e.c.Get(e.ctx, "p:1")
+			if err == nil && v.Name != "ada" {
+				err = errors.New("wrong value " + v.Name)
+			}
+			results <- err
+		}()
+	}
+	// A caller that gives up returns at once and does not spoil the read.
+	impatient, cancel := context.WithCancel(e.ctx)
+	impatientErr := make(chan error, 1)
+	go func() {
+		_, err := e.c.Get(impatient, "p:1")
+		impatientErr <- err
+	}()
+	waitFor(t, "all callers to join the read", func() bool { return e.flightWaiters("p:1") == callers+1 })
+	cancel()
+	if err := <-impatientErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled caller got %v, want context.Canceled", err)
+	}
+	close(hook.release)
+	wg.Wait()
+	close(results)
+	for err := range results {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := hook.gets.Load(); n != 1 {
+		t.Fatalf("%d concurrent misses made %d Redis reads, want 1", callers, n)
+	}
+	if !holds(e.c, "p:1") {
+		t.Fatal("the shared read was not stored locally")
+	}
+}
+
+func (e *env) flightWaiters(key string) int32 {
+	e.c.flightMu.Lock()
+	defer e.c.flightMu.Unlock()
+	if call := e.c.flights[key]; call != nil {
+		return call.waiters.Load()
+	}
+	return 0
+}
+
+// waitFor polls cond until it holds; goroutines reach a state in their own
+// time, and only a deadline far beyond any normal run fails the test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
