@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -154,4 +155,43 @@ func BenchmarkRedisGetBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGetColdPaired alternates one cold Get and one baseline GET plus
+// Unmarshal per iteration on the same server, so machine noise hits both
+// alike, and reports their ratio: the runtime's overhead on a cold read.
+func BenchmarkGetColdPaired(b *testing.B) {
+	c, rdb := benchCache(b, WithHotQPS(math.MaxFloat64/2), WithWarmQPS(1))
+	ctx := context.Background()
+	coldGet := func() {
+		if _, err := c.Get(ctx, "user:42"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	baseGet := func() {
+		raw, err := rdb.Get(ctx, "user:42").Bytes()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var u benchUser
+		if err := msgpack.Unmarshal(raw, &u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	timed := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
+	var cold, base time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 { // alternate the order too, so neither always goes first
+			cold += timed(coldGet)
+			base += timed(baseGet)
+		} else {
+			base += timed(baseGet)
+			cold += timed(coldGet)
+		}
+	}
+	b.ReportMetric(float64(cold.Nanoseconds())/float64(b.N), "cold-ns/op")
+	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
+	b.ReportMetric(float64(cold)/float64(base), "cold/baseline")
 }
