@@ -1,10 +1,11 @@
 GO ?= go
 
-.PHONY: test vet bench
+.PHONY: test vet check generate bench demo
 
-# test runs everything CI runs: formatting, vet, and every test under the
-# race detector, including those against a real redis-server.
-test: vet
+# test runs everything CI runs: formatting, vet, generated files being
+# fresh, and every test under the race detector, including those against
+# a real redis-server.
+test: vet check
 	$(GO) test -race -count=1 ./...
 
 vet:
@@ -12,6 +13,20 @@ vet:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# check fails when a generated file is stale, missing or superfluous.
+check:
+	$(GO) run ./cmd/hotkeygen -check ./...
+
+generate:
+	$(GO) generate ./...
+
 # bench runs the runtime benchmarks that BENCHMARKS.md reports.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime
+
+# demo runs the userstore example under a skewed load; it uses REDIS_ADDR
+# when set and an embedded Redis otherwise. DEMO_FLAGS passes flags, e.g.
+# DEMO_FLAGS='-duration 0' to run until Ctrl-C.
+DEMO_FLAGS ?=
+demo:
+	$(GO) run ./examples/userstore/demo $(DEMO_FLAGS)

@@ -49,10 +49,10 @@ func (r *reader) arg(pos token.Position, arg string) {
 		r.errs.add(pos, "argument %q has no option name; write options like ttl=30m", arg)
 		return
 	case !known:
-		if guess := closest(name, optionNames()); guess != "" {
+		if guess := Closest(name, OptionNames()); guess != "" {
 			r.errs.add(pos, "unknown option %q; did you mean %q?", name, guess)
 		} else {
-			r.errs.add(pos, "unknown option %q; the options are %s", name, strings.Join(optionNames(), ", "))
+			r.errs.add(pos, "unknown option %q; the options are %s", name, strings.Join(OptionNames(), ", "))
 		}
 		return
 	}
@@ -125,8 +125,8 @@ func unquote(q string) (string, []int, error) {
 	return v, offsets, nil
 }
 
-// optionNames lists the known options in a stable order, for suggestions.
-func optionNames() []string {
+// OptionNames lists the options a //hotkey:cache directive accepts, sorted.
+func OptionNames() []string {
 	return slices.Sorted(maps.Keys(options))
 }
 

@@ -84,7 +84,7 @@ func (r *reader) comment(pos token.Position, text string) {
 	}
 	if name := directive[len(namespace):]; name != cacheDirective {
 		r.rejected = true
-		if guess := closest(name, []string{cacheDirective}); guess != "" {
+		if guess := Closest(name, []string{cacheDirective}); guess != "" {
 			r.errs.add(pos, "unknown directive //%s; did you mean //%s%s?", directive, namespace, guess)
 		} else {
 			r.errs.add(pos, "unknown directive //%s; the only directive is //%s%s", directive, namespace, cacheDirective)
@@ -112,7 +112,7 @@ func (r *reader) finish() (*Spec, error) {
 		r.errs.add(r.spec.Pos, "//%s%s needs a key; add one like key=user:{ID}", namespace, cacheDirective)
 	}
 	if len(r.errs) > 0 {
-		r.errs.sort()
+		r.errs.Sort()
 		return nil, r.errs
 	}
 	return &r.spec, nil

@@ -15,10 +15,18 @@ type Error struct {
 	Msg string
 }
 
-func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+// Error prints "file:line:col: message", or only the message when the
+// problem has no position (a package pattern that matched nothing, say).
+func (e *Error) Error() string {
+	if e.Pos.Filename == "" && !e.Pos.IsValid() {
+		return e.Msg
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
 
 // ErrorList holds every problem found in a doc comment, sorted by position,
-// so one run of the generator shows the user everything to fix.
+// so one run of the generator shows the user everything to fix. The
+// generator collects its own problems in the same type.
 type ErrorList []*Error
 
 // Error prints one problem per line.
@@ -39,16 +47,25 @@ func (l ErrorList) Unwrap() []error {
 	return errs
 }
 
-func (l *ErrorList) add(pos token.Position, format string, args ...any) {
-	*l = append(*l, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+// Add appends a problem at pos.
+func (l *ErrorList) Add(pos token.Position, msg string) {
+	*l = append(*l, &Error{Pos: pos, Msg: msg})
 }
 
-func (l ErrorList) sort() {
-	slices.SortStableFunc(l, func(a, b *Error) int {
+func (l *ErrorList) add(pos token.Position, format string, args ...any) {
+	l.Add(pos, fmt.Sprintf(format, args...))
+}
+
+// Sort orders the list by file, line and column, then message, and drops
+// exact repeats, so output is deterministic however the problems were found.
+func (l *ErrorList) Sort() {
+	slices.SortFunc(*l, func(a, b *Error) int {
 		return cmp.Or(
 			cmp.Compare(a.Pos.Filename, b.Pos.Filename),
 			cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Column, b.Pos.Column),
+			cmp.Compare(a.Msg, b.Msg),
 		)
 	})
+	*l = slices.CompactFunc(*l, func(a, b *Error) bool { return *a == *b })
 }

@@ -2,14 +2,15 @@ package annotations
 
 import "strings"
 
-// closest returns the candidate a misspelt name most likely meant, or ""
-// when none is close enough for the suggestion to help rather than confuse.
-// Ties go to the earlier candidate, so candidates must be in a stable order.
-func closest(name string, candidates []string) string {
+// Closest returns the candidate a misspelt name most likely meant, ignoring
+// case, or "" when none is close enough for the suggestion to help rather
+// than confuse. Ties go to the earlier candidate, so candidates must be in a
+// stable order. The generator uses it for field names too.
+func Closest(name string, candidates []string) string {
 	name = strings.ToLower(name)
 	best, bestDist := "", 3 // at most two edits
 	for _, c := range candidates {
-		if d := distance(name, c); d < bestDist && 2*d < len(c) {
+		if d := distance(name, strings.ToLower(c)); d < bestDist && 2*d < len(c) {
 			best, bestDist = c, d
 		}
 	}

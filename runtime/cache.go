@@ -149,7 +149,7 @@ func (c *Cache[V]) fetch(ctx context.Context, key string) (*V, error) {
 	b, err := c.rdb.Get(ctx, key).Bytes()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("hotkey: get %q: %w", key, ErrNotFound)
+			return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
 		}
 		c.count.redisErrors.Add(1)
 		return nil, fmt.Errorf("hotkey: get %q: %w", key, err)
@@ -161,7 +161,7 @@ func (c *Cache[V]) decode(key string, b []byte) (*V, error) {
 	v := new(V)
 	if err := msgpack.Unmarshal(b, v); err != nil {
 		c.count.decodeErrors.Add(1)
-		return nil, fmt.Errorf("hotkey: get %q: %w: %w", key, ErrDecode, err)
+		return nil, fmt.Errorf("get %q: %w: %w", key, ErrDecode, err)
 	}
 	return v, nil
 }

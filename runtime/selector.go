@@ -5,6 +5,11 @@ import (
 	"slices"
 )
 
+// displaceMargin is how much more than a hot key a candidate must score to
+// take its place: hot keys' rates are sampled (see RecordSampled), and a
+// swap costs a Redis read and a cold start.
+const displaceMargin = 1.1
+
 // Thresholds are the selector's parameters.
 type Thresholds struct {
 	Hot  float64 // promote at or above
@@ -68,7 +73,9 @@ type Decision struct {
 // A demotion pass demotes hot keys scoring below Warm. A promotion pass
 // promotes keys scoring at least Hot that rank within the top TopN among
 // the candidates and the remaining hot keys; when the hot set is full, a
-// candidate displaces the weakest hot key only by scoring strictly higher.
+// candidate displaces the weakest hot key only by outscoring it by more
+// than displaceMargin, so two keys of about the same rate at the edge of
+// the top TopN do not swap places at every tick.
 func Select(view []KeyRate, hot map[string]bool, t Thresholds, pass Pass) Decision {
 	score := make(map[string]float64, len(view))
 	for _, kr := range view {
@@ -87,7 +94,7 @@ func Select(view []KeyRate, hot map[string]bool, t Thresholds, pass Pass) Decisi
 			d.Demote = append(d.Demote, k)
 			continue
 		}
-		pool = append(pool, ranked{k, s, true})
+		pool = append(pool, ranked{k, s * displaceMargin, true})
 	}
 	if pass&PromotePass != 0 {
 		for _, kr := range view {

@@ -76,8 +76,8 @@ func TestSelect(t *testing.T) {
 			want: Decision{Promote: []string{"c"}, Demote: []string{"a"}},
 		},
 		{
-			name: "a candidate that only ties the weakest does not displace it",
-			view: []KeyRate{qps("a", 4000), qps("b", 5000), qps("c", 4000)},
+			name: "a candidate within 10% of the weakest does not displace it",
+			view: []KeyRate{qps("a", 4000), qps("b", 5000), qps("c", 4400)},
 			hot:  []string{"a", "b"},
 			pass: PromotePass,
 		},

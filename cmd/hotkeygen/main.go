@@ -1,0 +1,135 @@
+// Command hotkeygen generates typed Redis repositories, with hot keys
+// served from memory, for structs annotated with //hotkey:cache.
+//
+// Usage:
+//
+//	hotkeygen [flags] [packages]
+//
+// Packages are go package patterns (default "."), so a package can say
+//
+//	//go:generate go tool hotkeygen
+//
+// Each package with annotations gets one file, hotkey_gen.go, beside its
+// sources; a package whose last annotation went loses the file (only if it
+// starts with the generated-code header: a file someone else wrote is never
+// touched). Files whose content is already right are left alone. On any
+// error, reported as file:line:col: message, nothing is written, in any
+// package.
+//
+// Flags:
+//
+//	-check        write nothing; list each stale, missing or superfluous
+//	              file and exit 1 if there is any
+//	-output name  generate name instead of hotkey_gen.go
+//	-v            say what was generated, and which parts of values are
+//	              copied shallowly
+//
+// # Generated code
+//
+// For
+//
+//	//hotkey:cache key=order:{Tenant}:{Num} ttl=1h
+//	type Order struct { Tenant string; Num uint32; Items []Item }
+//
+// hotkeygen writes:
+//
+//	type OrderRepo struct{ ... }
+//	func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo
+//	func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*Order, error)
+//	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error
+//	func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error
+//	func (r *OrderRepo) Stats() runtime.Stats
+//	func (r *OrderRepo) Close() error
+//	func OrderKey(tenant string, num uint32) string // "order:t1:5"
+//
+// Names come from the type, or from name= (name=Account gives AccountRepo,
+// GetAccount, AccountKey), with the first letter upper-cased. Stats and
+// logs name the entity with the first word lowered ("order", "orderLine").
+// Parameters are the key fields in template order, named after them with
+// the first word lowered ("UserID" gives userID), an underscore appended
+// when that name is a keyword or is taken. Key fields may be strings,
+// integers, or named types based on one; they keep their declared type.
+//
+// The annotation's options become the repository's defaults, which opts
+// override. Every read returns a deep copy made by a generated clone
+// function; parts that cannot be copied (interfaces, functions, channels,
+// another package's unexported fields) are shared, and -v lists them.
+// Guard functions break the build, with a "re-run go generate" comment,
+// when a key field or a copied type changes under the generated code.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hotkeygen/hotkeygen/generator"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], "", os.Stderr))
+}
+
+// run is the command, minus the process: it parses args, generates from
+// dir (empty for the current directory), reports on stderr and returns the
+// exit status.
+func run(args []string, dir string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hotkeygen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.Bool("check", false, "report stale, missing or superfluous files and exit 1 if any, writing nothing")
+	output := fs.String("output", generator.DefaultOutput, "name of the generated file in each package")
+	verbose := fs.Bool("v", false, "say what was generated and which parts of values are copied shallowly")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: hotkeygen [-check] [-output name] [-v] [packages]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+
+	res, err := generator.Generate(generator.Config{Dir: dir, Patterns: fs.Args(), Output: *output})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *verbose {
+		for _, n := range res.Notes {
+			fmt.Fprintln(stderr, n)
+		}
+	}
+	if *check {
+		changes, err := res.Changes()
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		for _, c := range changes {
+			fmt.Fprintf(stderr, "%s: %s\n", res.Rel(c.Path), c.Kind)
+		}
+		if len(changes) > 0 {
+			fmt.Fprintln(stderr, "hotkeygen: generated code is out of date; run go generate")
+			return 1
+		}
+		return 0
+	}
+	changes, err := res.Write()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *verbose {
+		for _, c := range changes {
+			verb := "wrote"
+			if c.Kind == generator.Superfluous {
+				verb = "removed"
+			}
+			fmt.Fprintf(stderr, "%s %s\n", verb, res.Rel(c.Path))
+		}
+	}
+	return 0
+}

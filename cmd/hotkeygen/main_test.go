@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/generator"
+)
+
+// A module of three packages: a and b cached, c not.
+var module = map[string]string{
+	"go.mod": "module example.com/m\n\ngo 1.26\n",
+	"a/user.go": `package a
+
+//hotkey:cache key=user:{ID}
+type User struct {
+	ID    int64
+	Extra any
+}
+`,
+	"b/order.go": `package b
+
+//hotkey:cache key=order:{Tenant}:{Num}
+type Order struct {
+	Tenant string
+	Num    uint32
+}
+`,
+	"c/plain.go": "package c\n\ntype Plain struct{ ID int64 }\n",
+}
+
+// newModule writes files into a fresh directory and returns it.
+func newModule(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		write(t, filepath.Join(dir, name), content)
+	}
+	return dir
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// hotkeygen runs the command in dir and returns its exit status and what
+// it printed.
+func hotkeygen(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	code := run(args, dir, &stderr)
+	return code, stderr.String()
+}
+
+// snapshot records every file under dir with its content and modification
+// time, to prove a run wrote nothing.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, _ := d.Info()
+		files[path] = read(t, path) + "@" + info.ModTime().String()
+		return nil
+	})
+	return files
+}
+
+func TestGenerateThenCheckIsClean(t *testing.T) {
+	dir := newModule(t, module)
+	if code, out := hotkeygen(t, dir, "./..."); code != 0 {
+		t.Fatalf("hotkeygen ./... exited %d:\n%s", code, out)
+	}
+	for _, pkg := range []string{"a", "b"} {
+		if got := read(t, filepath.Join(dir, pkg, "hotkey_gen.go")); !strings.HasPrefix(got, generator.Header+"\n") {
+			t.Errorf("%s/hotkey_gen.go does not start with the header:\n%s", pkg, got)
+		}
+	}
+	if exists(filepath.Join(dir, "c", "hotkey_gen.go")) {
+		t.Error("c has no annotations, yet got a file")
+	}
+	if code, out := hotkeygen(t, dir, "-check", "./..."); code != 0 || out != "" {
+		t.Fatalf("-check after generating exited %d:\n%s", code, out)
+	}
+}
+
+func TestCheckReportsEachOutdatedFileAndWritesNothing(t *testing.T) {
+	dir := newModule(t, module)
+	if code, out := hotkeygen(t, dir, "./..."); code != 0 {
+		t.Fatalf("hotkeygen exited %d:\n%s", code, out)
+	}
+	// a's output goes missing, b's goes stale, and c gains a generated
+	// file although it has no annotation.
+	os.Remove(filepath.Join(dir, "a", "hotkey_gen.go"))
+	write(t, filepath.Join(dir, "b", "hotkey_gen.go"), read(t, filepath.Join(dir, "b", "hotkey_gen.go"))+"// edited\n")
+	write(t, filepath.Join(dir, "c", "hotkey_gen.go"), generator.Header+"\n\npackage c\n")
+	before := snapshot(t, dir)
+
+	code, out := hotkeygen(t, dir, "-check", "./...")
+	want := "a/hotkey_gen.go: missing\nb/hotkey_gen.go: stale\nc/hotkey_gen.go: superfluous\nhotkeygen: generated code is out of date; run go generate\n"
+	if code != 1 || out != want {
+		t.Errorf("-check exited %d, printed:\n%s\nwant exit 1 and:\n%s", code, out, want)
+	}
+	if after := snapshot(t, dir); !mapsEqual(before, after) {
+		t.Error("-check changed files")
+	}
+}
+
+func TestUnchangedOutputIsNotRewritten(t *testing.T) {
+	dir := newModule(t, module)
+	hotkeygen(t, dir, "./...")
+	path := filepath.Join(dir, "a", "hotkey_gen.go")
+	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := hotkeygen(t, dir, "-v", "./..."); code != 0 || strings.Contains(out, "wrote") {
+		t.Fatalf("second run exited %d and said:\n%s", code, out)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.ModTime().Equal(past) {
+		t.Errorf("a/hotkey_gen.go was rewritten: modified %v", info.ModTime())
+	}
+}
+
+func TestAnErrorAnywhereWritesNothing(t *testing.T) {
+	files := map[string]string{
+		"go.mod":     module["go.mod"],
+		"a/user.go":  module["a/user.go"],
+		"b/order.go": strings.Replace(module["b/order.go"], "{Num}", "{Number}", 1),
+	}
+	dir := newModule(t, files)
+	// a already has an outdated file: it must stay as it is.
+	write(t, filepath.Join(dir, "a", "hotkey_gen.go"), generator.Header+"\n\npackage a\n")
+	before := snapshot(t, dir)
+
+	code, out := hotkeygen(t, dir, "./...")
+	want := "b/order.go:3:35: order:{Tenant}:{Number}: the struct Order has no field Number; its fields are Tenant and Num\n"
+	if code != 1 || out != want {
+		t.Errorf("hotkeygen exited %d, printed:\n%s\nwant exit 1 and:\n%s", code, out, want)
+	}
+	if after := snapshot(t, dir); !mapsEqual(before, after) {
+		t.Error("files changed although the run failed")
+	}
+}
+
+func TestOutputGoesWhenTheLastAnnotationGoes(t *testing.T) {
+	dir := newModule(t, module)
+	hotkeygen(t, dir, "./...")
+	write(t, filepath.Join(dir, "a", "user.go"), "package a\n\ntype User struct{ ID int64 }\n")
+	// A file of the same name that hotkeygen did not write is not its to
+	// remove.
+	userFile := "package c\n\n// Written by hand.\n"
+	write(t, filepath.Join(dir, "c", "hotkey_gen.go"), userFile)
+
+	code, out := hotkeygen(t, dir, "-v", "./...")
+	if code != 0 {
+		t.Fatalf("hotkeygen exited %d:\n%s", code, out)
+	}
+	if exists(filepath.Join(dir, "a", "hotkey_gen.go")) {
+		t.Error("a/hotkey_gen.go is still there")
+	}
+	if !strings.Contains(out, "removed a/hotkey_gen.go") {
+		t.Errorf("-v did not report the removal:\n%s", out)
+	}
+	if got := read(t, filepath.Join(dir, "c", "hotkey_gen.go")); got != userFile {
+		t.Errorf("c/hotkey_gen.go, written by hand, changed to:\n%s", got)
+	}
+}
+
+func TestOutputFlagNamesTheFile(t *testing.T) {
+	dir := newModule(t, module)
+	if code, out := hotkeygen(t, dir, "-output", "cache_gen.go", "./a"); code != 0 {
+		t.Fatalf("hotkeygen exited %d:\n%s", code, out)
+	}
+	if !exists(filepath.Join(dir, "a", "cache_gen.go")) || exists(filepath.Join(dir, "a", "hotkey_gen.go")) {
+		t.Error("-output cache_gen.go did not write a/cache_gen.go alone")
+	}
+	if code, out := hotkeygen(t, dir, "-check", "-output", "cache_gen.go", "./a"); code != 0 {
+		t.Errorf("-check -output cache_gen.go exited %d:\n%s", code, out)
+	}
+	if code, out := hotkeygen(t, dir, "-output", "sub/x.go", "./a"); code != 1 || !strings.Contains(out, "must be a file name") {
+		t.Errorf("-output with a directory exited %d:\n%s", code, out)
+	}
+}
+
+func TestVerboseSaysWhatWasGenerated(t *testing.T) {
+	dir := newModule(t, module)
+	code, out := hotkeygen(t, dir, "-v", "./...")
+	if code != 0 {
+		t.Fatalf("hotkeygen exited %d:\n%s", code, out)
+	}
+	want := []string{
+		"example.com/m/a: UserRepo in a/hotkey_gen.go",
+		"a.User.Extra (any) is copied shallowly",
+		"example.com/m/b: OrderRepo in b/hotkey_gen.go",
+		"wrote a/hotkey_gen.go",
+		"wrote b/hotkey_gen.go",
+	}
+	if got := strings.Split(strings.TrimSpace(out), "\n"); !slices.Equal(got, want) {
+		t.Errorf("-v printed:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+func TestDefaultPatternIsTheCurrentPackage(t *testing.T) {
+	dir := newModule(t, module)
+	if code, out := hotkeygen(t, filepath.Join(dir, "b")); code != 0 {
+		t.Fatalf("hotkeygen exited %d:\n%s", code, out)
+	}
+	if !exists(filepath.Join(dir, "b", "hotkey_gen.go")) || exists(filepath.Join(dir, "a", "hotkey_gen.go")) {
+		t.Error("hotkeygen without patterns did not generate for the current package alone")
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestErrorsOfTheGoCommandAreReportedToo(t *testing.T) {
+	dir := newModule(t, map[string]string{
+		"go.mod":    module["go.mod"],
+		"a/user.go": "package a\n\n//hotkey:cache key=user:{ID}\ntype User struct {\n\tID int64 = 1\n}\n",
+	})
+	code, out := hotkeygen(t, dir, "./...")
+	if code != 1 || !strings.HasPrefix(out, "a/user.go:5:11: ") {
+		t.Errorf("a syntax error: exited %d, printed:\n%s\nwant exit 1 and a/user.go:5:11: first", code, out)
+	}
+	code, out = hotkeygen(t, dir, "./nothing/...")
+	if code != 1 || !strings.Contains(out, "nothing") {
+		t.Errorf("a pattern that matches nothing: exited %d, printed:\n%s", code, out)
+	}
+}

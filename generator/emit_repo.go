@@ -1,0 +1,165 @@
+package generator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// emitRepoType writes the repository type, a typed face on runtime.Cache.
+func emitRepoType(f *jen.File, e *entity) {
+	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.Type.Obj().Name(), e.Template)
+	f.Type().Id(e.Repo()).Struct(
+		jen.Id("c").Op("*").Add(rt("Cache")).Types(typeCode(e.Type)),
+	)
+}
+
+// emitConstructor writes New<Name>Repo. The annotation's options become
+// defaults that the caller's options follow, so the caller has the last
+// word; they were validated when the code was generated, which is why
+// runtime.MustNew can only panic on the caller's own options.
+func emitConstructor(f *jen.File, e *entity) {
+	defaults := make([]jen.Code, len(e.Options))
+	for i, o := range e.Options {
+		defaults[i] = rt(o.Func).Call(optionValue(o.Value))
+	}
+	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNew does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
+	f.Func().Id(e.Ctor()).Params(
+		jen.Id("rdb").Qual(redisPath, "UniversalClient"),
+		jen.Id("opts").Op("...").Add(rt("Option")),
+	).Op("*").Id(e.Repo()).Block(
+		jen.Id("defaults").Op(":=").Index().Add(rt("Option")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, defaults...),
+		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{
+			jen.Id("c"): rt("MustNew").Call(
+				jen.Id("rdb"),
+				jen.Id(e.Clone.Name),
+				jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
+			),
+		})),
+	)
+}
+
+// optionValue writes an option's argument the way a person would.
+func optionValue(v any) jen.Code {
+	switch v := v.(type) {
+	case string:
+		return jen.Lit(v)
+	case time.Duration:
+		n, unit := durationParts(v)
+		switch {
+		case unit == "":
+			return jen.Lit(0)
+		case n == 1:
+			return jen.Qual("time", unit)
+		}
+		return jen.Lit(int(n)).Op("*").Qual("time", unit)
+	case float64:
+		return jen.Op(strconv.FormatFloat(v, 'g', -1, 64))
+	case int:
+		return jen.Lit(v)
+	}
+	panic(fmt.Sprintf("optionValue: unexpected %T", v))
+}
+
+// keyParams declares the key parameters after ctx.
+func keyParams(e *entity) []jen.Code {
+	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
+	for _, p := range e.Params {
+		params = append(params, jen.Id(p.Name).Add(typeCode(p.Type)))
+	}
+	return params
+}
+
+// keyCall calls the key function with args.
+func keyCall(e *entity, arg func(*param) jen.Code) *jen.Statement {
+	args := make([]jen.Code, len(e.Params))
+	for i, p := range e.Params {
+		args[i] = arg(p)
+	}
+	return jen.Id(e.KeyFunc()).Call(args...)
+}
+
+// paramList names the parameters for doc comments: "tenant and num".
+func paramList(e *entity) string {
+	names := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		names[i] = p.Name
+	}
+	return joinAnd(names)
+}
+
+// joinAnd joins words as English does: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+func recv(e *entity) *jen.Statement {
+	return jen.Params(jen.Id("r").Op("*").Id(e.Repo()))
+}
+
+// emitGet writes Get<Name>.
+func emitGet(f *jen.File, e *entity) {
+	typ := e.Type.Obj().Name()
+	doc(f, "Get%s returns the %s stored under %s, or an error wrapping runtime.ErrNotFound when there is none. The value is the caller's own to change: no other caller sees the change.", e.Name, typ, keyCallDoc(e))
+	f.Func().Add(recv(e)).Id("Get"+e.Name).Params(keyParams(e)...).Params(jen.Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Get").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id(p.Name) }))),
+	)
+}
+
+// emitSet writes Set<Name>.
+func emitSet(f *jen.File, e *entity) {
+	fields := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		fields[i] = p.Field
+	}
+	fieldsGive := "field gives"
+	if len(fields) > 1 {
+		fieldsGive = "fields give"
+	}
+	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot.", e.Name, joinAnd(fields), fieldsGive)
+	f.Func().Add(recv(e)).Id("Set"+e.Name).Params(
+		jen.Id("ctx").Qual("context", "Context"),
+		jen.Id("v").Op("*").Add(typeCode(e.Type)),
+	).Error().Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id("v").Dot(p.Field) }), jen.Id("v"))),
+	)
+}
+
+// emitDel writes Del<Name>.
+func emitDel(f *jen.File, e *entity) {
+	doc(f, "Del%s deletes the %s stored under %s, in Redis and in memory.", e.Name, e.Type.Obj().Name(), keyCallDoc(e))
+	f.Func().Add(recv(e)).Id("Del" + e.Name).Params(keyParams(e)...).Error().Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Del").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id(p.Name) }))),
+	)
+}
+
+// emitStats writes Stats.
+func emitStats(f *jen.File, e *entity) {
+	doc(f, "Stats returns a snapshot of the repository's counters and hot keys.")
+	f.Func().Add(recv(e)).Id("Stats").Params().Add(rt("Stats")).Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Stats").Call()),
+	)
+}
+
+// emitClose writes Close.
+func emitClose(f *jen.File, e *entity) {
+	doc(f, "Close stops the repository's background work. The Redis client stays open.")
+	f.Func().Add(recv(e)).Id("Close").Params().Error().Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Close").Call()),
+	)
+}
+
+// keyCallDoc is "UserKey(id)", for doc comments.
+func keyCallDoc(e *entity) string {
+	names := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		names[i] = p.Name
+	}
+	return e.KeyFunc() + "(" + strings.Join(names, ", ") + ")"
+}

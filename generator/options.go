@@ -1,0 +1,93 @@
+package generator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
+)
+
+// runtimeOption names the runtime.Option function an annotation option
+// turns into, and reads the option's parsed value from the Spec.
+type runtimeOption struct {
+	Func  string
+	Value func(*annotations.Spec) any // time.Duration, float64 or int
+}
+
+// runtimeOptions maps every annotation option that configures the cache
+// to its runtime option. key and name shape the generated code instead.
+// An option annotations accepts but this table lacks is an error at the
+// option, never silently dropped: the table and the annotations registry
+// must grow together (options_test.go checks both ways).
+var runtimeOptions = map[string]runtimeOption{
+	"ttl":              {"WithTTL", func(s *annotations.Spec) any { return s.TTL }},
+	"hot_qps":          {"WithHotQPS", func(s *annotations.Spec) any { return s.HotQPS }},
+	"warm_qps":         {"WithWarmQPS", func(s *annotations.Spec) any { return s.WarmQPS }},
+	"top_n":            {"WithTopN", func(s *annotations.Spec) any { return s.TopN }},
+	"window":           {"WithWindow", func(s *annotations.Spec) any { return s.Window }},
+	"promote_every":    {"WithPromoteEvery", func(s *annotations.Spec) any { return s.PromoteEvery }},
+	"demote_every":     {"WithDemoteEvery", func(s *annotations.Spec) any { return s.DemoteEvery }},
+	"local_size":       {"WithLocalSize", func(s *annotations.Spec) any { return s.LocalSize }},
+	"local_ttl":        {"WithLocalTTL", func(s *annotations.Spec) any { return s.LocalTTL }},
+	"refresh":          {"WithRefresh", func(s *annotations.Spec) any { return s.Refresh }},
+	"refresh_failures": {"WithRefreshFailures", func(s *annotations.Spec) any { return s.RefreshFailures }},
+	"recorder_size":    {"WithRecorderSize", func(s *annotations.Spec) any { return s.RecorderSize }},
+	"inactive_after":   {"WithInactiveAfter", func(s *annotations.Spec) any { return s.InactiveAfter }},
+}
+
+// codeOptions shape the generated code rather than configure the cache.
+var codeOptions = map[string]bool{"key": true, "name": true}
+
+// option is one runtime.Option call among a repository's defaults.
+type option struct {
+	Func  string // "WithTTL"
+	Value any    // time.Duration, float64, int or string
+}
+
+// options lists the runtime options of spec's explicit arguments, in source
+// order, after WithEntity. Durations, rates and counts come from the Spec,
+// where annotations parsed them.
+func options(entity string, spec *annotations.Spec) ([]option, ErrorList) {
+	opts := []option{{Func: "WithEntity", Value: entity}}
+	var errs ErrorList
+	for _, a := range spec.Args {
+		if codeOptions[a.Name] {
+			continue
+		}
+		ro, ok := runtimeOptions[a.Name]
+		if !ok {
+			errs.Add(a.Pos, fmt.Sprintf("%s: this version of hotkeygen does not know which runtime option to emit for it; update the generator's option table", a.Name))
+			continue
+		}
+		opts = append(opts, option{Func: ro.Func, Value: ro.Value(spec)})
+	}
+	return opts, errs
+}
+
+// durationUnits are the units durations are written in, largest first.
+var durationUnits = []struct {
+	d    time.Duration
+	name string
+}{
+	{time.Hour, "Hour"},
+	{time.Minute, "Minute"},
+	{time.Second, "Second"},
+	{time.Millisecond, "Millisecond"},
+	{time.Microsecond, "Microsecond"},
+	{time.Nanosecond, "Nanosecond"},
+}
+
+// durationParts splits d into n * unit with the largest unit that divides
+// it exactly, so 90m reads "90 * time.Minute" and 1.5s "1500 *
+// time.Millisecond". Zero has no unit.
+func durationParts(d time.Duration) (n int64, unit string) {
+	if d == 0 {
+		return 0, ""
+	}
+	for _, u := range durationUnits {
+		if d%u.d == 0 {
+			return int64(d / u.d), u.name
+		}
+	}
+	panic("unreachable: every duration is a whole number of nanoseconds")
+}

@@ -1,0 +1,124 @@
+package golden
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hotkeygen/hotkeygen/generator"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the generator's output")
+
+// Golden file names in a case directory.
+const (
+	goldenOutput = "hotkey_gen.go.golden" // the generated file, for a case that succeeds
+	goldenNotes  = "notes.golden"         // what -v prints, for a case that succeeds
+	goldenStderr = "stderr.golden"        // the errors, for a case that fails
+)
+
+// repoRoot is the repository's root directory.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// caseDirs lists the case directories under testdata/, by name.
+func caseDirs(t testing.TB) map[string]string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "testdata")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{}
+	for _, e := range entries {
+		if e.IsDir() {
+			cases[e.Name()] = filepath.Join(dir, e.Name())
+		}
+	}
+	if len(cases) == 0 {
+		t.Fatalf("no cases in %s", dir)
+	}
+	return cases
+}
+
+// TestGolden runs the generator on every case and compares what it
+// produces with the case's golden files. Positions in errors are relative
+// to the case directory, so the files read the same on every machine.
+func TestGolden(t *testing.T) {
+	for name, dir := range caseDirs(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res, err := generator.Generate(generator.Config{Dir: dir})
+			var list generator.ErrorList
+			switch {
+			case errors.As(err, &list):
+				compare(t, dir, goldenStderr, err.Error()+"\n")
+				absent(t, dir, goldenOutput, goldenNotes)
+			case err != nil:
+				t.Fatalf("Generate: %v", err) // not a problem of the input
+			default:
+				out := filepath.Join(dir, generator.DefaultOutput)
+				got, ok := res.Files[out]
+				if !ok || len(res.Files) != 1 {
+					t.Fatalf("Generate returned files %v, want exactly %s", keys(res.Files), out)
+				}
+				compare(t, dir, goldenOutput, string(got))
+				compare(t, dir, goldenNotes, strings.Join(res.Notes, "\n")+"\n")
+				absent(t, dir, goldenStderr)
+			}
+		})
+	}
+}
+
+// compare checks got against the golden file name in dir, or rewrites the
+// file with -update.
+func compare(t *testing.T, dir, name, got string) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/golden -update to create it)", err)
+	}
+	if d := Diff(string(want), got); d != "" {
+		t.Errorf("%s differs (-want +got):\n%s", name, d)
+	}
+}
+
+// absent checks that a case holds none of the golden files that belong to
+// the other outcome, or removes them with -update.
+func absent(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			if *update {
+				os.Remove(path)
+				continue
+			}
+			t.Errorf("%s exists, but the case produced the other outcome", name)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}

@@ -1,0 +1,67 @@
+package orders
+
+// This test runs in the module internal/golden builds from this case, with
+// hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
+// address is in REDIS_ADDR.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestOrderRepo(t *testing.T) {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	repo := NewOrderRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	defer repo.Close()
+
+	want := Order{Tenant: "t1", Num: 5, Items: []Item{{SKU: "apple", Qty: 2}}, Total: 300}
+	if err := repo.SetOrder(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := rdb.Keys(ctx, "order:*").Result(); err != nil || !reflect.DeepEqual(keys, []string{"order:t1:5"}) {
+		t.Fatalf("keys = %q, %v; want exactly order:t1:5", keys, err)
+	}
+	if got := OrderKey("t1", 5); got != "order:t1:5" {
+		t.Fatalf(`OrderKey("t1", 5) = %q`, got)
+	}
+
+	for i := 0; i < 100 && repo.Stats().Hits < 3; i++ {
+		got, err := repo.GetOrder(ctx, "t1", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("read %d got %+v, want %+v: an earlier caller's changes leaked", i, *got, want)
+		}
+		got.Items[0].Qty = 99
+		got.Items = append(got.Items, Item{SKU: "pear"})
+	}
+	if st := repo.Stats(); st.Hits < 3 {
+		t.Fatalf("Stats().Hits = %d: the key was never served from memory", st.Hits)
+	}
+
+	if _, err := repo.GetOrder(ctx, "t1", 6); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("GetOrder of a missing order: err = %v, want runtime.ErrNotFound", err)
+	}
+	if err := repo.DelOrder(ctx, "t1", 5); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.Exists(ctx, "order:t1:5").Result(); n != 0 {
+		t.Fatal("DelOrder left order:t1:5 in Redis")
+	}
+	if _, err := repo.GetOrder(ctx, "t1", 5); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("GetOrder after DelOrder: err = %v, want runtime.ErrNotFound", err)
+	}
+}

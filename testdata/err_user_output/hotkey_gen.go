@@ -1,0 +1,3 @@
+package model
+
+// This file was written by hand; hotkeygen must never overwrite it.

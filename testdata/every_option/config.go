@@ -1,0 +1,13 @@
+// Package config sets every option of the annotation, across several
+// lines, in an order the generated defaults follow.
+package config
+
+// Setting is a configuration entry.
+//
+//hotkey:cache key=setting:{Name} ttl=0 hot_qps=2500.5 warm_qps=100 top_n=20
+//hotkey:cache window=20s promote_every=1500ms demote_every=90s local_size=400 local_ttl=2h
+//hotkey:cache refresh=1m refresh_failures=5 recorder_size=5000 inactive_after=10m30s
+type Setting struct {
+	Name  string
+	Value string
+}

@@ -1,0 +1,16 @@
+package names
+
+// This test runs in the module internal/golden builds from this case, with
+// hotkey_gen.go.golden as hotkey_gen.go.
+
+import (
+	"math"
+	"testing"
+)
+
+func TestItemKey(t *testing.T) {
+	got := ItemKey("t", math.MinInt, math.MaxUint8, "c", -5, "u")
+	if want := "item:t:-9223372036854775808:255:c:-5:u:-5"; got != want {
+		t.Fatalf("ItemKey = %q, want %q", got, want)
+	}
+}

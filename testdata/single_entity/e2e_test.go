@@ -1,0 +1,74 @@
+package model
+
+// This test runs in the module internal/golden builds from this case, with
+// hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
+// address is in REDIS_ADDR.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+func client(t *testing.T) *redis.Client {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+func TestUserRepo(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t)
+	// A rate of one read per second makes a key hot on its first read, so
+	// the reads below are served from memory, where clones matter.
+	repo := NewUserRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	defer repo.Close()
+
+	if got := UserKey(42); got != "user:42" {
+		t.Fatalf(`UserKey(42) = %q, want "user:42"`, got)
+	}
+	if err := repo.SetUser(ctx, &User{ID: 42, Name: "Ada", Tags: []string{"admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(ctx, "user:42").Result(); err != nil || n != 1 {
+		t.Fatalf("EXISTS user:42 = %d, %v; want the key exactly as the template reads", n, err)
+	}
+	if ttl, err := rdb.TTL(ctx, "user:42").Result(); err != nil || ttl <= 29*time.Minute || ttl > 30*time.Minute {
+		t.Fatalf("TTL user:42 = %v, %v; want the annotation's ttl=30m", ttl, err)
+	}
+
+	for i := 0; i < 100 && repo.Stats().Hits < 3; i++ {
+		u, err := repo.GetUser(ctx, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Name != "Ada" || !slices.Equal(u.Tags, []string{"admin"}) {
+			t.Fatalf("read %d got %+v: an earlier caller's changes leaked", i, u)
+		}
+		u.Name, u.Tags[0] = "Mallory", "root"
+		u.Tags = append(u.Tags, "extra")
+	}
+	if st := repo.Stats(); st.Hits < 3 {
+		t.Fatalf("Stats().Hits = %d: the key was never served from memory", st.Hits)
+	}
+
+	if err := repo.DelUser(ctx, 42); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.GetUser(ctx, 42); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("GetUser after DelUser: err = %v, want runtime.ErrNotFound", err)
+	}
+	if _, err := repo.GetUser(ctx, 7); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("GetUser of a missing id: err = %v, want runtime.ErrNotFound", err)
+	}
+}

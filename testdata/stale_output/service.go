@@ -1,0 +1,9 @@
+package stale
+
+import "github.com/redis/go-redis/v9"
+
+// NewService uses the generated repository, which the generator hides
+// while it loads the package.
+func NewService(rdb redis.UniversalClient) *UserRepo {
+	return NewUserRepo(rdb)
+}
