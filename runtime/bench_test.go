@@ -195,3 +195,48 @@ func BenchmarkGetColdPaired(b *testing.B) {
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
 	b.ReportMetric(float64(cold)/float64(base), "cold/baseline")
 }
+
+// BenchmarkGetHotPaired alternates batches of hot Gets and raw theine Gets
+// of the same value on every goroutine, so machine noise hits both alike,
+// and reports their ratio: what detection, sampling and the clone add to a
+// local hit.
+func BenchmarkGetHotPaired(b *testing.B) {
+	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10))
+	ctx := context.Background()
+	for range 101 {
+		if _, err := c.Get(ctx, "user:42"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tc, err := theine.NewBuilder[string, *benchUser](DefaultLocalSize).Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tc.Close()
+	tc.Set("user:42", benchValue, 1)
+
+	const batch = 1000
+	var hot, raw atomic.Int64 // nanoseconds
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for {
+			t0 := time.Now()
+			for range batch {
+				c.Get(ctx, "user:42")
+			}
+			t1 := time.Now()
+			for range batch {
+				tc.Get("user:42")
+			}
+			hot.Add(int64(t1.Sub(t0)))
+			raw.Add(int64(time.Since(t1)))
+			for range 2 * batch {
+				if !pb.Next() {
+					return
+				}
+			}
+		}
+	})
+	b.ReportMetric(float64(hot.Load())/float64(raw.Load()), "hot/theine")
+}
