@@ -20,9 +20,9 @@ check:
 generate:
 	$(GO) generate ./...
 
-# bench runs the runtime benchmarks that BENCHMARKS.md reports.
+# bench runs the benchmarks that BENCHMARKS.md reports.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime
+	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime ./examples/userstore
 
 # demo runs the userstore example under a skewed load; it uses REDIS_ADDR
 # when set and an embedded Redis otherwise. DEMO_FLAGS passes flags, e.g.

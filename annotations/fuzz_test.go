@@ -21,6 +21,7 @@ func FuzzParseLine(f *testing.F) {
 	for _, tt := range malformed {
 		addLines(f, tt.doc)
 	}
+	addLines(f, valueEdges)
 	golden, err := directiveLines(filepath.Join("..", "testdata"))
 	if err != nil {
 		f.Fatal(err)
@@ -71,6 +72,22 @@ func FuzzParseLine(f *testing.F) {
 			t.Errorf("ParseLine(%q): parts spell %q, not the key %q", line, rebuilt.String(), spec.Key.Raw)
 		}
 	})
+}
+
+// valueEdges are values at the edges of the option kinds that the tables
+// do not spell out: rounding onto a limit, the int boundary of a unit,
+// quoting, signs and letters outside ASCII.
+var valueEdges = []string{
+	`//hotkey:cache key=k:{ID} jitter=99.99999999999999999%`,
+	`//hotkey:cache key=k:{ID} jitter=0.99999999999999999`,
+	`//hotkey:cache key=k:{ID} jitter=-0 null_ttl=1ms`,
+	`//hotkey:cache key=k:{ID} jitter=+.5% null_ttl=999us`,
+	`//hotkey:cache key=k:{ID} jitter=5. rebuild_lock="on" degrade="loader"`,
+	`//hotkey:cache key=k:{ID} max_value_bytes=8796093022207MiB max_value_bytes_hard=8796093022208MiB`,
+	`//hotkey:cache key=k:{ID} max_value_bytes_hard=-8796093022208MiB`,
+	`//hotkey:cache key=k:{ID} max_value_bytes=16µB max_value_bytes_hard="16 KiB"`,
+	`//hotkey:cache key=k:{ID} max_value_bytes=0B max_value_bytes_hard=0x10`,
+	`//hotkey:cache key=k:{ID} rebuild_lock=True degrade=Loader`,
 }
 
 func addLines(f *testing.F, lines []string) {

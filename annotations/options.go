@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
 // option parses the value of one name=value argument into a Spec.
@@ -36,8 +40,8 @@ var options = map[string]option{
 	// name=IDENT replaces the type's name in generated method names, as in
 	// name=Account; it must start with a letter that has an upper case.
 	"name": {"Account", func(s *Spec, v string, _ func(int) token.Position) error {
-		r, size := utf8.DecodeRuneInString(v)
-		if exported := string(unicode.ToUpper(r)) + v[size:]; !token.IsExported(exported) || !token.IsIdentifier(exported) {
+		r, width := utf8.DecodeRuneInString(v)
+		if exported := string(unicode.ToUpper(r)) + v[width:]; !token.IsExported(exported) || !token.IsIdentifier(exported) {
 			return fmt.Errorf("%q cannot name generated methods; use a Go identifier starting with a letter, like Account", v)
 		}
 		s.Name = v
@@ -77,6 +81,27 @@ var options = map[string]option{
 	"recorder_size": count(func(s *Spec) *int { return &s.RecorderSize }),
 	// inactive_after=DURATION makes detection forget keys idle that long.
 	"inactive_after": duration(func(s *Spec) *time.Duration { return &s.InactiveAfter }),
+
+	// null_ttl=DURATION remembers a row the loader reported absent for
+	// this long, so repeated reads of a missing id skip the loader; 0
+	// disables it.
+	"null_ttl": duration(func(s *Spec) *time.Duration { return &s.NullTTL }),
+	// jitter=FRACTION spreads each write's TTL within ±FRACTION of it, as
+	// in jitter=0.05 or jitter=5%, so keys written together do not expire
+	// together.
+	"jitter": fraction(func(s *Spec) *float64 { return &s.Jitter }),
+	// rebuild_lock=on|off makes one process at a time run the loader for a
+	// key while the others wait for its result; true and false work too.
+	"rebuild_lock": toggle(func(s *Spec) *bool { return &s.RebuildLock }),
+	// degrade=off|loader says what reads do when Redis fails: return the
+	// error, or fall through to the loader a few at a time.
+	"degrade": choice(func(s *Spec) *string { return &s.Degrade }, runtime.DegradeOff, runtime.DegradeLoader),
+	// max_value_bytes=SIZE warns about values encoded larger than SIZE; 0
+	// disables the warning.
+	"max_value_bytes": size(func(s *Spec) *int { return &s.MaxValueBytes }),
+	// max_value_bytes_hard=SIZE rejects writes encoded larger than SIZE; 0
+	// means no limit.
+	"max_value_bytes_hard": size(func(s *Spec) *int { return &s.MaxValueBytesHard }),
 }
 
 // duration is an option written in time.ParseDuration syntax; a bare 0 is
@@ -118,6 +143,128 @@ func count(field func(*Spec) *int) option {
 			return fmt.Errorf("%q is not a whole number; use a form like %s", v, form)
 		}
 		*field(s) = n
+		return nil
+	}}
+}
+
+// fraction is an option written as a plain decimal fraction, 0.05, or as a
+// percentage, 5%. Exponents, hexadecimal and NaN are refused: a fraction
+// should read the same to everyone.
+func fraction(field func(*Spec) *float64) option {
+	const form = "0.05 or 5%"
+	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
+		num, percent := strings.CutSuffix(v, "%")
+		if !isDecimal(num) {
+			return fmt.Errorf("%q is not a fraction; use a form like %s", v, form)
+		}
+		if percent {
+			// Shifting the decimal point before parsing rounds once, so
+			// 0.7% is the float64 of 0.007, which 0.7/100 is not.
+			num += "e-2"
+		}
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return fmt.Errorf("%s is out of range; use a form like %s", v, form)
+		}
+		if f == 0 {
+			f = 0 // -0 would print as -0 in generated code
+		}
+		*field(s) = f
+		return nil
+	}}
+}
+
+// isDecimal reports whether s is an optional sign, then digits with at most
+// one decimal point among them.
+func isDecimal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	digits, points := 0, 0
+	for _, c := range []byte(s) {
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.':
+			points++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && points <= 1
+}
+
+// toggle is an option written on or off; true and false are accepted too,
+// as Go code and most config files spell a switch.
+func toggle(field func(*Spec) *bool) option {
+	words := []string{"on", "off", "true", "false"}
+	return option{"on or off", func(s *Spec, v string, _ func(int) token.Position) error {
+		if !slices.Contains(words, v) {
+			return notOneOf(v, words)
+		}
+		*field(s) = v == "on" || v == "true"
+		return nil
+	}}
+}
+
+// choice is an option written as one of a fixed set of words.
+func choice(field func(*Spec) *string, words ...string) option {
+	return option{orList(words), func(s *Spec, v string, _ func(int) token.Position) error {
+		if !slices.Contains(words, v) {
+			return notOneOf(v, words)
+		}
+		*field(s) = v
+		return nil
+	}}
+}
+
+// notOneOf reports v, which is none of words, with the closest word when
+// one is close enough to help.
+func notOneOf(v string, words []string) error {
+	if guess := Closest(v, words); guess != "" {
+		return fmt.Errorf("%q is not %s; did you mean %q?", v, orList(words), guess)
+	}
+	return fmt.Errorf("%q is not %s; use one of those", v, orList(words))
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// sizeUnits are the units a size may carry. They are all powers of 1024
+// with IEC names, so a size never leaves a reader wondering whether a
+// kilobyte is 1000 or 1024 bytes.
+var sizeUnits = map[string]int{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
+
+// size is an option written as a whole number of bytes, bare or followed
+// by a unit of sizeUnits.
+func size(field func(*Spec) *int) option {
+	const form = "16384, 16KiB or 1MiB"
+	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
+		num := strings.TrimRightFunc(v, unicode.IsLetter)
+		unit := v[len(num):]
+		n, err := strconv.Atoi(num)
+		if errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%s is out of range; use a form like %s", v, form)
+		}
+		if err != nil {
+			return fmt.Errorf("%q is not a size; use a form like %s", v, form)
+		}
+		scale := 1
+		if unit != "" {
+			var ok bool
+			if scale, ok = sizeUnits[unit]; !ok {
+				return fmt.Errorf("%q has unknown unit %q; use B, KiB or MiB (1024-based), as in 16KiB", v, unit)
+			}
+		}
+		if n > math.MaxInt/scale || n < math.MinInt/scale {
+			return fmt.Errorf("%s is out of range; use a form like %s", v, form)
+		}
+		*field(s) = n * scale
 		return nil
 	}}
 }

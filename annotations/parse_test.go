@@ -67,6 +67,7 @@ var wellFormed = []struct {
 		"//hotkey:cache key=user:{ID} ttl=30m hot_qps=2500.5 warm_qps=100 top_n=20",
 		"//hotkey:cache window=20s promote_every=2s demote_every=30s local_size=400 local_ttl=2h",
 		"//hotkey:cache refresh=1m refresh_failures=5 recorder_size=5000 inactive_after=10m name=Account",
+		"//hotkey:cache null_ttl=30s jitter=10% rebuild_lock=on degrade=loader max_value_bytes=64KiB max_value_bytes_hard=1MiB",
 	},
 	want: func(s *Spec) {
 		s.TTL = 30 * time.Minute
@@ -76,12 +77,16 @@ var wellFormed = []struct {
 		s.Refresh, s.RefreshFailures = time.Minute, 5
 		s.RecorderSize, s.InactiveAfter = 5000, 10*time.Minute
 		s.Name = "Account"
+		s.NullTTL, s.Jitter, s.RebuildLock, s.Degrade = 30*time.Second, 0.1, true, runtime.DegradeLoader
+		s.MaxValueBytes, s.MaxValueBytesHard = 64<<10, 1<<20
 	},
 	key: "user:{ID}",
 	args: []string{
 		"key=user:{ID} at 5:16", "ttl=30m at 5:30", "hot_qps=2500.5 at 5:38", "warm_qps=100 at 5:53", "top_n=20 at 5:66",
 		"window=20s at 6:16", "promote_every=2s at 6:27", "demote_every=30s at 6:44", "local_size=400 at 6:61", "local_ttl=2h at 6:76",
 		"refresh=1m at 7:16", "refresh_failures=5 at 7:27", "recorder_size=5000 at 7:46", "inactive_after=10m at 7:65", "name=Account at 7:84",
+		"null_ttl=30s at 8:16", "jitter=10% at 8:29", "rebuild_lock=on at 8:40", "degrade=loader at 8:56",
+		"max_value_bytes=64KiB at 8:71", "max_value_bytes_hard=1MiB at 8:93",
 	},
 }, {
 	name: "a quoted value may hold spaces and escapes",
@@ -90,11 +95,71 @@ var wellFormed = []struct {
 	key:  `user "{Org}" {ID}`,
 	args: []string{`key=user "{Org}" {ID} at 3:16`, "ttl=1h at 3:42"},
 }, {
-	name: "a bare 0 is a duration: no Redis expiry, no refresh",
-	doc:  []string{"//hotkey:cache key=user:{ID} ttl=0 refresh=0"},
-	want: func(s *Spec) { s.TTL, s.Refresh = 0, 0 },
+	name: "a bare 0 is a duration: no Redis expiry, no refresh, no placeholder for absent rows",
+	doc:  []string{"//hotkey:cache key=user:{ID} ttl=0 refresh=0 null_ttl=0"},
+	want: func(s *Spec) { s.TTL, s.Refresh, s.NullTTL = 0, 0, 0 },
 	key:  "user:{ID}",
-	args: []string{"key=user:{ID} at 3:16", "ttl=0 at 3:30", "refresh=0 at 3:36"},
+	args: []string{"key=user:{ID} at 3:16", "ttl=0 at 3:30", "refresh=0 at 3:36", "null_ttl=0 at 3:46"},
+}, {
+	name: "a jitter is a decimal fraction of the TTL",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=0.125"},
+	want: func(s *Spec) { s.Jitter = 0.125 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "jitter=0.125 at 3:30"},
+}, {
+	name: "a jitter in percent is the fraction with the same digits, not 0.7/100 rounded twice",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=0.7%"},
+	want: func(s *Spec) { s.Jitter = 0.007 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "jitter=0.7% at 3:30"},
+}, {
+	name: "a jitter of 0 spreads nothing",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=0"},
+	want: func(s *Spec) { s.Jitter = 0 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "jitter=0 at 3:30"},
+}, {
+	name: "rebuild_lock=true switches the lock on like on",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=true"},
+	want: func(s *Spec) { s.RebuildLock = true },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "rebuild_lock=true at 3:30"},
+}, {
+	name: "rebuild_lock=off keeps the lock off, as by default",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=off"},
+	want: func(s *Spec) { s.RebuildLock = false },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "rebuild_lock=off at 3:30"},
+}, {
+	name: "rebuild_lock=false is off too",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=false"},
+	want: func(s *Spec) { s.RebuildLock = false },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "rebuild_lock=false at 3:30"},
+}, {
+	name: "degrade=off returns Redis errors, as by default",
+	doc:  []string{"//hotkey:cache key=user:{ID} degrade=off"},
+	want: func(s *Spec) { s.Degrade = runtime.DegradeOff },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "degrade=off at 3:30"},
+}, {
+	name: "a size in KiB or MiB counts 1024-byte units",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=512KiB max_value_bytes_hard=2MiB"},
+	want: func(s *Spec) { s.MaxValueBytes, s.MaxValueBytesHard = 512<<10, 2<<20 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=512KiB at 3:30", "max_value_bytes_hard=2MiB at 3:53"},
+}, {
+	name: "a size may be a bare number of bytes or carry B",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=100000 max_value_bytes_hard=4096B"},
+	want: func(s *Spec) { s.MaxValueBytes, s.MaxValueBytesHard = 100000, 4096 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=100000 at 3:30", "max_value_bytes_hard=4096B at 3:53"},
+}, {
+	name: "max_value_bytes=0 turns the big-value warning off",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=0"},
+	want: func(s *Spec) { s.MaxValueBytes = 0 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=0 at 3:30"},
 }, {
 	name: "tabs and repeated spaces separate arguments",
 	doc:  []string{"//hotkey:cache\tkey=user:{ID}  \ttop_n=5  "},
@@ -161,7 +226,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are demote_every, hot_qps, inactive_after, key, local_size, local_ttl, name, promote_every, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are degrade, demote_every, hot_qps, inactive_after, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -192,6 +257,111 @@ var malformed = []struct {
 		`user.go:3:30: top_n: "2.5" is not a whole number; use a form like 10 or 200`,
 		`user.go:3:40: local_size: 99999999999999999999 is out of range; use a form like 10 or 200`,
 	},
+}, {
+	name: "null_ttl is a duration, with a unit",
+	doc:  []string{"//hotkey:cache key=user:{ID} null_ttl=60"},
+	errs: []string{`user.go:3:30: null_ttl: "60" is not a duration; use a form like 30s, 5m or 1h`},
+}, {
+	name: "a negative null_ttl is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} null_ttl=-1m"},
+	errs: []string{`user.go:3:30: null_ttl: must not be negative (0 disables it), got -1m0s`},
+}, {
+	name: "a null_ttl finer than Redis expiries is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} null_ttl=500us"},
+	errs: []string{`user.go:3:30: null_ttl: Redis expiries have millisecond resolution, got 500µs`},
+}, {
+	name: "a jitter must be a plain decimal fraction or percentage",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=lots"},
+	errs: []string{`user.go:3:30: jitter: "lots" is not a fraction; use a form like 0.05 or 5%`},
+}, {
+	name: "a jitter takes no exponent",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=5e-2"},
+	errs: []string{`user.go:3:30: jitter: "5e-2" is not a fraction; use a form like 0.05 or 5%`},
+}, {
+	name: "a jitter has at most one decimal point",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=0.0.5"},
+	errs: []string{`user.go:3:30: jitter: "0.0.5" is not a fraction; use a form like 0.05 or 5%`},
+}, {
+	name: "a jitter of NaN is not a fraction",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=NaN"},
+	errs: []string{`user.go:3:30: jitter: "NaN" is not a fraction; use a form like 0.05 or 5%`},
+}, {
+	name: "a percent sign is written once",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=5%%"},
+	errs: []string{`user.go:3:30: jitter: "5%%" is not a fraction; use a form like 0.05 or 5%`},
+}, {
+	name: "a jitter of 1 or more is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=1"},
+	errs: []string{`user.go:3:30: jitter: must be a fraction from 0 up to but not including 1, got 1`},
+}, {
+	name: "a percentage of 100 or more is rejected by the runtime as its fraction",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=150%"},
+	errs: []string{`user.go:3:30: jitter: must be a fraction from 0 up to but not including 1, got 1.5`},
+}, {
+	name: "a negative jitter is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=-5%"},
+	errs: []string{`user.go:3:30: jitter: must be a fraction from 0 up to but not including 1, got -0.05`},
+}, {
+	name: "a jitter too large for a float64 is out of range",
+	doc:  []string{"//hotkey:cache key=user:{ID} jitter=1" + strings.Repeat("0", 400)},
+	errs: []string{`user.go:3:30: jitter: 1` + strings.Repeat("0", 400) + ` is out of range; use a form like 0.05 or 5%`},
+}, {
+	name: "rebuild_lock lists its forms when a value is far from all of them",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=yes"},
+	errs: []string{`user.go:3:30: rebuild_lock: "yes" is not on, off, true or false; use one of those`},
+}, {
+	name: "rebuild_lock suggests the form a value is a slip away from",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=of"},
+	errs: []string{`user.go:3:30: rebuild_lock: "of" is not on, off, true or false; did you mean "off"?`},
+}, {
+	name: "rebuild_lock is written in lower case",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=ON"},
+	errs: []string{`user.go:3:30: rebuild_lock: "ON" is not on, off, true or false; did you mean "on"?`},
+}, {
+	name: "rebuild_lock without a value asks for on or off",
+	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock"},
+	errs: []string{`user.go:3:30: rebuild_lock: no value; write rebuild_lock=VALUE with a form like on or off`},
+}, {
+	name: "degrade suggests the closest mode",
+	doc:  []string{"//hotkey:cache key=user:{ID} degrade=laoder"},
+	errs: []string{`user.go:3:30: degrade: "laoder" is not off or loader; did you mean "loader"?`},
+}, {
+	name: "degrade lists its modes when a value is far from both",
+	doc:  []string{"//hotkey:cache key=user:{ID} degrade=stale"},
+	errs: []string{`user.go:3:30: degrade: "stale" is not off or loader; use one of those`},
+}, {
+	name: "an empty degrade asks for a mode",
+	doc:  []string{`//hotkey:cache key=user:{ID} degrade=""`},
+	errs: []string{`user.go:3:30: degrade: empty value; use a form like off or loader`},
+}, {
+	name: "a size in decimal kilobytes is refused, so 16KB is never misread",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=16KB max_value_bytes_hard=1mib"},
+	errs: []string{
+		`user.go:3:30: max_value_bytes: "16KB" has unknown unit "KB"; use B, KiB or MiB (1024-based), as in 16KiB`,
+		`user.go:3:51: max_value_bytes_hard: "1mib" has unknown unit "mib"; use B, KiB or MiB (1024-based), as in 16KiB`,
+	},
+}, {
+	name: "a size is a whole number, with or without its unit",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=1.5MiB max_value_bytes_hard=KiB"},
+	errs: []string{
+		`user.go:3:30: max_value_bytes: "1.5MiB" is not a size; use a form like 16384, 16KiB or 1MiB`,
+		`user.go:3:53: max_value_bytes_hard: "KiB" is not a size; use a form like 16384, 16KiB or 1MiB`,
+	},
+}, {
+	name: "a size must fit an int, before and after its unit",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=99999999999999999999 max_value_bytes_hard=9000000000000MiB"},
+	errs: []string{
+		`user.go:3:30: max_value_bytes: 99999999999999999999 is out of range; use a form like 16384, 16KiB or 1MiB`,
+		`user.go:3:67: max_value_bytes_hard: 9000000000000MiB is out of range; use a form like 16384, 16KiB or 1MiB`,
+	},
+}, {
+	name: "a negative max_value_bytes is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=-1"},
+	errs: []string{`user.go:3:30: max_value_bytes: must not be negative (0 disables the warning), got -1`},
+}, {
+	name: "a negative max_value_bytes_hard is rejected by the runtime in bytes",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes_hard=-1KiB"},
+	errs: []string{`user.go:3:30: max_value_bytes_hard: must not be negative (0 disables the limit), got -1024`},
 }, {
 	name: "a name must become an exported Go identifier",
 	doc:  []string{"//hotkey:cache key=user:{ID} name=_user"},
@@ -227,6 +397,10 @@ var malformed = []struct {
 	name: "a quote inside a bare value is reported",
 	doc:  []string{`//hotkey:cache key=user"{ID}"`},
 	errs: []string{`user.go:3:16: key: stray '"' in value; quote the whole value, as in key="user {Org}:{ID}"`},
+}, {
+	name: "two fields with no punctuation between them could share a key",
+	doc:  []string{"//hotkey:cache key=t:{A}x{B}"},
+	errs: []string{`user.go:3:26: key: {B} follows another field with no punctuation between them, so two entities could share one key; separate them, as in {A}:{B}`},
 }, {
 	name: "an unclosed field is reported at its brace",
 	doc:  []string{"//hotkey:cache key=user:{ID"},
@@ -388,7 +562,9 @@ func TestSpecDefaultsComeFromTheRuntime(t *testing.T) {
 	if got, want := spec.Config(), runtime.DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v\nwant runtime.DefaultConfig() = %+v", got, want)
 	}
-	if spec.HotQPS != runtime.DefaultHotQPS || spec.LocalTTL != runtime.DefaultLocalTTL || spec.RecorderSize != runtime.DefaultRecorderSize {
+	if spec.HotQPS != runtime.DefaultHotQPS || spec.LocalTTL != runtime.DefaultLocalTTL || spec.RecorderSize != runtime.DefaultRecorderSize ||
+		spec.NullTTL != runtime.DefaultNullTTL || spec.Jitter != runtime.DefaultJitter || spec.Degrade != runtime.DegradeOff ||
+		spec.MaxValueBytes != runtime.DefaultMaxValueBytes {
 		t.Errorf("Spec fields differ from the runtime's defaults: %+v", spec)
 	}
 }
@@ -396,7 +572,8 @@ func TestSpecDefaultsComeFromTheRuntime(t *testing.T) {
 func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	spec, err := ParseLine(token.Position{Line: 1, Column: 1},
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
-			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account")
+			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
+			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,6 +582,8 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	want.Window, want.PromoteEvery, want.DemoteEvery = time.Second, time.Second, 2*time.Second
 	want.LocalSize, want.LocalTTL, want.Refresh, want.RefreshFailures = 3, time.Hour, 30*time.Minute, 4
 	want.RecorderSize, want.InactiveAfter = 50, time.Minute
+	want.NullTTL, want.Jitter, want.RebuildLock, want.Degrade = 0, 0.2, true, runtime.DegradeLoader
+	want.MaxValueBytes, want.MaxValueBytesHard = 1<<20, 4<<20
 	if got := spec.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v\nwant %+v", got, want)
 	}

@@ -22,19 +22,25 @@ type Spec struct {
 
 	// The options, meaning what the runtime.Config field of the same name
 	// documents.
-	TTL             time.Duration
-	HotQPS          float64
-	WarmQPS         float64
-	TopN            int
-	Window          time.Duration
-	PromoteEvery    time.Duration
-	DemoteEvery     time.Duration
-	LocalSize       int
-	LocalTTL        time.Duration
-	Refresh         time.Duration
-	RefreshFailures int
-	RecorderSize    int
-	InactiveAfter   time.Duration
+	TTL               time.Duration
+	HotQPS            float64
+	WarmQPS           float64
+	TopN              int
+	Window            time.Duration
+	PromoteEvery      time.Duration
+	DemoteEvery       time.Duration
+	LocalSize         int
+	LocalTTL          time.Duration
+	Refresh           time.Duration
+	RefreshFailures   int
+	RecorderSize      int
+	InactiveAfter     time.Duration
+	NullTTL           time.Duration
+	Jitter            float64
+	RebuildLock       bool
+	Degrade           string
+	MaxValueBytes     int
+	MaxValueBytesHard int
 
 	// Args lists the options the directives set explicitly, in source
 	// order, so the generator can emit exactly those, deterministically.
@@ -63,19 +69,25 @@ func (s *Spec) Arg(name string) (Arg, bool) {
 func newSpec() Spec {
 	d := runtime.DefaultConfig()
 	return Spec{
-		TTL:             d.TTL,
-		HotQPS:          d.HotQPS,
-		WarmQPS:         d.WarmQPS,
-		TopN:            d.TopN,
-		Window:          d.Window,
-		PromoteEvery:    d.PromoteEvery,
-		DemoteEvery:     d.DemoteEvery,
-		LocalSize:       d.LocalSize,
-		LocalTTL:        d.LocalTTL,
-		Refresh:         d.Refresh,
-		RefreshFailures: d.RefreshFailures,
-		RecorderSize:    d.RecorderSize,
-		InactiveAfter:   d.InactiveAfter,
+		TTL:               d.TTL,
+		HotQPS:            d.HotQPS,
+		WarmQPS:           d.WarmQPS,
+		TopN:              d.TopN,
+		Window:            d.Window,
+		PromoteEvery:      d.PromoteEvery,
+		DemoteEvery:       d.DemoteEvery,
+		LocalSize:         d.LocalSize,
+		LocalTTL:          d.LocalTTL,
+		Refresh:           d.Refresh,
+		RefreshFailures:   d.RefreshFailures,
+		RecorderSize:      d.RecorderSize,
+		InactiveAfter:     d.InactiveAfter,
+		NullTTL:           d.NullTTL,
+		Jitter:            d.Jitter,
+		RebuildLock:       d.RebuildLock,
+		Degrade:           d.Degrade,
+		MaxValueBytes:     d.MaxValueBytes,
+		MaxValueBytesHard: d.MaxValueBytesHard,
 	}
 }
 
@@ -96,6 +108,12 @@ func (s *Spec) Config() runtime.Config {
 	c.RefreshFailures = s.RefreshFailures
 	c.RecorderSize = s.RecorderSize
 	c.InactiveAfter = s.InactiveAfter
+	c.NullTTL = s.NullTTL
+	c.Jitter = s.Jitter
+	c.RebuildLock = s.RebuildLock
+	c.Degrade = s.Degrade
+	c.MaxValueBytes = s.MaxValueBytes
+	c.MaxValueBytesHard = s.MaxValueBytesHard
 	return c
 }
 

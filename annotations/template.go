@@ -63,6 +63,9 @@ func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 			if !token.IsIdentifier(field) {
 				return Template{}, &Error{at(i), fmt.Sprintf("{%s} does not name a field; write a Go field name of the struct, as in {ID}", field)}
 			}
+			if len(t.Fields()) > 0 && !hasPunct(raw[lit:i]) {
+				return Template{}, &Error{at(i), fmt.Sprintf("{%s} follows another field with no punctuation between them, so two entities could share one key; separate them, as in {A}:{%[1]s}", field)}
+			}
 			if lit < i {
 				t.Parts = append(t.Parts, Part{Lit: raw[lit:i], Pos: at(lit)})
 			}
@@ -78,4 +81,17 @@ func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 		return Template{}, fmt.Errorf("%q has no {Field}, so every value would share one Redis key; include the identifying field, as in user:{ID}", raw)
 	}
 	return t, nil
+}
+
+// hasPunct reports whether s holds an ASCII byte that is neither a letter
+// nor a digit: such a byte can separate two fields, because string fields
+// are escaped wherever they hold it (see runtime.AppendKeyString).
+func hasPunct(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return true
+		}
+	}
+	return false
 }

@@ -22,8 +22,9 @@ const (
 )
 
 // emit renders the file of one package: per entity, sorted by type name,
-// the repository and its key function and guard; then the clone functions
-// and the guard on the types they copy.
+// the repository with its loader options, its key function or key struct,
+// and its guard; then the clone functions and the guard on the types they
+// copy.
 func emit(pkg *pkgModel) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.Path, pkg.Name)
 	f.HeaderComment(Header[len("// "):])
@@ -37,12 +38,15 @@ func emit(pkg *pkgModel) ([]byte, error) {
 	for _, e := range pkg.Entities {
 		emitRepoType(f, e)
 		emitConstructor(f, e)
+		emitLoader(f, e)
+		emitBatchLoader(f, e)
 		emitGet(f, e)
+		emitGetMany(f, e)
 		emitSet(f, e)
 		emitDel(f, e)
 		emitStats(f, e)
 		emitClose(f, e)
-		emitKeyFunc(f, e)
+		emitKey(f, e)
 		emitKeyGuard(f, e)
 	}
 	for _, c := range pkg.Clones {

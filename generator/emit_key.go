@@ -1,20 +1,106 @@
 package generator
 
 import (
+	"unicode/utf8"
+
 	"github.com/dave/jennifer/jen"
 )
 
 // intDigits is the most bytes an integer takes in decimal, with its sign.
 const intDigits = 20
 
-// emitKeyFunc writes <Name>Key, which builds the Redis key with one
-// allocation for the buffer and one for the string, without fmt: it runs on
-// every read.
-func emitKeyFunc(f *jen.File, e *entity) {
-	params := make([]jen.Code, len(e.Params))
-	for i, p := range e.Params {
-		params[i] = jen.Id(p.Name).Add(typeCode(p.Type))
+// emitKey writes what turns an entity's key into its Redis key: the
+// function <Name>Key for a single-field key, the struct <Name>Key and its
+// String method for a composite one.
+func emitKey(f *jen.File, e *entity) {
+	if e.Composite() {
+		emitKeyType(f, e)
+	} else {
+		emitKeyFunc(f, e)
 	}
+}
+
+// emitKeyFunc writes <Name>Key, the runtime's Glue.Key for a single-field
+// key: it takes the field's own type, which is what the cache is keyed by.
+func emitKeyFunc(f *jen.File, e *entity) {
+	p := e.Params[0]
+	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.%s", e.KeyName(), e.Type.Obj().Name(), p.Name, e.Template, escapeDoc(e))
+	f.Func().Id(e.KeyName()).Params(jen.Id(p.Name).Add(typeCode(p.Type))).String().Block(
+		keyBody(e, func(p *param) *jen.Statement { return jen.Id(p.Name) })...,
+	)
+}
+
+// emitKeyType writes the struct <Name>Key, which the cache is keyed by when
+// the key has several fields: a comparable value holding the fields, in
+// template order, with their declared types. Its String method is the
+// runtime's Glue.Key.
+func emitKeyType(f *jen.File, e *entity) {
+	fields := make([]jen.Code, len(e.Params))
+	for i, p := range e.Params {
+		fields[i] = jen.Id(p.Field).Add(typeCode(p.Type))
+	}
+	doc(f, "%s identifies one %s: the fields of its key template %q.", e.KeyName(), e.Type.Obj().Name(), e.Template)
+	f.Type().Id(e.KeyName()).Struct(fields...)
+
+	doc(f, "String returns the Redis key of k, %q filled in.%s", e.Template, escapeDoc(e))
+	f.Func().Params(jen.Id("k").Id(e.KeyName())).Id("String").Params().String().Block(
+		keyBody(e, func(p *param) *jen.Statement { return jen.Id("k").Dot(p.Field) })...,
+	)
+}
+
+// escapeDoc is the sentence key builders add when the key has string
+// parts, whose values are escaped.
+func escapeDoc(e *entity) string {
+	for _, p := range e.Params {
+		if p.Kind == keyString {
+			return " String parts are percent-escaped: see runtime.AppendKeyString."
+		}
+	}
+	return ""
+}
+
+// keySpecial is the special argument of runtime.AppendKeyString for e's
+// string parts: "%", which escapes, and every other ASCII byte of the
+// template's literal text that is not a letter or a digit, sorted. With
+// those escaped, a string part cannot hold the punctuation that separates
+// it from the next part, so where the template separates its fields with
+// punctuation, two different keys never build the same Redis key
+// ("acct:{Org}:{User}" escapes "%:": Org "a:b" and User "c" give
+// "acct:a%3Ab:c", Org "a" and User "b:c" "acct:a:b%3Ac"). Letters, digits
+// and bytes beyond ASCII are left alone, to keep keys readable, and
+// because runtime.AppendKeyString matches special as runes.
+func keySpecial(e *entity) string {
+	var set [utf8.RuneSelf]bool
+	set['%'] = true
+	for _, part := range e.Key {
+		for i := range len(part.Lit) {
+			if c := part.Lit[i]; c < utf8.RuneSelf && !isAlnum(c) {
+				set[c] = true
+			}
+		}
+	}
+	var b []byte
+	for c, ok := range set {
+		if ok {
+			b = append(b, byte(c))
+		}
+	}
+	return string(b)
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// keyBody builds the Redis key from the values val gives for the key
+// fields, with one allocation for the buffer and one for the string, without
+// fmt: it runs on every read that is not a local hit. String parts go
+// through runtime.AppendKeyString (see keySpecial); the capacity counts
+// them unescaped, which is exact for the common value that needs no
+// escaping.
+func keyBody(e *entity, val func(*param) *jen.Statement) []jen.Code {
+	special := keySpecial(e)
 	fixed := 0
 	var lens []jen.Code
 	body := []jen.Code{nil} // the buffer, once its capacity is known
@@ -26,14 +112,14 @@ func emitKeyFunc(f *jen.File, e *entity) {
 			fixed += len(part.Lit)
 			b.Append(jen.Id("b"), jen.Lit(part.Lit).Op("..."))
 		case p.Kind == keyString:
-			lens = append(lens, jen.Len(jen.Id(p.Name)))
-			b.Append(jen.Id("b"), convert(p, "string").Op("..."))
+			lens = append(lens, jen.Len(val(p)))
+			b.Add(rt("AppendKeyString")).Call(jen.Id("b"), convert(p, val(p), "string"), jen.Lit(special))
 		case p.Kind == keyInt:
 			fixed += intDigits
-			b.Qual("strconv", "AppendInt").Call(jen.Id("b"), convert(p, "int64"), jen.Lit(10))
+			b.Qual("strconv", "AppendInt").Call(jen.Id("b"), convert(p, val(p), "int64"), jen.Lit(10))
 		case p.Kind == keyUint:
 			fixed += intDigits
-			b.Qual("strconv", "AppendUint").Call(jen.Id("b"), convert(p, "uint64"), jen.Lit(10))
+			b.Qual("strconv", "AppendUint").Call(jen.Id("b"), convert(p, val(p), "uint64"), jen.Lit(10))
 		}
 		body = append(body, b)
 	}
@@ -42,24 +128,21 @@ func emitKeyFunc(f *jen.File, e *entity) {
 		capacity = capacity.Op("+").Add(l)
 	}
 	body[0] = jen.Id("b").Op(":=").Make(jen.Index().Byte(), jen.Lit(0), capacity)
-	body = append(body, jen.Return(jen.String().Call(jen.Id("b"))))
-
-	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.", e.KeyFunc(), e.Type.Obj().Name(), paramList(e), e.Template)
-	f.Func().Id(e.KeyFunc()).Params(params...).String().Block(body...)
+	return append(body, jen.Return(jen.String().Call(jen.Id("b"))))
 }
 
-// convert writes p's parameter converted to the basic type to, unless it
-// already has that type.
-func convert(p *param, to string) *jen.Statement {
+// convert writes v, the value of p, converted to the basic type to, unless
+// it already has that type.
+func convert(p *param, v *jen.Statement, to string) *jen.Statement {
 	if p.Exact {
-		return jen.Id(p.Name)
+		return v
 	}
-	return jen.Id(to).Call(jen.Id(p.Name))
+	return jen.Id(to).Call(v)
 }
 
 // emitKeyGuard writes a function that stops compiling when a key field
-// changes type, the way stringer guards its constants: the key function
-// and the methods would otherwise keep taking the old type.
+// changes type, the way stringer guards its constants: the key function or
+// struct and the methods would otherwise keep taking the old type.
 func emitKeyGuard(f *jen.File, e *entity) {
 	body := []jen.Code{jen.Var().Id("v").Add(typeCode(e.Type))}
 	for _, p := range e.Params {

@@ -13,14 +13,15 @@ import (
 func emitRepoType(f *jen.File, e *entity) {
 	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.Type.Obj().Name(), e.Template)
 	f.Type().Id(e.Repo()).Struct(
-		jen.Id("c").Op("*").Add(rt("Cache")).Types(typeCode(e.Type)),
+		jen.Id("c").Op("*").Add(rt("Cache")).Types(keyType(e), typeCode(e.Type)),
 	)
 }
 
 // emitConstructor writes New<Name>Repo. The annotation's options become
 // defaults that the caller's options follow, so the caller has the last
 // word; they were validated when the code was generated, which is why
-// runtime.MustNew can only panic on the caller's own options.
+// runtime.MustNew can only panic on the caller's own options. The glue
+// names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
 	defaults := make([]jen.Code, len(e.Options))
 	for i, o := range e.Options {
@@ -35,7 +36,10 @@ func emitConstructor(f *jen.File, e *entity) {
 		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{
 			jen.Id("c"): rt("MustNew").Call(
 				jen.Id("rdb"),
-				jen.Id(e.Clone.Name),
+				rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(
+					jen.Id("Key").Op(":").Add(keyFunc(e)),
+					jen.Id("Clone").Op(":").Id(e.Clone.Name),
+				),
 				jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
 			),
 		})),
@@ -60,6 +64,10 @@ func optionValue(v any) jen.Code {
 		return jen.Op(strconv.FormatFloat(v, 'g', -1, 64))
 	case int:
 		return jen.Lit(v)
+	case bool:
+		return jen.Lit(v)
+	case runtimeConst:
+		return rt(string(v))
 	}
 	panic(fmt.Sprintf("optionValue: unexpected %T", v))
 }
@@ -73,14 +81,40 @@ func keyParams(e *entity) []jen.Code {
 	return params
 }
 
-// keyCall calls the key function with args.
-func keyCall(e *entity, arg func(*param) jen.Code) *jen.Statement {
-	args := make([]jen.Code, len(e.Params))
-	for i, p := range e.Params {
-		args[i] = arg(p)
+// keyType writes K, the type the cache is keyed by: the key field's own
+// type, or the key struct.
+func keyType(e *entity) jen.Code {
+	if e.Composite() {
+		return jen.Id(e.KeyName())
 	}
-	return jen.Id(e.KeyFunc()).Call(args...)
+	return typeCode(e.Params[0].Type)
 }
+
+// keyFunc refers to the function that turns K into the Redis key.
+func keyFunc(e *entity) *jen.Statement {
+	if e.Composite() {
+		return jen.Id(e.KeyName()).Dot("String")
+	}
+	return jen.Id(e.KeyName())
+}
+
+// keyValue writes the K whose fields arg gives: the value itself, or a
+// key struct literal with the fields in template order.
+func keyValue(e *entity, arg func(*param) jen.Code) jen.Code {
+	if !e.Composite() {
+		return arg(e.Params[0])
+	}
+	fields := make([]jen.Code, len(e.Params))
+	for i, p := range e.Params {
+		fields[i] = jen.Id(p.Field).Op(":").Add(arg(p))
+	}
+	return jen.Id(e.KeyName()).Values(fields...)
+}
+
+// paramArg and fieldArg give a key field's value: the method's parameter,
+// or the field of the value v.
+func paramArg(p *param) jen.Code { return jen.Id(p.Name) }
+func fieldArg(p *param) jen.Code { return jen.Id("v").Dot(p.Field) }
 
 // paramList names the parameters for doc comments: "tenant and num".
 func paramList(e *entity) string {
@@ -106,10 +140,25 @@ func recv(e *entity) *jen.Statement {
 // emitGet writes Get<Name>.
 func emitGet(f *jen.File, e *entity) {
 	typ := e.Type.Obj().Name()
-	doc(f, "Get%s returns the %s stored under %s, or an error wrapping runtime.ErrNotFound when there is none. The value is the caller's own to change: no other caller sees the change.", e.Name, typ, keyCallDoc(e))
-	f.Func().Add(recv(e)).Id("Get"+e.Name).Params(keyParams(e)...).Params(jen.Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
-		jen.Return(jen.Id("r").Dot("c").Dot("Get").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id(p.Name) }))),
+	doc(f, "%s returns the %s stored under %s, or an error wrapping runtime.ErrNotFound when there is none. The value is the caller's own to change: no other caller sees the change.", e.Get(), typ, keyDoc(e))
+	f.Func().Add(recv(e)).Id(e.Get()).Params(keyParams(e)...).Params(jen.Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("Get").Call(jen.Id("ctx"), keyValue(e, paramArg))),
 	)
+}
+
+// emitGetMany writes Get<Names>, the batch read. Its parameter is a slice
+// of K, the type the cache is keyed by, so the runtime takes it as it is.
+func emitGetMany(f *jen.File, e *entity) {
+	typ, keys := e.Type.Obj().Name(), e.ManyParam
+	doc(f, "%s returns the %s stored under each of %s, aligned with %s: nil where there is none. Hot keys are served from memory and the rest are read from Redis in as few round trips as possible; with a loader, keys missing from Redis are loaded. Each value is the caller's own to change.", e.GetMany(), typ, keys, keys)
+	f.Func().Add(recv(e)).Id(e.GetMany()).Params(manyParams(e)...).Params(jen.Index().Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("GetMany").Call(jen.Id("ctx"), jen.Id(keys))),
+	)
+}
+
+// manyParams declares ctx and the slice of keys of the batch functions.
+func manyParams(e *entity) []jen.Code {
+	return []jen.Code{jen.Id("ctx").Qual("context", "Context"), jen.Id(e.ManyParam).Index().Add(keyType(e))}
 }
 
 // emitSet writes Set<Name>.
@@ -127,15 +176,15 @@ func emitSet(f *jen.File, e *entity) {
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("v").Op("*").Add(typeCode(e.Type)),
 	).Error().Block(
-		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id("v").Dot(p.Field) }), jen.Id("v"))),
+		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyValue(e, fieldArg), jen.Id("v"))),
 	)
 }
 
 // emitDel writes Del<Name>.
 func emitDel(f *jen.File, e *entity) {
-	doc(f, "Del%s deletes the %s stored under %s, in Redis and in memory.", e.Name, e.Type.Obj().Name(), keyCallDoc(e))
+	doc(f, "Del%s deletes the %s stored under %s, in Redis and in memory.", e.Name, e.Type.Obj().Name(), keyDoc(e))
 	f.Func().Add(recv(e)).Id("Del" + e.Name).Params(keyParams(e)...).Error().Block(
-		jen.Return(jen.Id("r").Dot("c").Dot("Del").Call(jen.Id("ctx"), keyCall(e, func(p *param) jen.Code { return jen.Id(p.Name) }))),
+		jen.Return(jen.Id("r").Dot("c").Dot("Del").Call(jen.Id("ctx"), keyValue(e, paramArg))),
 	)
 }
 
@@ -155,11 +204,11 @@ func emitClose(f *jen.File, e *entity) {
 	)
 }
 
-// keyCallDoc is "UserKey(id)", for doc comments.
-func keyCallDoc(e *entity) string {
-	names := make([]string, len(e.Params))
-	for i, p := range e.Params {
-		names[i] = p.Name
+// keyDoc names the Redis key the parameters give, for doc comments:
+// "UserKey(id)", or "the key tenant and num give".
+func keyDoc(e *entity) string {
+	if e.Composite() {
+		return "the key " + paramList(e) + " give"
 	}
-	return e.KeyFunc() + "(" + strings.Join(names, ", ") + ")"
+	return e.KeyName() + "(" + e.Params[0].Name + ")"
 }

@@ -52,9 +52,12 @@ type entity struct {
 	Key      []keyPart
 	// Params are the key fields, in order of first appearance in the
 	// template; a field used twice is one parameter.
-	Params  []*param
-	Options []option
-	Clone   *cloneFunc
+	Params []*param
+	// ManyParam names the parameter of GetMany and of the batch loader,
+	// which holds many keys ("ids").
+	ManyParam string
+	Options   []option
+	Clone     *cloneFunc
 }
 
 // keyPart is literal key text or a parameter.
@@ -74,9 +77,10 @@ const (
 
 // param is a key field and the parameter that carries it.
 type param struct {
-	Name  string     // "tenant"
-	Field string     // "Tenant"
-	Type  types.Type // the field's type as declared: named types are kept
+	Name  string         // "tenant"
+	Field string         // "Tenant"
+	Type  types.Type     // the field's type as declared: named types are kept
+	Pos   token.Position // the field's first appearance in the template
 	Kind  keyKind
 	// Exact reports that Type is the kind's own type (string, int64,
 	// uint64), so the key code needs no conversion.
@@ -84,14 +88,43 @@ type param struct {
 }
 
 // Repo, Ctor and the others name an entity's generated declarations.
+// KeyName is the key function of a single-field key, and the key struct of
+// a composite one.
 func (e *entity) Repo() string    { return e.Name + "Repo" }
 func (e *entity) Ctor() string    { return "New" + e.Name + "Repo" }
-func (e *entity) KeyFunc() string { return e.Name + "Key" }
+func (e *entity) KeyName() string { return e.Name + "Key" }
+
+// Get, GetMany and the loader options are named after the entity, the
+// batch ones after many of it (see manyName): GetUser, GetUsers,
+// WithUserLoader, WithUsersLoader.
+func (e *entity) Get() string         { return "Get" + e.Name }
+func (e *entity) GetMany() string     { return "Get" + manyName(e.Name) }
+func (e *entity) Loader() string      { return "With" + e.Name + "Loader" }
+func (e *entity) BatchLoader() string { return "With" + manyName(e.Name) + "Loader" }
+
+// Composite reports that the key has more than one field, so the cache is
+// keyed by a generated struct of them, KeyName; a single-field key is the
+// field's own type, which is cheaper to hash and needs no declaration.
+func (e *entity) Composite() bool { return len(e.Params) > 1 }
+
+// generatedName is a package-level name the generated file declares, and
+// what it names, for messages.
+type generatedName struct{ Name, What string }
 
 // generatedNames are an entity's package-level names, which must not be
 // declared already.
-func (e *entity) generatedNames() []string {
-	return []string{e.Repo(), e.Ctor(), e.KeyFunc()}
+func (e *entity) generatedNames() []generatedName {
+	key := "key function"
+	if e.Composite() {
+		key = "key struct"
+	}
+	return []generatedName{
+		{e.Repo(), "repository type"},
+		{e.Ctor(), "constructor"},
+		{e.KeyName(), key},
+		{e.Loader(), "loader option"},
+		{e.BatchLoader(), "batch loader option"},
+	}
 }
 
 // buildPackage turns the annotated structs of in into the package model.
@@ -105,24 +138,36 @@ func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
 
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
-	byName := map[string]token.Position{} // generated name → directive
+	type generatedAt struct {
+		What string
+		Pos  token.Position // the directive
+	}
+	byName := map[string]generatedAt{}
 	for _, t := range targets {
 		e, eerrs := buildEntity(in, t, cl)
 		errs = append(errs, eerrs...)
 		if e == nil {
 			continue
 		}
-		for _, name := range e.generatedNames() {
-			if obj := in.Types.Scope().Lookup(name); obj != nil {
-				errs.Add(t.Spec.Pos, fmt.Sprintf("the generated %s would clash with the %s declared at %s; rename one, or set name= to generate other names",
-					name, name, posFrom(t.Spec.Pos, in.Fset.Position(obj.Pos()))))
-			} else if first, dup := byName[name]; dup {
+		for _, gen := range e.generatedNames() {
+			name := gen.Name
+			first, dup := byName[name]
+			switch obj := in.Types.Scope().Lookup(name); {
+			case obj != nil:
+				errs.Add(t.Spec.Pos, fmt.Sprintf("the generated %s %s would clash with the %s %s declared at %s; rename one, or set name= to generate other names",
+					gen.What, name, declKind(obj), name, posFrom(t.Spec.Pos, in.Fset.Position(obj.Pos()))))
+				continue
+			case !dup:
+				byName[name] = generatedAt{gen.What, t.Spec.Pos}
+				continue
+			case name == e.Repo() && first.What == gen.What:
 				errs.Add(t.Spec.Pos, fmt.Sprintf("two repositories would be named %s; the other one's directive is at %s; set name= on one of them",
-					e.Repo(), posFrom(t.Spec.Pos, first)))
-				break
-			} else {
-				byName[name] = t.Spec.Pos
+					e.Repo(), posFrom(t.Spec.Pos, first.Pos)))
+			default:
+				errs.Add(t.Spec.Pos, fmt.Sprintf("the generated %s %s would clash with the %s of that name generated for the directive at %s; set name= on one of them",
+					gen.What, name, first.What, posFrom(t.Spec.Pos, first.Pos)))
 			}
+			break // the other names most likely clash too: one error says it
 		}
 		pkg.Entities = append(pkg.Entities, e)
 	}
@@ -144,8 +189,23 @@ func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
 		for i, name := range paramNames(fields, names) {
 			e.Params[i].Name = name
 		}
+		e.ManyParam = manyParamName(fields, names)
 	}
 	return pkg, nil
+}
+
+// declKind is the keyword that declares obj: "type", "func", "var" or
+// "const".
+func declKind(obj types.Object) string {
+	switch obj.(type) {
+	case *types.TypeName:
+		return "type"
+	case *types.Func:
+		return "func"
+	case *types.Const:
+		return "const"
+	}
+	return "var"
 }
 
 // posFrom writes pos for a message reported at from: "line:col" in the
@@ -189,6 +249,12 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 		}
 		e.Key = append(e.Key, keyPart{Param: p})
 	}
+	// A composite key becomes a struct of the key fields with a String
+	// method; a field of that name would not compile.
+	if p := params["String"]; p != nil && e.Composite() {
+		errs.Add(p.Pos, fmt.Sprintf("%s: a key of several fields cannot use a field named String: the fields become those of the generated struct %s, whose String method builds the Redis key; rename the field",
+			t.Spec.Key.Raw, e.KeyName()))
+	}
 
 	opts, oerrs := options(lowerIdent(e.Name), t.Spec)
 	errs = append(errs, oerrs...)
@@ -226,7 +292,7 @@ func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.
 		}
 		return nil, &Error{Pos: pos, Msg: msg}
 	}
-	p := &param{Field: field, Type: f.Type()}
+	p := &param{Field: field, Type: f.Type(), Pos: pos}
 	b, _ := f.Type().Underlying().(*types.Basic)
 	switch {
 	case b == nil:

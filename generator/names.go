@@ -3,6 +3,7 @@ package generator
 import (
 	"go/token"
 	"go/types"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -34,27 +35,91 @@ func upperFirst(s string) string {
 	return string(unicode.ToUpper(r)) + s[size:]
 }
 
-// paramNames names the parameters of the key fields, in order: each field's
-// name with a lower first word, with "_" appended while the name is taken.
-// Taken names are Go's keywords and predeclared identifiers (the key
-// function calls len, append and conversions), the names the generated
-// methods use themselves, the file's import names, and earlier parameters.
-func paramNames(fields []string, imports []string) []string {
-	taken := map[string]bool{"ctx": true, "r": true, "v": true, "b": true}
+// takenNames are the names a parameter must not have: Go's keywords are
+// checked apart; these are the predeclared identifiers (the key function
+// calls len, append and conversions), the names the generated functions
+// use themselves, and the file's import names, which a parameter would
+// shadow.
+func takenNames(imports []string) map[string]bool {
+	taken := map[string]bool{"ctx": true, "r": true, "v": true, "b": true, "load": true}
 	for _, name := range types.Universe.Names() {
 		taken[name] = true
 	}
 	for _, name := range imports {
 		taken[name] = true
 	}
+	return taken
+}
+
+// freeName returns name, with "_" appended while it is taken or a keyword,
+// and marks the result taken.
+func freeName(name string, taken map[string]bool) string {
+	for taken[name] || token.IsKeyword(name) {
+		name += "_"
+	}
+	taken[name] = true
+	return name
+}
+
+// paramNames names the parameters of the key fields, in order: each field's
+// name with a lower first word, with "_" appended while the name is taken
+// (see takenNames) or is an earlier parameter's.
+func paramNames(fields []string, imports []string) []string {
+	taken := takenNames(imports)
 	names := make([]string, len(fields))
 	for i, f := range fields {
-		name := lowerIdent(f)
-		for taken[name] || token.IsKeyword(name) {
-			name += "_"
-		}
-		taken[name] = true
-		names[i] = name
+		names[i] = freeName(lowerIdent(f), taken)
 	}
 	return names
+}
+
+// manyParamName names the parameter of the batch methods, which holds
+// many keys: the plural of the key field's parameter ("ids" for ID), or
+// "keys" for a key of several fields, whose values are key structs. It
+// avoids the same names as paramNames.
+func manyParamName(fields []string, imports []string) string {
+	name := "keys"
+	if len(fields) == 1 {
+		name = manyName(lowerIdent(fields[0]))
+	}
+	return freeName(name, takenNames(imports))
+}
+
+// manyName is the name of many of name, for the batch API (GetUsers,
+// WithUsersLoader): its plural, or name+"List" when the plural is the word
+// itself (News gives NewsList), so the two never read the same.
+func manyName(name string) string {
+	if p := plural(name); p != name {
+		return p
+	}
+	return name + "List"
+}
+
+// plural makes an English plural of the last word of an identifier, with
+// rules simple enough to predict rather than a dictionary:
+//
+//   - a name ending in a capital or a digit (ID, Item2) gets "s": IDs;
+//   - one ending in "ss", "x", "z", "ch" or "sh" gets "es": Address gives
+//     Addresses, Box Boxes, Match Matches;
+//   - any other name ending in "s" is taken as plural already, or as a
+//     word like News or Series that is its own plural, and is unchanged;
+//   - a consonant and "y" become "ies": Category gives Categories, while
+//     Day gives Days;
+//   - anything else gets "s": User gives Users, Person Persons.
+func plural(name string) string {
+	last, _ := utf8.DecodeLastRuneInString(name)
+	switch lower := strings.ToLower(name); {
+	case name == "":
+		return ""
+	case unicode.IsUpper(last) || unicode.IsDigit(last):
+		return name + "s"
+	case strings.HasSuffix(lower, "ss"), strings.HasSuffix(lower, "x"), strings.HasSuffix(lower, "z"),
+		strings.HasSuffix(lower, "ch"), strings.HasSuffix(lower, "sh"):
+		return name + "es"
+	case strings.HasSuffix(lower, "s"):
+		return name
+	case strings.HasSuffix(lower, "y") && len(lower) > 1 && !strings.ContainsRune("aeiou", rune(lower[len(lower)-2])):
+		return name[:len(name)-1] + "ies"
+	}
+	return name + "s"
 }

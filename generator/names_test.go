@@ -41,8 +41,8 @@ func TestParamNames(t *testing.T) {
 		want:   []string{"type_", "func_", "len_", "string_", "nil_"},
 	}, {
 		name:   "the names generated code uses itself are avoided",
-		fields: []string{"Ctx", "R", "V", "B"},
-		want:   []string{"ctx_", "r_", "v_", "b_"},
+		fields: []string{"Ctx", "R", "V", "B", "Load"},
+		want:   []string{"ctx_", "r_", "v_", "b_", "load_"},
 	}, {
 		name:    "so are the file's imports, which a parameter would shadow",
 		fields:  []string{"Strconv", "Time", "Runtime2"},
@@ -57,6 +57,76 @@ func TestParamNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := paramNames(tt.fields, tt.imports); !slices.Equal(got, tt.want) {
 				t.Errorf("paramNames(%q) = %q, want %q", tt.fields, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlural(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"User", "Users"},           // most names get "s"
+		{"Person", "Persons"},       // no dictionary of irregular plurals
+		{"Order", "Orders"},         //
+		{"Address", "Addresses"},    // "ss" gets "es"
+		{"Box", "Boxes"},            // so do "x",
+		{"Quiz", "Quizes"},          // "z", without doubling it,
+		{"Match", "Matches"},        // "ch"
+		{"Wish", "Wishes"},          // and "sh"
+		{"Category", "Categories"},  // a consonant and "y" become "ies"
+		{"Day", "Days"},             // a vowel and "y" get "s"
+		{"Key", "Keys"},             //
+		{"News", "News"},            // another final "s" is taken as plural already
+		{"Series", "Series"},        //
+		{"Status", "Status"},        // which is how Status reads, too
+		{"ID", "IDs"},               // a final capital is an initialism: "s"
+		{"UserID", "UserIDs"},       //
+		{"SKU", "SKUs"},             //
+		{"Item2", "Item2s"},         // so is a final digit
+		{"id", "ids"},               // parameters are lower case
+		{"userID", "userIDs"},       //
+		{"orderLine", "orderLines"}, // only the last word counts
+		{"y", "ys"},                 // one letter: no consonant before the "y"
+	}
+	for _, tt := range tests {
+		if got := plural(tt.in); got != tt.want {
+			t.Errorf("plural(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestManyNameNeverReadsAsTheName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"User", "Users"},
+		{"Category", "Categories"},
+		{"News", "NewsList"},
+		{"Series", "SeriesList"},
+		{"series", "seriesList"},
+	}
+	for _, tt := range tests {
+		if got := manyName(tt.in); got != tt.want {
+			t.Errorf("manyName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestManyParamName(t *testing.T) {
+	tests := []struct {
+		name    string
+		fields  []string
+		imports []string
+		want    string
+	}{
+		{"the plural of the key field's parameter", []string{"ID"}, nil, "ids"},
+		{"only the first word is lowered", []string{"UserID"}, nil, "userIDs"},
+		{"a word that is its own plural gets List", []string{"Series"}, nil, "seriesList"},
+		{"several fields make a slice of key structs", []string{"Tenant", "Num"}, nil, "keys"},
+		{"an import name is avoided", []string{"Slice"}, []string{"slices"}, "slices_"},
+		{"and so is a predeclared one", []string{"Cap"}, nil, "caps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := manyParamName(tt.fields, tt.imports); got != tt.want {
+				t.Errorf("manyParamName(%q, %q) = %q, want %q", tt.fields, tt.imports, got, tt.want)
 			}
 		})
 	}

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/annotations"
+	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
 // runtimeOption names the runtime.Option function an annotation option
 // turns into, and reads the option's parsed value from the Spec.
 type runtimeOption struct {
 	Func  string
-	Value func(*annotations.Spec) any // time.Duration, float64 or int
+	Value func(*annotations.Spec) any // see option.Value
 }
 
 // runtimeOptions maps every annotation option that configures the cache
@@ -20,19 +21,46 @@ type runtimeOption struct {
 // option, never silently dropped: the table and the annotations registry
 // must grow together (options_test.go checks both ways).
 var runtimeOptions = map[string]runtimeOption{
-	"ttl":              {"WithTTL", func(s *annotations.Spec) any { return s.TTL }},
-	"hot_qps":          {"WithHotQPS", func(s *annotations.Spec) any { return s.HotQPS }},
-	"warm_qps":         {"WithWarmQPS", func(s *annotations.Spec) any { return s.WarmQPS }},
-	"top_n":            {"WithTopN", func(s *annotations.Spec) any { return s.TopN }},
-	"window":           {"WithWindow", func(s *annotations.Spec) any { return s.Window }},
-	"promote_every":    {"WithPromoteEvery", func(s *annotations.Spec) any { return s.PromoteEvery }},
-	"demote_every":     {"WithDemoteEvery", func(s *annotations.Spec) any { return s.DemoteEvery }},
-	"local_size":       {"WithLocalSize", func(s *annotations.Spec) any { return s.LocalSize }},
-	"local_ttl":        {"WithLocalTTL", func(s *annotations.Spec) any { return s.LocalTTL }},
-	"refresh":          {"WithRefresh", func(s *annotations.Spec) any { return s.Refresh }},
-	"refresh_failures": {"WithRefreshFailures", func(s *annotations.Spec) any { return s.RefreshFailures }},
-	"recorder_size":    {"WithRecorderSize", func(s *annotations.Spec) any { return s.RecorderSize }},
-	"inactive_after":   {"WithInactiveAfter", func(s *annotations.Spec) any { return s.InactiveAfter }},
+	"ttl":                  {"WithTTL", func(s *annotations.Spec) any { return s.TTL }},
+	"hot_qps":              {"WithHotQPS", func(s *annotations.Spec) any { return s.HotQPS }},
+	"warm_qps":             {"WithWarmQPS", func(s *annotations.Spec) any { return s.WarmQPS }},
+	"top_n":                {"WithTopN", func(s *annotations.Spec) any { return s.TopN }},
+	"window":               {"WithWindow", func(s *annotations.Spec) any { return s.Window }},
+	"promote_every":        {"WithPromoteEvery", func(s *annotations.Spec) any { return s.PromoteEvery }},
+	"demote_every":         {"WithDemoteEvery", func(s *annotations.Spec) any { return s.DemoteEvery }},
+	"local_size":           {"WithLocalSize", func(s *annotations.Spec) any { return s.LocalSize }},
+	"local_ttl":            {"WithLocalTTL", func(s *annotations.Spec) any { return s.LocalTTL }},
+	"refresh":              {"WithRefresh", func(s *annotations.Spec) any { return s.Refresh }},
+	"refresh_failures":     {"WithRefreshFailures", func(s *annotations.Spec) any { return s.RefreshFailures }},
+	"recorder_size":        {"WithRecorderSize", func(s *annotations.Spec) any { return s.RecorderSize }},
+	"inactive_after":       {"WithInactiveAfter", func(s *annotations.Spec) any { return s.InactiveAfter }},
+	"null_ttl":             {"WithNullTTL", func(s *annotations.Spec) any { return s.NullTTL }},
+	"jitter":               {"WithJitter", func(s *annotations.Spec) any { return s.Jitter }},
+	"rebuild_lock":         {"WithRebuildLock", func(s *annotations.Spec) any { return s.RebuildLock }},
+	"degrade":              {"WithDegrade", func(s *annotations.Spec) any { return degradeMode(s.Degrade) }},
+	"max_value_bytes":      {"WithMaxValueBytes", func(s *annotations.Spec) any { return s.MaxValueBytes }},
+	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},
+}
+
+// degradeModes names the runtime's constant for each degrade= value, so
+// the defaults read runtime.WithDegrade(runtime.DegradeLoader).
+var degradeModes = map[string]string{
+	runtime.DegradeOff:    "DegradeOff",
+	runtime.DegradeLoader: "DegradeLoader",
+}
+
+// runtimeConst is a constant of the runtime package, written by its name.
+type runtimeConst string
+
+// degradeMode is the argument of WithDegrade for mode: the runtime's
+// constant, or the string itself for a mode this table does not know
+// (annotations rejects those, so it is only a fallback that still
+// compiles).
+func degradeMode(mode string) any {
+	if name, ok := degradeModes[mode]; ok {
+		return runtimeConst(name)
+	}
+	return mode
 }
 
 // codeOptions shape the generated code rather than configure the cache.
@@ -40,8 +68,10 @@ var codeOptions = map[string]bool{"key": true, "name": true}
 
 // option is one runtime.Option call among a repository's defaults.
 type option struct {
-	Func  string // "WithTTL"
-	Value any    // time.Duration, float64, int or string
+	Func string // "WithTTL"
+	// Value is the argument: a time.Duration, float64, int, bool, string
+	// or runtimeConst.
+	Value any
 }
 
 // options lists the runtime options of spec's explicit arguments, in source

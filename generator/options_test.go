@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -47,9 +48,13 @@ func TestEveryAnnotationOptionHasARuntimeOption(t *testing.T) {
 }
 
 func TestEveryRuntimeOptionIsReachable(t *testing.T) {
-	// Options a directive cannot set: the entity comes from the type, and
-	// the rest belong to the program, not to the annotated type.
-	notAnnotated := []string{"WithEntity", "WithClock", "WithLogger", "WithMonitorEvery"}
+	// Options a directive cannot set: the entity comes from the type, the
+	// loaders are functions the generated With<Name>Loader options adapt,
+	// and the rest belong to the program, not to the annotated type.
+	notAnnotated := []string{
+		"WithEntity", "WithLoader", "WithBatchLoader",
+		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
+	}
 	var tabled []string
 	for _, ro := range runtimeOptions {
 		tabled = append(tabled, ro.Func)
@@ -110,6 +115,31 @@ func TestDurationParts(t *testing.T) {
 	for _, tt := range tests {
 		if n, unit := durationParts(tt.d); n != tt.n || unit != tt.unit {
 			t.Errorf("durationParts(%v) = %d, %q; want %d, %q", tt.d, n, unit, tt.n, tt.unit)
+		}
+	}
+}
+
+func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{90 * time.Minute, "90 * time.Minute"},
+		{time.Minute, "time.Minute"},
+		{time.Duration(0), "0"},
+		{2500.5, "2500.5"},
+		{0.1, "0.1"},
+		{10240, "10240"},
+		{true, "true"},
+		{false, "false"},
+		{"user", `"user"`},
+		{degradeMode("loader"), "runtime.DegradeLoader"},
+		{degradeMode("off"), "runtime.DegradeOff"},
+		{degradeMode("later"), `"later"`}, // annotations rejects it; it still compiles
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {
+			t.Errorf("optionValue(%#v) = %s, want %s", tt.v, got, tt.want)
 		}
 	}
 }

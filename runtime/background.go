@@ -47,7 +47,7 @@ func due(next *time.Time, every time.Duration, now time.Time) bool {
 	return true
 }
 
-func (c *Cache[V]) run() {
+func (c *Cache[K, V]) run() {
 	defer c.wg.Done()
 	ticks, stop := c.cfg.Clock.NewTicker(c.sched.period)
 	defer stop()
@@ -62,7 +62,7 @@ func (c *Cache[V]) run() {
 }
 
 // tick advances the detection window to now and runs the jobs that are due.
-func (c *Cache[V]) tick(now time.Time) {
+func (c *Cache[K, V]) tick(now time.Time) {
 	c.tickMu.Lock()
 	defer c.tickMu.Unlock()
 	s := &c.sched
@@ -97,7 +97,7 @@ func (c *Cache[V]) tick(now time.Time) {
 // getQPS is the number of reads over the window's complete slots divided by
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
-func (c *Cache[V]) getQPS() float64 {
+func (c *Cache[K, V]) getQPS() float64 {
 	cur := c.det.rec.cur.Load()
 	n := c.getSnaps[cur%ring].Load() - c.getSnaps[(cur+ring-slots)%ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
@@ -106,9 +106,9 @@ func (c *Cache[V]) getQPS() float64 {
 // refresh reloads every registered hot key in one pipeline. A key missing
 // from Redis is dropped locally; a key that fails RefreshFailures times in
 // a row is dropped too, because its staleness is unknown.
-func (c *Cache[V]) refresh() {
+func (c *Cache[K, V]) refresh() {
 	type job struct {
-		e   *hotEntry
+		e   *hotEntry[K]
 		gen uint64
 		cmd *redis.StringCmd
 	}
@@ -133,13 +133,18 @@ func (c *Cache[V]) refresh() {
 		var v *V
 		switch {
 		case errors.Is(err, redis.Nil):
-			c.dropLocal(j.e, j.gen)
-			c.count.refreshes.Add(1)
-			continue
 		case err != nil:
 			c.count.redisErrors.Add(1)
 		default:
-			v, err = c.decode(j.e.key, b)
+			v, err = c.decodeValue(j.e.key, b)
+		}
+		if errors.Is(err, redis.Nil) {
+			c.dropLocal(j.e, j.gen) // deleted
+			c.count.refreshes.Add(1)
+			continue
+		}
+		if errors.Is(err, ErrNotFound) {
+			err, v = nil, nil // the placeholder of an absent row
 		}
 		if err != nil {
 			c.refreshFailed(j.e, err)
@@ -147,7 +152,7 @@ func (c *Cache[V]) refresh() {
 		}
 		c.count.refreshes.Add(1)
 		j.e.mu.Lock()
-		j.e.failures = 0
+		c.det.setFailuresLocked(j.e, 0)
 		j.e.mu.Unlock()
 		c.store(j.e, j.gen, v)
 	}
@@ -155,28 +160,21 @@ func (c *Cache[V]) refresh() {
 
 // dropLocal forgets e's local copy and registration unless a write came in
 // since gen, in which case the write's copy is newer than what refresh saw.
-func (c *Cache[V]) dropLocal(e *hotEntry, gen uint64) {
+func (c *Cache[K, V]) dropLocal(e *hotEntry[K], gen uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gen.Load() != gen {
-		return
+	if e.gen.Load() == gen {
+		c.det.forgetLocked(e)
 	}
-	e.gen.Add(1)
-	c.local.Delete(e.key)
-	e.registered = false
-	e.failures = 0
 }
 
-func (c *Cache[V]) refreshFailed(e *hotEntry, err error) {
+func (c *Cache[K, V]) refreshFailed(e *hotEntry[K], err error) {
 	c.count.refreshErrors.Add(1)
 	e.mu.Lock()
-	e.failures++
-	failures := e.failures
+	failures := e.failures + 1
+	c.det.setFailuresLocked(e, failures)
 	if failures >= c.cfg.RefreshFailures {
-		e.gen.Add(1)
-		c.local.Delete(e.key)
-		e.registered = false
-		e.failures = 0
+		c.det.forgetLocked(e)
 	}
 	e.mu.Unlock()
 	if failures >= c.cfg.RefreshFailures {
@@ -187,7 +185,7 @@ func (c *Cache[V]) refreshFailed(e *hotEntry, err error) {
 }
 
 // logStats writes the periodic monitor line.
-func (c *Cache[V]) logStats() {
+func (c *Cache[K, V]) logStats() {
 	st := c.Stats()
 	c.log.Info("hotkey: stats",
 		"reads/s", st.GetQPS,

@@ -32,12 +32,12 @@ var benchValue = &benchUser{ID: 42, Name: "Ada Lovelace", Email: "ada@example.co
 // benchCache returns a Cache on a private Redis holding benchValue at
 // "user:42". The manual clock never ticks, so nothing changes while the
 // benchmark runs.
-func benchCache(b *testing.B, opts ...Option) (*Cache[benchUser], *redis.Client) {
+func benchCache(b *testing.B, opts ...Option) (*Cache[string, benchUser], *redis.Client) {
 	b.Helper()
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
 	base := []Option{WithClock(fakeclock.New(epoch)), WithLogger(quiet)}
-	c, err := New(rdb, cloneBenchUser, append(base, opts...)...)
+	c, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser}, append(base, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func BenchmarkTheineGet(b *testing.B) {
 // tracked keys.
 func BenchmarkRecord(b *testing.B) {
 	const n = 100_000
-	r := NewRecorder(testConfig(), epoch)
+	r := NewRecorder(testConfig(), epoch, ident)
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = "user:" + strconv.Itoa(i)

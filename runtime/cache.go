@@ -19,21 +19,42 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Cache reads and writes values of type V in Redis and serves hot keys from
-// a local store. It is safe for concurrent use.
-type Cache[V any] struct {
+// Glue is what generated code supplies for one entity: how a key becomes
+// its Redis key, and how to deep-copy a value.
+type Glue[K comparable, V any] struct {
+	// Key returns the Redis key of k. It is called on every read that is
+	// not a local hit, and must be a pure function of k.
+	Key func(K) string
+	// Clone returns a deep copy: a hot value is shared, and every caller
+	// gets its own copy so none can change what the next one reads.
+	Clone func(*V) *V
+}
+
+// Cache reads and writes values of type V, identified by keys of type K, in
+// Redis, and serves hot keys from a local store. K is the entity's key
+// field, or a struct of its key fields: local hits are looked up by K
+// itself, so a hit never builds a string. It is safe for concurrent use.
+type Cache[K comparable, V any] struct {
 	cfg   Config
 	rdb   redis.UniversalClient
+	key   func(K) string
 	clone func(*V) *V
 	log   *slog.Logger
 
-	local *theine.Cache[string, *V]
-	det   *detector
+	loader      func(context.Context, K) (*V, error)
+	batchLoader func(context.Context, []K) (map[K]*V, error)
+	// degradeSlots bounds loader calls made because Redis failed; nil
+	// unless degrade=loader.
+	degradeSlots chan struct{}
+
+	local *theine.Cache[K, *V]
+	det   *detector[K]
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close
-	flights  map[string]*loadCall[V]
+	flights  map[K]*loadCall[V]
 
 	count counters
+	big   bigValues
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64
@@ -48,16 +69,14 @@ type Cache[V any] struct {
 	closeOnce sync.Once
 }
 
-// New returns a Cache over rdb. clone must return a deep copy of its
-// argument: a hot value is shared, and every caller gets its own copy so
-// none can change what the next one reads. Options override DefaultConfig;
-// an invalid result is reported as a *ConfigError.
-func New[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) (*Cache[V], error) {
+// New returns a Cache over rdb. Options override DefaultConfig; an invalid
+// result is reported as a *ConfigError.
+func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts ...Option) (*Cache[K, V], error) {
 	if rdb == nil {
 		return nil, errors.New("hotkey: New needs a Redis client, got nil")
 	}
-	if clone == nil {
-		return nil, errors.New("hotkey: New needs a clone function, got nil")
+	if glue.Key == nil || glue.Clone == nil {
+		return nil, errors.New("hotkey: New needs Glue with both Key and Clone functions")
 	}
 	cfg := DefaultConfig()
 	for _, o := range opts {
@@ -65,6 +84,13 @@ func New[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) (*
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	loader, batchLoader, err := loaders[K, V](cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Degrade == DegradeLoader && loader == nil {
+		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader option"}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = wallClock{}
@@ -75,20 +101,26 @@ func New[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) (*
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
-	local, err := theine.NewBuilder[string, *V](int64(cfg.LocalSize)).Build()
+	local, err := theine.NewBuilder[K, *V](int64(cfg.LocalSize)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
-	c := &Cache[V]{
-		cfg:     cfg,
-		rdb:     rdb,
-		clone:   clone,
-		log:     cfg.Logger,
-		local:   local,
-		flights: map[string]*loadCall[V]{},
-		done:    make(chan struct{}),
+	c := &Cache[K, V]{
+		cfg:         cfg,
+		rdb:         rdb,
+		key:         glue.Key,
+		clone:       glue.Clone,
+		loader:      loader,
+		batchLoader: batchLoader,
+		log:         cfg.Logger,
+		local:       local,
+		flights:     map[K]*loadCall[V]{},
+		done:        make(chan struct{}),
 	}
-	c.det = newDetector(cfg, local.Delete)
+	c.det = newDetector(cfg, glue.Key, local.Delete)
+	if cfg.Degrade == DegradeLoader {
+		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	c.wg.Add(1)
@@ -96,11 +128,30 @@ func New[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) (*
 	return c, nil
 }
 
+// loaders checks that the loaders given as options fit the Cache's types.
+func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, error), func(context.Context, []K) (map[K]*V, error), error) {
+	var one func(context.Context, K) (*V, error)
+	var many func(context.Context, []K) (map[K]*V, error)
+	if cfg.loader != nil {
+		var ok bool
+		if one, ok = cfg.loader.(func(context.Context, K) (*V, error)); !ok {
+			return nil, nil, fmt.Errorf("hotkey: the loader is a %T, but this cache needs a func(context.Context, %T) (*%T, error)", cfg.loader, *new(K), *new(V))
+		}
+	}
+	if cfg.batchLoader != nil {
+		var ok bool
+		if many, ok = cfg.batchLoader.(func(context.Context, []K) (map[K]*V, error)); !ok {
+			return nil, nil, fmt.Errorf("hotkey: the batch loader is a %T, but this cache needs a func(context.Context, []%T) (map[%[2]T]*%T, error)", cfg.batchLoader, *new(K), *new(V))
+		}
+	}
+	return one, many, nil
+}
+
 // MustNew is New for generated constructors, whose defaults were validated
 // when the code was generated: it panics only if the caller's options are
 // invalid, which is a programming error.
-func MustNew[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option) *Cache[V] {
-	c, err := New(rdb, clone, opts...)
+func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts ...Option) *Cache[K, V] {
+	c, err := New(rdb, glue, opts...)
 	if err != nil {
 		panic(err)
 	}
@@ -110,54 +161,90 @@ func MustNew[V any](rdb redis.UniversalClient, clone func(*V) *V, opts ...Option
 // Get returns the value at key, or an error wrapping ErrNotFound when the
 // key is absent. Hot keys are served from the local store; the value
 // returned is the caller's own.
-func (c *Cache[V]) Get(ctx context.Context, key string) (*V, error) {
+func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
 	if v, ok := c.local.Get(key); ok { // a hit, counted by theine
 		c.det.rec.RecordSampled(key, rand.Uint32())
+		if c.det.staleRead(key) {
+			c.count.staleReads.Add(1)
+		}
+		if v == nil {
+			return nil, fmt.Errorf("get %q: %w", c.key(key), ErrNotFound)
+		}
 		return c.clone(v), nil
 	}
 	c.det.observe(key)
 	e := c.det.lookup(key)
 	if e == nil {
 		c.count.cold.Add(1)
-		return c.fetch(ctx, key)
+		v, err := c.fetch(ctx, c.key(key))
+		if c.loader == nil || !needsLoad(err) {
+			if err != nil {
+				return c.degrade(ctx, key, err)
+			}
+			return v, nil
+		}
+		// A miss with a loader: load once for every concurrent caller.
+		if v, err = c.resolve(ctx, key, nil, err); err != nil {
+			return nil, err
+		}
+		return c.clone(v), nil
 	}
 	c.count.misses.Add(1)
-	v, err := c.loadHot(ctx, e)
+	v, err := c.resolve(ctx, key, e, nil)
 	if err != nil {
-		return nil, err
+		return c.degrade(ctx, key, err)
 	}
 	return c.clone(v), nil
 }
 
+// needsLoad reports a read the loader should answer: the key is missing
+// from Redis, or holds bytes that are not a value of the entity.
+func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode) }
+
 // store puts v, read from Redis when e's generation was gen, into the local
-// store, unless a write, delete or demotion came in between.
-func (c *Cache[V]) store(e *hotEntry, gen uint64, v *V) {
+// store, unless a write, delete or demotion came in between. A nil v
+// records a row known to be absent (Redis holds the null placeholder), so
+// a hot missing id is answered locally too; it lives no longer than
+// null_ttl.
+func (c *Cache[K, V]) store(e *hotEntry[K], gen uint64, v *V) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || e.gen.Load() != gen {
 		return
 	}
-	c.local.SetWithTTL(e.key, v, 1, c.cfg.LocalTTL)
+	ttl := c.cfg.LocalTTL
+	if v == nil {
+		if c.cfg.NullTTL == 0 {
+			return
+		}
+		ttl = min(ttl, c.cfg.NullTTL)
+	}
+	c.local.SetWithTTL(e.k, v, 1, ttl)
 	e.registered = true
 }
 
+// cachedAbsence reports an error that says the row is known to be absent:
+// Redis holds the null placeholder, as opposed to holding nothing.
+func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNoKey(err) }
+
 // fetch reads and decodes key from Redis.
-func (c *Cache[V]) fetch(ctx context.Context, key string) (*V, error) {
+func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 	b, err := c.rdb.Get(ctx, key).Bytes()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+			return nil, fmt.Errorf("get %q: %w", key, noKey{})
 		}
 		c.count.redisErrors.Add(1)
 		return nil, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
-	return c.decode(key, b)
+	return c.decodeValue(key, b)
 }
 
-func (c *Cache[V]) decode(key string, b []byte) (*V, error) {
+func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
+	c.checkSize("read", key, len(b))
 	v := new(V)
 	if err := msgpack.Unmarshal(b, v); err != nil {
 		c.count.decodeErrors.Add(1)
@@ -166,26 +253,31 @@ func (c *Cache[V]) decode(key string, b []byte) (*V, error) {
 	return v, nil
 }
 
-// Set writes v to Redis with the configured TTL. When key is hot, its local
-// copy is replaced before Set returns, so the caller reads its own write.
-func (c *Cache[V]) Set(ctx context.Context, key string, v *V) error {
+// Set writes v to Redis under k with the configured TTL. When k is hot, its
+// local copy is replaced before Set returns, so the caller reads its own
+// write.
+func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
+	key := c.key(k)
 	b, err := msgpack.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("hotkey: set %q: encode: %w", key, err)
 	}
-	before := c.det.lookup(key)
+	if err := c.checkSize("write", key, len(b)); err != nil {
+		return err
+	}
+	before := c.det.lookup(k)
 	var gen uint64
 	if before != nil {
 		gen = before.gen.Load()
 	}
-	if err := c.rdb.Set(ctx, key, b, c.cfg.TTL).Err(); err != nil {
+	if err := c.rdb.Set(ctx, key, b, c.ttl(c.cfg.TTL)).Err(); err != nil {
 		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
-	e := c.det.lookup(key)
+	e := c.det.lookup(k)
 	if e == nil {
 		return nil
 	}
@@ -197,27 +289,28 @@ func (c *Cache[V]) Set(ctx context.Context, key string, v *V) error {
 	replace := e == before && e.gen.Load() == gen && !e.dead
 	e.gen.Add(1)
 	if replace {
-		c.local.SetWithTTL(key, c.clone(v), 1, c.cfg.LocalTTL)
+		c.local.SetWithTTL(k, c.clone(v), 1, c.cfg.LocalTTL)
 		e.registered = true
 	} else {
-		c.local.Delete(key)
+		c.local.Delete(k)
 	}
 	return nil
 }
 
-// Del deletes key from Redis, then drops its local copy.
-func (c *Cache[V]) Del(ctx context.Context, key string) error {
+// Del deletes k from Redis, then drops its local copy.
+func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
+	key := c.key(k)
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {
 		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
-	if e := c.det.lookup(key); e != nil {
+	if e := c.det.lookup(k); e != nil {
 		e.mu.Lock()
 		e.gen.Add(1)
-		c.local.Delete(key)
+		c.local.Delete(k)
 		e.mu.Unlock()
 	}
 	return nil
@@ -226,7 +319,7 @@ func (c *Cache[V]) Del(ctx context.Context, key string) error {
 // Close stops the background work and the reads in flight, waits for
 // them, and releases the local store. It is safe to call more than once; the Redis client is the
 // caller's and stays open.
-func (c *Cache[V]) Close() error {
+func (c *Cache[K, V]) Close() error {
 	c.closeOnce.Do(func() {
 		c.flightMu.Lock() // no load starts after this
 		c.closed.Store(true)

@@ -21,7 +21,14 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	redis.SetLogger(discardRedisLog{}) // tests that stop Redis would fill the output with dial errors
+	goleak.VerifyTestMain(m)
+}
+
+type discardRedisLog struct{}
+
+func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 // profile has every kind of field a clone must copy deeply.
 type profile struct {
@@ -50,13 +57,16 @@ func cloneProfile(p *profile) *profile {
 	return &c
 }
 
+// profileGlue keys profiles by their Redis key itself.
+var profileGlue = Glue[string, profile]{Key: ident, Clone: cloneProfile}
+
 func sample(id int64, name string) *profile {
 	return &profile{ID: id, Name: name, Tags: []string{"a", "b"}, Attrs: map[string]string{"x": "1"}, Best: &profile{ID: id + 1, Name: "best"}}
 }
 
 type env struct {
 	t     *testing.T
-	c     *Cache[profile]
+	c     *Cache[string, profile]
 	clock *fakeclock.Clock
 	raw   *redis.Client // another client, as another process would be
 	ctx   context.Context
@@ -68,10 +78,15 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // 100 so that 100 reads in one slot promote a key inline.
 func newEnv(t *testing.T, opts ...Option) *env {
 	t.Helper()
-	srv := redistest.Start(t)
+	return newEnvOn(t, redistest.Start(t), opts...)
+}
+
+// newEnvOn is newEnv on a server the test controls.
+func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
+	t.Helper()
 	clk := fakeclock.New(epoch)
 	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10)}
-	c, err := New(srv.Client(t), cloneProfile, append(base, opts...)...)
+	c, err := New(srv.Client(t), profileGlue, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +130,8 @@ func (e *env) heat(key string) {
 
 // holds reports whether c keeps a local copy of key, without counting a
 // hit as local.Get would.
-func holds[V any](c *Cache[V], key string) (found bool) {
-	c.local.Range(func(k string, _ *V) bool {
+func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
+	c.local.Range(func(k K, _ *V) bool {
 		found = k == key
 		return !found
 	})
@@ -196,7 +211,7 @@ func TestWritesVisibleOnHotKey(t *testing.T) {
 }
 
 func TestSetAppliesTTL(t *testing.T) {
-	e := newEnv(t, WithTTL(30*time.Minute))
+	e := newEnv(t, WithTTL(30*time.Minute), WithJitter(0))
 	if err := e.c.Set(e.ctx, "p:1", sample(1, "ada")); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +323,7 @@ func TestCorruptValueIsAnErrorNotAPanic(t *testing.T) {
 func TestRedisErrorsAreWrappedAndCounted(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	c, err := New(rdb, cloneProfile, WithLogger(quiet))
+	c, err := New(rdb, profileGlue, WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,13 +377,13 @@ func TestNewRejectsBadInput(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	var ce *ConfigError
-	if _, err := New(rdb, cloneProfile, WithWarmQPS(5000)); !errors.As(err, &ce) || ce.Option != "warm_qps" {
+	if _, err := New(rdb, profileGlue, WithWarmQPS(5000)); !errors.As(err, &ce) || ce.Option != "warm_qps" {
 		t.Fatalf("New with warm above hot = %v", err)
 	}
-	if _, err := New[profile](rdb, nil); err == nil {
+	if _, err := New(rdb, Glue[string, profile]{Key: ident}); err == nil {
 		t.Fatal("New without a clone function succeeded")
 	}
-	if _, err := New(nil, cloneProfile); err == nil {
+	if _, err := New(nil, profileGlue); err == nil {
 		t.Fatal("New without a client succeeded")
 	}
 	defer func() {
@@ -376,14 +391,14 @@ func TestNewRejectsBadInput(t *testing.T) {
 			t.Fatal("MustNew with invalid options did not panic")
 		}
 	}()
-	MustNew(rdb, cloneProfile, WithTopN(0))
+	MustNew(rdb, profileGlue, WithTopN(0))
 }
 
 func TestCloseStopsEverything(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	c, err := New(rdb, cloneProfile, WithLogger(quiet))
+	c, err := New(rdb, profileGlue, WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +418,7 @@ func TestCloseStopsEverything(t *testing.T) {
 // becomes hot and, once its reads stop, is demoted.
 func TestWallClockDrivesBackgroundWork(t *testing.T) {
 	srv := redistest.Start(t)
-	c, err := New(srv.Client(t), cloneProfile, WithLogger(quiet),
+	c, err := New(srv.Client(t), profileGlue, WithLogger(quiet),
 		WithWindow(200*time.Millisecond), WithPromoteEvery(20*time.Millisecond), WithDemoteEvery(20*time.Millisecond),
 		WithRefresh(20*time.Millisecond), WithHotQPS(200), WithWarmQPS(100))
 	if err != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -50,6 +51,36 @@ type Config struct {
 	// MonitorEvery logs one line of stats at this interval (0 disables).
 	MonitorEvery time.Duration
 
+	// NullTTL is how long an absent row, as the loader reported it, is
+	// remembered in Redis with a placeholder so repeated reads of a missing
+	// id do not reach the loader (0 disables).
+	NullTTL time.Duration
+	// Jitter spreads every write's TTL uniformly within ±Jitter of it, so
+	// keys written together do not expire together.
+	Jitter float64
+
+	// RebuildLock makes one process at a time run the loader for a key,
+	// across every process sharing the Redis: the others wait up to
+	// RebuildLockTTL for its result, then load themselves.
+	RebuildLock    bool
+	RebuildLockTTL time.Duration
+
+	// Degrade says what reads do when Redis fails: DegradeOff returns the
+	// error, DegradeLoader asks the loader, at most DegradeLimit calls at
+	// a time so the database is not flattened.
+	Degrade      string
+	DegradeLimit int
+
+	// MaxValueBytes is the encoded size above which reads and writes log a
+	// warning (once per key per minute) and count a big value;
+	// MaxValueBytesHard, when not 0, rejects larger writes.
+	MaxValueBytes     int
+	MaxValueBytesHard int
+
+	// loader and batchLoader are the typed functions given to WithLoader
+	// and WithBatchLoader; New checks their types against the Cache's.
+	loader, batchLoader any
+
 	// Logger receives promotions, demotions, refresh failures and the
 	// monitor line. Nil means slog.Default().
 	Logger *slog.Logger
@@ -72,6 +103,17 @@ const (
 	DefaultRecorderSize    = 100_000
 	DefaultInactiveAfter   = 300 * time.Second
 	DefaultMonitorEvery    = 60 * time.Second
+	DefaultNullTTL         = time.Minute
+	DefaultJitter          = 0.05
+	DefaultRebuildLockTTL  = 3 * time.Second
+	DefaultDegradeLimit    = 8
+	DefaultMaxValueBytes   = 10 << 10
+)
+
+// Degradation modes.
+const (
+	DegradeOff    = "off"
+	DegradeLoader = "loader"
 )
 
 // DefaultConfig returns the configuration a Cache has when no option is given.
@@ -90,6 +132,12 @@ func DefaultConfig() Config {
 		RecorderSize:    DefaultRecorderSize,
 		InactiveAfter:   DefaultInactiveAfter,
 		MonitorEvery:    DefaultMonitorEvery,
+		NullTTL:         DefaultNullTTL,
+		Jitter:          DefaultJitter,
+		RebuildLockTTL:  DefaultRebuildLockTTL,
+		Degrade:         DegradeOff,
+		DegradeLimit:    DefaultDegradeLimit,
+		MaxValueBytes:   DefaultMaxValueBytes,
 	}
 }
 
@@ -136,14 +184,35 @@ func (c *Config) Validate() error {
 		{"ttl", c.TTL},
 		{"refresh", c.Refresh},
 		{"monitor_every", c.MonitorEvery},
+		{"null_ttl", c.NullTTL},
 	}
 	for _, p := range nonNegative {
 		if p.d < 0 {
 			return bad(p.opt, "must not be negative (0 disables it), got %v", p.d)
 		}
 	}
-	if c.TTL > 0 && c.TTL < time.Millisecond {
-		return bad("ttl", "Redis expiries have millisecond resolution, got %v", c.TTL)
+	for _, p := range []struct {
+		opt string
+		d   time.Duration
+	}{{"ttl", c.TTL}, {"null_ttl", c.NullTTL}} {
+		if p.d > 0 && p.d < time.Millisecond {
+			return bad(p.opt, "Redis expiries have millisecond resolution, got %v", p.d)
+		}
+	}
+	switch {
+	case c.RebuildLockTTL < time.Millisecond:
+		return bad("rebuild_lock_ttl", "must be at least 1ms, got %v", c.RebuildLockTTL)
+	case c.Degrade != DegradeOff && c.Degrade != DegradeLoader:
+		return bad("degrade", "must be %q or %q, got %q", DegradeOff, DegradeLoader, c.Degrade)
+	case c.DegradeLimit <= 0:
+		return bad("degrade_limit", "must be positive, got %d", c.DegradeLimit)
+	case c.MaxValueBytes < 0:
+		return bad("max_value_bytes", "must not be negative (0 disables the warning), got %d", c.MaxValueBytes)
+	case c.MaxValueBytesHard < 0:
+		return bad("max_value_bytes_hard", "must not be negative (0 disables the limit), got %d", c.MaxValueBytesHard)
+	}
+	if c.Jitter < 0 || c.Jitter >= 1 || c.Jitter != c.Jitter {
+		return bad("jitter", "must be a fraction from 0 up to but not including 1, got %v", c.Jitter)
 	}
 	switch {
 	case c.HotQPS <= 0:
@@ -216,6 +285,51 @@ func WithInactiveAfter(d time.Duration) Option { return func(c *Config) { c.Inac
 
 // WithMonitorEvery sets the interval of the stats log line (0 disables).
 func WithMonitorEvery(d time.Duration) Option { return func(c *Config) { c.MonitorEvery = d } }
+
+// WithNullTTL sets how long an absent row is remembered (0: not at all).
+func WithNullTTL(d time.Duration) Option { return func(c *Config) { c.NullTTL = d } }
+
+// WithJitter sets the fraction by which write TTLs are spread.
+func WithJitter(f float64) Option { return func(c *Config) { c.Jitter = f } }
+
+// WithRebuildLock makes one process at a time load a key (see
+// Config.RebuildLock).
+func WithRebuildLock(on bool) Option { return func(c *Config) { c.RebuildLock = on } }
+
+// WithRebuildLockTTL sets how long a rebuild lock holds before a waiting
+// process loads by itself.
+func WithRebuildLockTTL(d time.Duration) Option { return func(c *Config) { c.RebuildLockTTL = d } }
+
+// WithDegrade sets what reads do when Redis fails: DegradeOff or
+// DegradeLoader.
+func WithDegrade(mode string) Option { return func(c *Config) { c.Degrade = mode } }
+
+// WithDegradeLimit bounds concurrent loader calls made because Redis
+// failed.
+func WithDegradeLimit(n int) Option { return func(c *Config) { c.DegradeLimit = n } }
+
+// WithMaxValueBytes sets the size above which values are warned about.
+func WithMaxValueBytes(n int) Option { return func(c *Config) { c.MaxValueBytes = n } }
+
+// WithMaxValueBytesHard sets the size above which writes are rejected (0:
+// no limit).
+func WithMaxValueBytesHard(n int) Option { return func(c *Config) { c.MaxValueBytesHard = n } }
+
+// WithLoader reads through to the source of truth: on a Redis miss the
+// Cache calls load, writes what it returns to Redis and returns it. load
+// returns an error wrapping ErrNotFound for an absent row. Concurrent
+// misses of one key in one process call it once. Its types must match the
+// Cache's key and value types, or New fails.
+func WithLoader[K comparable, V any](load func(ctx context.Context, k K) (*V, error)) Option {
+	return func(c *Config) { c.loader = load }
+}
+
+// WithBatchLoader is WithLoader for GetMany: the keys missing from Redis
+// are loaded in one call, which returns the rows it found. GetMany falls
+// back to the single loader without it.
+func WithBatchLoader[K comparable, V any](load func(ctx context.Context, ks []K) (map[K]*V, error)) Option {
+	return func(c *Config) { c.batchLoader = load }
+}
 
 // WithLogger sends the runtime's logs to l.
 func WithLogger(l *slog.Logger) Option { return func(c *Config) { c.Logger = l } }

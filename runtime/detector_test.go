@@ -14,7 +14,7 @@ import (
 )
 
 type testDetector struct {
-	*detector
+	*detector[string]
 	clock   *fakeclock.Clock
 	dropped []string
 }
@@ -23,7 +23,7 @@ func newTestDetector(opts ...Option) *testDetector {
 	clk := fakeclock.New(epoch)
 	cfg := testConfig(append([]Option{WithClock(clk), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	td := &testDetector{clock: clk}
-	td.detector = newDetector(cfg, func(k string) { td.dropped = append(td.dropped, k) })
+	td.detector = newDetector(cfg, ident, func(k string) { td.dropped = append(td.dropped, k) })
 	return td
 }
 

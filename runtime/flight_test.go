@@ -41,44 +41,49 @@ func TestConcurrentMissesShareOneRead(t *testing.T) {
 	e.c.rdb.AddHook(hook)
 
 	const callers = 50
-	var wg sync.WaitGroup
-	results := make(chan error, callers)
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := e.c.Get(e.ctx, "p:1")
-			if err == nil && v.Name != "ada" {
-				err = errors.New("wrong value " + v.Name)
-			}
-			results <- err
-		}()
-	}
-	// A caller that gives up returns at once and does not spoil the read.
-	impatient, cancel := context.WithCancel(e.ctx)
-	impatientErr := make(chan error, 1)
-	go func() {
-		_, err := e.c.Get(impatient, "p:1")
-		impatientErr <- err
-	}()
-	waitFor(t, "all callers to join the read", func() bool { return e.flightWaiters("p:1") == callers+1 })
-	cancel()
-	if err := <-impatientErr; !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled caller got %v, want context.Canceled", err)
-	}
-	close(hook.release)
-	wg.Wait()
-	close(results)
-	for err := range results {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	missTogether(t, e, "p:1", "ada", callers, func() { close(hook.release) })
 	if n := hook.gets.Load(); n != 1 {
 		t.Fatalf("%d concurrent misses made %d Redis reads, want 1", callers, n)
 	}
 	if !holds(e.c, "p:1") {
 		t.Fatal("the shared read was not stored locally")
+	}
+}
+
+// missTogether has callers read key at once while its load is held back,
+// plus one caller that gives up: that one returns at once with its
+// context's error, and once release lets the load go, every other caller
+// gets want.
+func missTogether(t *testing.T, e *env, key, want string, callers int, release func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := e.c.Get(e.ctx, key)
+			if err == nil && v.Name != want {
+				err = errors.New("got " + v.Name)
+			}
+			errs <- err
+		}()
+	}
+	impatient, cancel := context.WithCancel(e.ctx)
+	gaveUp := make(chan error, 1)
+	go func() { _, err := e.c.Get(impatient, key); gaveUp <- err }()
+	waitFor(t, "every caller to join one load", func() bool { return e.flightWaiters(key) == int32(callers)+1 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up got %v, want context.Canceled", err)
+	}
+	release()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package runtime
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,11 +23,13 @@ const (
 type keyCounter struct {
 	counts [ring]atomic.Uint32
 	last   atomic.Int64 // absolute slot of the latest access
+	name   string       // the Redis key, built once when tracking starts
 }
 
 // KeyRate is a key's measured rate.
-type KeyRate struct {
-	Key string
+type KeyRate[K comparable] struct {
+	Key  K
+	Name string // the Redis key
 	// QPS is the count over the window's complete slots divided by the
 	// window length.
 	QPS float64
@@ -40,13 +41,14 @@ type KeyRate struct {
 }
 
 // Score is the rate detection ranks by: the higher of QPS and Burst.
-func (k KeyRate) Score() float64 { return max(k.QPS, k.Burst) }
+func (k KeyRate[K]) Score() float64 { return max(k.QPS, k.Burst) }
 
 // Recorder counts per-key accesses over a sliding window with bounded
 // memory. Record is lock-free and does not allocate for a key it already
 // tracks; the slot clock is coarse (advanced by Advance), so the read path
 // never calls time.Now.
-type Recorder struct {
+type Recorder[K comparable] struct {
+	name       func(K) string
 	slot       time.Duration
 	window     float64 // seconds
 	slotSecs   float64
@@ -54,7 +56,7 @@ type Recorder struct {
 	capacity   int64
 	idleSlots  int64
 
-	m        sync.Map // string -> *keyCounter
+	m        sync.Map // K -> *keyCounter
 	n        atomic.Int64
 	cur      atomic.Int64 // absolute slot being filled
 	distinct [ring]atomic.Uint32
@@ -63,10 +65,12 @@ type Recorder struct {
 	advanceMu sync.Mutex // serialises Advance
 }
 
-// NewRecorder returns a recorder for cfg whose clock starts at now.
-func NewRecorder(cfg Config, now time.Time) *Recorder {
+// NewRecorder returns a recorder for cfg whose clock starts at now; name
+// gives a key's Redis key, for ranking ties and reports.
+func NewRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *Recorder[K] {
 	slot := cfg.Window / slots
-	r := &Recorder{
+	r := &Recorder[K]{
+		name:      name,
 		slot:      slot,
 		window:    cfg.Window.Seconds(),
 		slotSecs:  slot.Seconds(),
@@ -78,15 +82,15 @@ func NewRecorder(cfg Config, now time.Time) *Recorder {
 	return r
 }
 
-func (r *Recorder) slotOf(t time.Time) int64 { return t.UnixNano() / int64(r.slot) }
+func (r *Recorder[K]) slotOf(t time.Time) int64 { return t.UnixNano() / int64(r.slot) }
 
 // Slot is the length of one slot, the recorder's time resolution.
-func (r *Recorder) Slot() time.Duration { return r.slot }
+func (r *Recorder[K]) Slot() time.Duration { return r.slot }
 
 // Record counts one access to key. It reports true exactly once per slot
 // for a key whose count in the current slot reaches the hot rate, so the
 // caller can promote it without waiting for a tick.
-func (r *Recorder) Record(key string) bool { return r.add(key, 1) }
+func (r *Recorder[K]) Record(key K) bool { return r.add(key, 1) }
 
 // sampleBits sets how often RecordSampled counts: one access in
 // 1<<sampleBits, weighted to keep the expected count exact.
@@ -96,13 +100,13 @@ const sampleBits = 4
 // uniformly random rnd. Every core reads a hot key, and counting each read
 // would bounce the key's counter between them; a hot key's rate is high
 // enough that a one-in-16 sample measures it within a few percent.
-func (r *Recorder) RecordSampled(key string, rnd uint32) {
+func (r *Recorder[K]) RecordSampled(key K, rnd uint32) {
 	if rnd>>(32-sampleBits) == 0 {
 		r.add(key, 1<<sampleBits)
 	}
 }
 
-func (r *Recorder) add(key string, w uint32) bool {
+func (r *Recorder[K]) add(key K, w uint32) bool {
 	v, ok := r.m.Load(key)
 	if !ok {
 		if v, ok = r.insert(key); !ok {
@@ -121,15 +125,15 @@ func (r *Recorder) add(key string, w uint32) bool {
 // insert starts tracking key unless the recorder is full: a full recorder
 // refuses newcomers until Advance evicts the least useful keys, which keeps
 // memory bounded however many distinct keys arrive.
-func (r *Recorder) insert(key string) (any, bool) {
+func (r *Recorder[K]) insert(key K) (any, bool) {
 	if r.n.Add(1) > r.capacity {
 		r.n.Add(-1)
 		r.refused.Add(1)
 		return nil, false
 	}
-	e := new(keyCounter)
+	e := &keyCounter{name: r.name(key)}
 	e.last.Store(r.cur.Load() - 1) // not yet counted as distinct in this slot
-	v, loaded := r.m.LoadOrStore(strings.Clone(key), e)
+	v, loaded := r.m.LoadOrStore(key, e)
 	if loaded {
 		r.n.Add(-1)
 	}
@@ -138,7 +142,7 @@ func (r *Recorder) insert(key string) (any, bool) {
 
 // Advance moves the window to now: it clears the slots that begin, forgets
 // idle keys and, when the recorder is full, evicts the least accessed ones.
-func (r *Recorder) Advance(now time.Time) {
+func (r *Recorder[K]) Advance(now time.Time) {
 	r.advanceMu.Lock()
 	defer r.advanceMu.Unlock()
 	target := r.slotOf(now)
@@ -186,7 +190,7 @@ type evictable struct {
 
 // evict drops the least accessed tenth of the keys, least recent first on
 // ties.
-func (r *Recorder) evict(all []evictable) {
+func (r *Recorder[K]) evict(all []evictable) {
 	slices.SortFunc(all, func(a, b evictable) int {
 		if c := cmp.Compare(a.count, b.count); c != 0 {
 			return c
@@ -201,15 +205,15 @@ func (r *Recorder) evict(all []evictable) {
 }
 
 // Rate returns key's current rate; zero when the key is not tracked.
-func (r *Recorder) Rate(key string) KeyRate {
+func (r *Recorder[K]) Rate(key K) KeyRate[K] {
 	v, ok := r.m.Load(key)
 	if !ok {
-		return KeyRate{Key: key}
+		return KeyRate[K]{Key: key, Name: r.name(key)}
 	}
 	return r.rate(key, v.(*keyCounter), r.cur.Load())
 }
 
-func (r *Recorder) rate(key string, e *keyCounter, cur int64) KeyRate {
+func (r *Recorder[K]) rate(key K, e *keyCounter, cur int64) KeyRate[K] {
 	var sum uint64
 	for i := range e.counts {
 		if int64(i) != cur%ring {
@@ -218,8 +222,9 @@ func (r *Recorder) rate(key string, e *keyCounter, cur int64) KeyRate {
 	}
 	now := e.counts[cur%ring].Load()
 	prev := e.counts[(cur+ring-1)%ring].Load()
-	return KeyRate{
+	return KeyRate[K]{
 		Key:   key,
+		Name:  e.name,
 		QPS:   float64(sum) / r.window,
 		Burst: float64(max(now, prev)) / r.slotSecs,
 	}
@@ -227,11 +232,11 @@ func (r *Recorder) rate(key string, e *keyCounter, cur int64) KeyRate {
 
 // Rates returns every tracked key whose Score is at least min, in no
 // particular order.
-func (r *Recorder) Rates(min float64) []KeyRate {
+func (r *Recorder[K]) Rates(min float64) []KeyRate[K] {
 	cur := r.cur.Load()
-	var out []KeyRate
+	var out []KeyRate[K]
 	r.m.Range(func(k, v any) bool {
-		if kr := r.rate(k.(string), v.(*keyCounter), cur); kr.Score() >= min {
+		if kr := r.rate(k.(K), v.(*keyCounter), cur); kr.Score() >= min {
 			out = append(out, kr)
 		}
 		return true
@@ -240,15 +245,15 @@ func (r *Recorder) Rates(min float64) []KeyRate {
 }
 
 // Len is the number of keys tracked.
-func (r *Recorder) Len() int { return int(r.n.Load()) }
+func (r *Recorder[K]) Len() int { return int(r.n.Load()) }
 
 // Refused counts accesses to new keys turned away while the recorder was
 // full.
-func (r *Recorder) Refused() uint64 { return r.refused.Load() }
+func (r *Recorder[K]) Refused() uint64 { return r.refused.Load() }
 
 // DistinctPerSec is the number of distinct keys read in the last complete
 // slot, per second.
-func (r *Recorder) DistinctPerSec() float64 {
+func (r *Recorder[K]) DistinctPerSec() float64 {
 	cur := r.cur.Load()
 	return float64(r.distinct[(cur+ring-1)%ring].Load()) / r.slotSecs
 }

@@ -16,7 +16,10 @@ func testConfig(opts ...Option) Config {
 	return cfg
 }
 
-func recordN(r *Recorder, key string, n int) (crossings int) {
+// ident names a string key by itself, as tests key caches by Redis key.
+func ident(s string) string { return s }
+
+func recordN(r *Recorder[string], key string, n int) (crossings int) {
 	for range n {
 		if r.Record(key) {
 			crossings++
@@ -27,7 +30,7 @@ func recordN(r *Recorder, key string, n int) (crossings int) {
 
 func TestRecorderWindow(t *testing.T) {
 	// Window 10s in ten 1s slots; "k" is read 100 times in the first slot.
-	r := NewRecorder(testConfig(), epoch)
+	r := NewRecorder(testConfig(), epoch, ident)
 	recordN(r, "k", 100)
 
 	steps := []struct {
@@ -52,7 +55,7 @@ func TestRecorderWindow(t *testing.T) {
 func TestRecorderWindowSlides(t *testing.T) {
 	// 10 reads in every slot for 30 slots: a steady 10 QPS once the window
 	// is full, never more.
-	r := NewRecorder(testConfig(), epoch)
+	r := NewRecorder(testConfig(), epoch, ident)
 	for s := range 30 {
 		r.Advance(epoch.Add(time.Duration(s) * time.Second))
 		if got := r.Rate("k").QPS; got > 10 {
@@ -67,7 +70,7 @@ func TestRecorderWindowSlides(t *testing.T) {
 }
 
 func TestRecorderJumpClearsEverything(t *testing.T) {
-	r := NewRecorder(testConfig(), epoch)
+	r := NewRecorder(testConfig(), epoch, ident)
 	recordN(r, "k", 50)
 	r.Advance(epoch.Add(time.Hour / 60)) // 60 slots later: all cells are stale
 	if got := r.Rate("k"); got.QPS != 0 || got.Burst != 0 {
@@ -77,7 +80,7 @@ func TestRecorderJumpClearsEverything(t *testing.T) {
 
 func TestRecorderBurstCrossingOncePerSlot(t *testing.T) {
 	// hot_qps 10 with 1s slots: the 10th access of a slot crosses.
-	r := NewRecorder(testConfig(WithHotQPS(10), WithWarmQPS(1)), epoch)
+	r := NewRecorder(testConfig(WithHotQPS(10), WithWarmQPS(1)), epoch, ident)
 	if n := recordN(r, "k", 25); n != 1 {
 		t.Fatalf("crossings in slot 0 = %d, want 1", n)
 	}
@@ -91,12 +94,12 @@ func TestRecorderBurstCrossingOncePerSlot(t *testing.T) {
 }
 
 func TestRecorderForgetsIdleKeys(t *testing.T) {
-	r := NewRecorder(testConfig(WithInactiveAfter(30*time.Second)), epoch)
+	r := NewRecorder(testConfig(WithInactiveAfter(30*time.Second)), epoch, ident)
 	recordN(r, "idle", 1)
 	r.Advance(epoch.Add(20 * time.Second))
 	recordN(r, "busy", 1)
 	r.Advance(epoch.Add(31 * time.Second))
-	if r.Rate("idle") != (KeyRate{Key: "idle"}) || r.Len() != 1 {
+	if r.Rate("idle") != (KeyRate[string]{Key: "idle", Name: "idle"}) || r.Len() != 1 {
 		t.Fatalf("idle key kept: len %d", r.Len())
 	}
 	r.Advance(epoch.Add(51 * time.Second))
@@ -107,7 +110,7 @@ func TestRecorderForgetsIdleKeys(t *testing.T) {
 
 func TestRecorderCapUnderMillionDistinctKeys(t *testing.T) {
 	const size = 1000
-	r := NewRecorder(testConfig(WithRecorderSize(size), WithTopN(1), WithLocalSize(1)), epoch)
+	r := NewRecorder(testConfig(WithRecorderSize(size), WithTopN(1), WithLocalSize(1)), epoch, ident)
 	// A few keys read often must survive a flood of one-off keys.
 	for i := range 1_000_000 {
 		if i%1000 == 0 {
@@ -132,7 +135,7 @@ func TestRecorderCapUnderMillionDistinctKeys(t *testing.T) {
 }
 
 func TestRecorderEvictsLeastAccessed(t *testing.T) {
-	r := NewRecorder(testConfig(WithRecorderSize(10), WithTopN(1), WithLocalSize(1)), epoch)
+	r := NewRecorder(testConfig(WithRecorderSize(10), WithTopN(1), WithLocalSize(1)), epoch, ident)
 	for i := range 10 {
 		recordN(r, "k"+strconv.Itoa(i), i+1) // k0 least accessed
 	}
@@ -148,7 +151,7 @@ func TestRecorderEvictsLeastAccessed(t *testing.T) {
 }
 
 func TestRecorderDistinctPerSec(t *testing.T) {
-	r := NewRecorder(testConfig(), epoch)
+	r := NewRecorder(testConfig(), epoch, ident)
 	for i := range 7 {
 		recordN(r, "k"+strconv.Itoa(i), 3)
 	}
@@ -164,7 +167,7 @@ func TestRecorderDistinctPerSec(t *testing.T) {
 
 func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
 	// hot_qps 100 with 1s slots: the burst mark is 100 accesses.
-	r := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch)
+	r := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch, ident)
 	recordN(r, "k", 90)
 	for rnd := range uint32(1 << 10) {
 		r.RecordSampled("k", rnd<<22) // high bits 0 only for rnd < 64: 64 samples of 16
@@ -173,7 +176,7 @@ func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
 		t.Fatalf("Burst = %v, want %v", got, 90+64*16)
 	}
 	// A weighted add that jumps over the mark still reports the crossing.
-	r2 := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch)
+	r2 := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch, ident)
 	recordN(r2, "k", 90)
 	if !r2.add("k", 16) {
 		t.Fatal("jumping from 90 to 106 did not report crossing 100")

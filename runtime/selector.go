@@ -61,14 +61,15 @@ const (
 )
 
 // Decision is what the selector asks the hot set to change.
-type Decision struct {
-	Promote []string // ordered by score, highest first
-	Demote  []string // ordered by key
+type Decision[K comparable] struct {
+	Promote []K // ordered by score, highest first
+	Demote  []K // ordered by name
 }
 
 // Select decides which keys become hot and which stop being hot. It is
 // pure: view holds the rates it may consider (keys missing from it score 0),
-// hot is the current hot set.
+// hot maps the current hot keys to their names. Ties are broken by name, so
+// the outcome never depends on map order.
 //
 // A demotion pass demotes hot keys scoring below Warm. A promotion pass
 // promotes keys scoring at least Hot that rank within the top TopN among
@@ -76,30 +77,31 @@ type Decision struct {
 // candidate displaces the weakest hot key only by outscoring it by more
 // than displaceMargin, so two keys of about the same rate at the edge of
 // the top TopN do not swap places at every tick.
-func Select(view []KeyRate, hot map[string]bool, t Thresholds, pass Pass) Decision {
-	score := make(map[string]float64, len(view))
+func Select[K comparable](view []KeyRate[K], hot map[K]string, t Thresholds, pass Pass) Decision[K] {
+	score := make(map[K]float64, len(view))
 	for _, kr := range view {
 		score[kr.Key] = kr.Score()
 	}
-	var d Decision
 	type ranked struct {
-		key       string
+		key       K
+		name      string
 		score     float64
 		incumbent bool
 	}
-	var pool []ranked
-	for k := range hot {
+	var d Decision[K]
+	var demote, pool []ranked
+	for k, name := range hot {
 		s := score[k]
 		if pass&DemotePass != 0 && s < t.Warm {
-			d.Demote = append(d.Demote, k)
+			demote = append(demote, ranked{key: k, name: name})
 			continue
 		}
-		pool = append(pool, ranked{k, s * displaceMargin, true})
+		pool = append(pool, ranked{k, name, s * displaceMargin, true})
 	}
 	if pass&PromotePass != 0 {
 		for _, kr := range view {
-			if !hot[kr.Key] && kr.Score() >= t.Hot {
-				pool = append(pool, ranked{kr.Key, kr.Score(), false})
+			if _, isHot := hot[kr.Key]; !isHot && kr.Score() >= t.Hot {
+				pool = append(pool, ranked{kr.Key, kr.Name, kr.Score(), false})
 			}
 		}
 		slices.SortFunc(pool, func(a, b ranked) int {
@@ -112,17 +114,20 @@ func Select(view []KeyRate, hot map[string]bool, t Thresholds, pass Pass) Decisi
 				}
 				return 1
 			}
-			return cmp.Compare(a.key, b.key)
+			return cmp.Compare(a.name, b.name)
 		})
 		for i, p := range pool {
 			switch {
 			case i < t.TopN && !p.incumbent:
 				d.Promote = append(d.Promote, p.key)
 			case i >= t.TopN && p.incumbent:
-				d.Demote = append(d.Demote, p.key)
+				demote = append(demote, p)
 			}
 		}
 	}
-	slices.Sort(d.Demote)
+	slices.SortFunc(demote, func(a, b ranked) int { return cmp.Compare(a.name, b.name) })
+	for _, r := range demote {
+		d.Demote = append(d.Demote, r.key)
+	}
 	return d
 }

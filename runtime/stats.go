@@ -34,6 +34,16 @@ type Stats struct {
 	RefreshErrors uint64
 	RedisErrors   uint64
 	DecodeErrors  uint64
+
+	Loads      uint64 // loader calls
+	LoadErrors uint64 // loader calls that failed
+	// StaleReads are local hits of a key whose last refresh failed: served
+	// while Redis could not confirm them (stale-while-error).
+	StaleReads uint64
+	// BigValues counts reads and writes of values above MaxValueBytes.
+	BigValues uint64
+	// DegradedLoads are loader calls made because Redis failed.
+	DegradedLoads uint64
 }
 
 // HotKey describes one key in the hot set.
@@ -50,6 +60,8 @@ type HotKey struct {
 type counters struct {
 	cold, misses                                        atomic.Uint64
 	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
+	loads, loadErrors, staleReads                       atomic.Uint64
+	bigValues, degradedLoads                            atomic.Uint64
 }
 
 func ratio(a, b uint64) float64 {
@@ -60,7 +72,7 @@ func ratio(a, b uint64) float64 {
 }
 
 // Stats returns a snapshot of the counters and the current hot keys.
-func (c *Cache[V]) Stats() Stats {
+func (c *Cache[K, V]) Stats() Stats {
 	hits := c.local.Stats().Hits()
 	misses := c.count.misses.Load()
 	hotAccesses := hits + misses
@@ -69,7 +81,7 @@ func (c *Cache[V]) Stats() Stats {
 	hot := make([]HotKey, 0, len(hs.m))
 	registered := 0
 	for k, e := range hs.m {
-		hot = append(hot, HotKey{Key: k, QPS: c.det.rec.Rate(k).Score(), Since: e.since})
+		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), Since: e.since})
 		e.mu.Lock()
 		if e.registered {
 			registered++
@@ -102,10 +114,15 @@ func (c *Cache[V]) Stats() Stats {
 		RefreshErrors:      c.count.refreshErrors.Load(),
 		RedisErrors:        c.count.redisErrors.Load(),
 		DecodeErrors:       c.count.decodeErrors.Load(),
+		Loads:              c.count.loads.Load(),
+		LoadErrors:         c.count.loadErrors.Load(),
+		StaleReads:         c.count.staleReads.Load(),
+		BigValues:          c.count.bigValues.Load(),
+		DegradedLoads:      c.count.degradedLoads.Load(),
 	}
 }
 
 // gets is the total of reads: local hits plus the reads that went to Redis.
-func (c *Cache[V]) gets() uint64 {
+func (c *Cache[K, V]) gets() uint64 {
 	return c.local.Stats().Hits() + c.count.misses.Load() + c.count.cold.Load()
 }

@@ -35,20 +35,54 @@
 //
 //	type OrderRepo struct{ ... }
 //	func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo
+//	func WithOrderLoader(load func(ctx context.Context, tenant string, num uint32) (*Order, error)) runtime.Option
+//	func WithOrdersLoader(load func(ctx context.Context, keys []OrderKey) (map[OrderKey]*Order, error)) runtime.Option
 //	func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*Order, error)
+//	func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, error)
 //	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error
 //	func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error
 //	func (r *OrderRepo) Stats() runtime.Stats
 //	func (r *OrderRepo) Close() error
-//	func OrderKey(tenant string, num uint32) string // "order:t1:5"
+//	type OrderKey struct{ Tenant string; Num uint32 }
+//	func (k OrderKey) String() string // "order:t1:5" for OrderKey{Tenant: "t1", Num: 5}
+//
+// The repository's cache is keyed by OrderKey, so a read served from
+// memory never builds the Redis key; for the same reason, no field of such
+// a key may be named String. A key of one field needs no struct: for
+// key=user:{ID} the cache is keyed by the type of ID, UserKey is a
+// function, func UserKey(id int64) string, and GetUsers takes ids []int64.
+//
+// String key fields are percent-escaped in the Redis key (see
+// runtime.AppendKeyString): "%" and every ASCII byte of the template's
+// literal text that is not a letter or a digit, so for
+// key=acct:{Org}:{User} Org "a:b" with User "c" is acct:a%3Ab:c and Org
+// "a" with User "b:c" is acct:a:b%3Ac, never the same key. A string without
+// those bytes is written unchanged. Integers are written in decimal.
+//
+// GetOrders reads many keys at once and returns their values aligned with
+// the keys, nil where one is absent. The loader options read through to
+// the source of truth on a Redis miss: NewOrderRepo(rdb,
+// WithOrderLoader(f)) calls f when GetOrder misses, writes what it returns
+// to Redis, and remembers an absent row (f's error wraps
+// runtime.ErrNotFound) for null_ttl; WithOrdersLoader serves the misses of
+// GetOrders in one call. The loader takes the key as GetOrder does; the
+// batch loader takes the keys as the cache holds them.
 //
 // Names come from the type, or from name= (name=Account gives AccountRepo,
-// GetAccount, AccountKey), with the first letter upper-cased. Stats and
+// GetAccount, AccountKey), with the first letter upper-cased. The batch
+// read and loader are named by a simple plural: "es" after ss, x, z, ch
+// and sh (GetAddresses, GetBoxes), "ies" for a consonant and y
+// (GetCategories), "s" otherwise (GetUsers, GetDays, and GetSKUs for a
+// name ending in a capital). A name already ending in a single s (News,
+// Series) is taken as its own plural, and gets List instead: GetNewsList,
+// WithNewsListLoader. The batch parameter is named the same way after the
+// key parameter (ids), or keys when the key is a struct. Stats and
 // logs name the entity with the first word lowered ("order", "orderLine").
 // Parameters are the key fields in template order, named after them with
 // the first word lowered ("UserID" gives userID), an underscore appended
 // when that name is a keyword or is taken. Key fields may be strings,
-// integers, or named types based on one; they keep their declared type.
+// integers, or named types based on one; they keep their declared type,
+// in the parameters and in the key struct alike.
 //
 // The annotation's options become the repository's defaults, which opts
 // override. Every read returns a deep copy made by a generated clone

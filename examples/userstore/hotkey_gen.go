@@ -15,7 +15,7 @@ import (
 // OrderRepo reads and writes Order values in Redis under the key
 // "order:{Tenant}:{Num}", serving the hot ones from memory.
 type OrderRepo struct {
-	c *runtime.Cache[Order]
+	c *runtime.Cache[OrderKey, Order]
 }
 
 // NewOrderRepo returns a repository of Order values over rdb. The options
@@ -26,27 +26,51 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo 
 		runtime.WithEntity("order"),
 		runtime.WithTTL(time.Hour),
 	}
-	return &OrderRepo{c: runtime.MustNew(rdb, cloneOrder, append(defaults, opts...)...)}
+	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder}, append(defaults, opts...)...)}
 }
 
-// GetOrder returns the Order stored under OrderKey(tenant, num), or an error
-// wrapping runtime.ErrNotFound when there is none. The value is the caller's
-// own to change: no other caller sees the change.
+// WithOrderLoader reads through to the source of truth: on a Redis miss,
+// GetOrder and GetOrders call load, write its result to Redis and return it.
+// load returns an error wrapping runtime.ErrNotFound for an absent row.
+func WithOrderLoader(load func(ctx context.Context, tenant string, num uint32) (*Order, error)) runtime.Option {
+	return runtime.WithLoader(func(ctx context.Context, k OrderKey) (*Order, error) {
+		return load(ctx, k.Tenant, k.Num)
+	})
+}
+
+// WithOrdersLoader loads many rows at once for GetOrders; it returns the rows
+// it found. Without it, GetOrders calls the function given to WithOrderLoader
+// key by key.
+func WithOrdersLoader(load func(ctx context.Context, keys []OrderKey) (map[OrderKey]*Order, error)) runtime.Option {
+	return runtime.WithBatchLoader(load)
+}
+
+// GetOrder returns the Order stored under the key tenant and num give, or an
+// error wrapping runtime.ErrNotFound when there is none. The value is the
+// caller's own to change: no other caller sees the change.
 func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*Order, error) {
-	return r.c.Get(ctx, OrderKey(tenant, num))
+	return r.c.Get(ctx, OrderKey{Tenant: tenant, Num: num})
+}
+
+// GetOrders returns the Order stored under each of keys, aligned with keys: nil
+// where there is none. Hot keys are served from memory and the rest are read
+// from Redis in as few round trips as possible; with a loader, keys missing
+// from Redis are loaded. Each value is the caller's own to change.
+func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, error) {
+	return r.c.GetMany(ctx, keys)
 }
 
 // SetOrder stores v under the key its Tenant and Num fields give, with the
 // repository's TTL. A caller that reads the key next gets v, even when it is
 // hot.
 func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error {
-	return r.c.Set(ctx, OrderKey(v.Tenant, v.Num), v)
+	return r.c.Set(ctx, OrderKey{Tenant: v.Tenant, Num: v.Num}, v)
 }
 
-// DelOrder deletes the Order stored under OrderKey(tenant, num), in Redis and
-// in memory.
+// DelOrder deletes the Order stored under the key tenant and num give, in Redis
+// and in memory.
 func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error {
-	return r.c.Del(ctx, OrderKey(tenant, num))
+	return r.c.Del(ctx, OrderKey{Tenant: tenant, Num: num})
 }
 
 // Stats returns a snapshot of the repository's counters and hot keys.
@@ -59,15 +83,21 @@ func (r *OrderRepo) Close() error {
 	return r.c.Close()
 }
 
-// OrderKey returns the Redis key of the Order identified by tenant and num: the
-// template "order:{Tenant}:{Num}" filled in, exactly as the repository builds
-// it.
-func OrderKey(tenant string, num uint32) string {
-	b := make([]byte, 0, 27+len(tenant))
+// OrderKey identifies one Order: the fields of its key template
+// "order:{Tenant}:{Num}".
+type OrderKey struct {
+	Tenant string
+	Num    uint32
+}
+
+// String returns the Redis key of k, "order:{Tenant}:{Num}" filled in. String
+// parts are percent-escaped: see runtime.AppendKeyString.
+func (k OrderKey) String() string {
+	b := make([]byte, 0, 27+len(k.Tenant))
 	b = append(b, "order:"...)
-	b = append(b, tenant...)
+	b = runtime.AppendKeyString(b, k.Tenant, "%:")
 	b = append(b, ":"...)
-	b = strconv.AppendUint(b, uint64(num), 10)
+	b = strconv.AppendUint(b, uint64(k.Num), 10)
 	return string(b)
 }
 
@@ -81,7 +111,7 @@ func _() {
 // UserRepo reads and writes User values in Redis under the key "user:{ID}",
 // serving the hot ones from memory.
 type UserRepo struct {
-	c *runtime.Cache[User]
+	c *runtime.Cache[int64, User]
 }
 
 // NewUserRepo returns a repository of User values over rdb. The options
@@ -95,25 +125,47 @@ func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	return &UserRepo{c: runtime.MustNew(rdb, cloneUser, append(defaults, opts...)...)}
+	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser}, append(defaults, opts...)...)}
+}
+
+// WithUserLoader reads through to the source of truth: on a Redis miss, GetUser
+// and GetUsers call load, write its result to Redis and return it. load returns
+// an error wrapping runtime.ErrNotFound for an absent row.
+func WithUserLoader(load func(ctx context.Context, id int64) (*User, error)) runtime.Option {
+	return runtime.WithLoader(load)
+}
+
+// WithUsersLoader loads many rows at once for GetUsers; it returns the rows it
+// found. Without it, GetUsers calls the function given to WithUserLoader key by
+// key.
+func WithUsersLoader(load func(ctx context.Context, ids []int64) (map[int64]*User, error)) runtime.Option {
+	return runtime.WithBatchLoader(load)
 }
 
 // GetUser returns the User stored under UserKey(id), or an error wrapping
 // runtime.ErrNotFound when there is none. The value is the caller's own to
 // change: no other caller sees the change.
 func (r *UserRepo) GetUser(ctx context.Context, id int64) (*User, error) {
-	return r.c.Get(ctx, UserKey(id))
+	return r.c.Get(ctx, id)
+}
+
+// GetUsers returns the User stored under each of ids, aligned with ids: nil
+// where there is none. Hot keys are served from memory and the rest are read
+// from Redis in as few round trips as possible; with a loader, keys missing
+// from Redis are loaded. Each value is the caller's own to change.
+func (r *UserRepo) GetUsers(ctx context.Context, ids []int64) ([]*User, error) {
+	return r.c.GetMany(ctx, ids)
 }
 
 // SetUser stores v under the key its ID field gives, with the repository's TTL.
 // A caller that reads the key next gets v, even when it is hot.
 func (r *UserRepo) SetUser(ctx context.Context, v *User) error {
-	return r.c.Set(ctx, UserKey(v.ID), v)
+	return r.c.Set(ctx, v.ID, v)
 }
 
 // DelUser deletes the User stored under UserKey(id), in Redis and in memory.
 func (r *UserRepo) DelUser(ctx context.Context, id int64) error {
-	return r.c.Del(ctx, UserKey(id))
+	return r.c.Del(ctx, id)
 }
 
 // Stats returns a snapshot of the repository's counters and hot keys.

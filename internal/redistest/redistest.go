@@ -117,6 +117,22 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 	return rdb
 }
 
+// Kill stops the server abruptly, as a crash or a network cut would look to
+// its clients; Restart brings it back on the same address.
+func (s *Server) Kill() { s.stopProcess() }
+
+// Restart starts a killed server again on the same address, empty.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(Install)
+	}
+	if err := s.start(bin); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Stop kills the server and removes its directory.
 func (s *Server) Stop() {
 	s.stopProcess()

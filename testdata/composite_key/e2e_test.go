@@ -15,6 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// The cache is keyed by the key struct, not by a string.
+func _() { var _ *runtime.Cache[OrderKey, Order] = (&OrderRepo{}).c }
+
 func TestOrderRepo(t *testing.T) {
 	addr := os.Getenv("REDIS_ADDR")
 	if addr == "" {
@@ -30,11 +33,12 @@ func TestOrderRepo(t *testing.T) {
 	if err := repo.SetOrder(ctx, &want); err != nil {
 		t.Fatal(err)
 	}
-	if keys, err := rdb.Keys(ctx, "order:*").Result(); err != nil || !reflect.DeepEqual(keys, []string{"order:t1:5"}) {
-		t.Fatalf("keys = %q, %v; want exactly order:t1:5", keys, err)
+	key := OrderKey{Tenant: "t1", Num: 5}
+	if got := key.String(); got != "order:t1:5" {
+		t.Fatalf(`OrderKey{Tenant: "t1", Num: 5}.String() = %q, want "order:t1:5"`, got)
 	}
-	if got := OrderKey("t1", 5); got != "order:t1:5" {
-		t.Fatalf(`OrderKey("t1", 5) = %q`, got)
+	if keys, err := rdb.Keys(ctx, "order:*").Result(); err != nil || !reflect.DeepEqual(keys, []string{key.String()}) {
+		t.Fatalf("keys = %q, %v; want exactly %q, the key OrderKey builds", keys, err, key.String())
 	}
 
 	for i := 0; i < 100 && repo.Stats().Hits < 3; i++ {
@@ -48,8 +52,8 @@ func TestOrderRepo(t *testing.T) {
 		got.Items[0].Qty = 99
 		got.Items = append(got.Items, Item{SKU: "pear"})
 	}
-	if st := repo.Stats(); st.Hits < 3 {
-		t.Fatalf("Stats().Hits = %d: the key was never served from memory", st.Hits)
+	if st := repo.Stats(); st.Hits < 3 || len(st.HotKeys) != 1 || st.HotKeys[0].Key != key.String() {
+		t.Fatalf("Stats() = %+v: %s was never served from memory", st, key)
 	}
 
 	if _, err := repo.GetOrder(ctx, "t1", 6); !errors.Is(err, runtime.ErrNotFound) {

@@ -16,3 +16,12 @@ type profileRow struct {
 	ID  int64
 	Bio string
 }
+
+// OrderRow is keyed by two fields; name= names its key struct too.
+//
+//hotkey:cache key=purchase:{Shop}:{Num} name=Purchase
+type OrderRow struct {
+	Shop  string
+	Num   int64
+	Total int64
+}

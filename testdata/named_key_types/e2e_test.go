@@ -6,7 +6,7 @@ package accounts
 import "testing"
 
 func TestAccountKey(t *testing.T) {
-	if got := AccountKey("eu", 3, -42); got != "acct:eu:3:-42" {
-		t.Fatalf(`AccountKey("eu", 3, -42) = %q, want "acct:eu:3:-42"`, got)
+	if got := (AccountKey{Region: "eu", Shard: 3, ID: -42}).String(); got != "acct:eu:3:-42" {
+		t.Fatalf(`AccountKey{Region: "eu", Shard: 3, ID: -42}.String() = %q, want "acct:eu:3:-42"`, got)
 	}
 }

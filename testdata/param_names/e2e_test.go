@@ -9,8 +9,8 @@ import (
 )
 
 func TestItemKey(t *testing.T) {
-	got := ItemKey("t", math.MinInt, math.MaxUint8, "c", -5, "u")
+	got := ItemKey{Type: "t", Len: math.MinInt, R: math.MaxUint8, Ctx: "c", ID: -5, URL: "u"}.String()
 	if want := "item:t:-9223372036854775808:255:c:-5:u:-5"; got != want {
-		t.Fatalf("ItemKey = %q, want %q", got, want)
+		t.Fatalf("ItemKey{...}.String() = %q, want %q", got, want)
 	}
 }

@@ -1,0 +1,43 @@
+package generator
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+// emitLoader writes With<Name>Loader, the typed face of runtime.WithLoader.
+// Its function takes the key the way Get<Name> does, field by field, so a
+// loader reads like the query it runs; for a composite key the option
+// adapts it to the key struct the cache is keyed by.
+func emitLoader(f *jen.File, e *entity) {
+	doc(f, "%s reads through to the source of truth: on a Redis miss, %s and %s call load, write its result to Redis and return it. load returns an error wrapping runtime.ErrNotFound for an absent row.", e.Loader(), e.Get(), e.GetMany())
+	result := []jen.Code{jen.Op("*").Add(typeCode(e.Type)), jen.Error()}
+	var arg jen.Code = jen.Id("load")
+	if e.Composite() {
+		args := []jen.Code{jen.Id("ctx")}
+		for _, p := range e.Params {
+			args = append(args, jen.Id("k").Dot(p.Field))
+		}
+		arg = jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("k").Add(keyType(e))).Params(result...).Block(
+			jen.Return(jen.Id("load").Call(args...)),
+		)
+	}
+	f.Func().Id(e.Loader()).Params(
+		jen.Id("load").Func().Params(keyParams(e)...).Params(result...),
+	).Add(rt("Option")).Block(
+		jen.Return(rt("WithLoader").Call(arg)),
+	)
+}
+
+// emitBatchLoader writes With<Names>Loader, the typed face of
+// runtime.WithBatchLoader: it takes the keys as the cache holds them, K or
+// the key struct, so it needs no adapter.
+func emitBatchLoader(f *jen.File, e *entity) {
+	doc(f, "%s loads many rows at once for %s; it returns the rows it found. Without it, %s calls the function given to %s key by key.", e.BatchLoader(), e.GetMany(), e.GetMany(), e.Loader())
+	f.Func().Id(e.BatchLoader()).Params(
+		jen.Id("load").Func().Params(manyParams(e)...).Params(
+			jen.Map(keyType(e)).Op("*").Add(typeCode(e.Type)), jen.Error(),
+		),
+	).Add(rt("Option")).Block(
+		jen.Return(rt("WithBatchLoader").Call(jen.Id("load"))),
+	)
+}

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// nullValue is the placeholder written for a row the loader reported
+// absent. It starts with 0xc1, a byte msgpack never uses, so no value of
+// any entity can be mistaken for it.
+var nullValue = []byte("\xc1hotkeygen:null")
+
+// noKey reports a key absent from Redis, as opposed to one holding
+// nullValue: only a missing key sends a read to the loader. It prints and
+// matches as ErrNotFound.
+type noKey struct{}
+
+func (noKey) Error() string        { return ErrNotFound.Error() }
+func (noKey) Is(target error) bool { return target == ErrNotFound }
+
+func isNoKey(err error) bool { return errors.As(err, new(noKey)) }
+
+// ttl returns the expiry of a write: the configured TTL spread uniformly
+// within ±Jitter, in whole milliseconds as Redis keeps them.
+func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
+	if base <= 0 || c.cfg.Jitter == 0 {
+		return base
+	}
+	f := 1 + c.cfg.Jitter*(2*rand.Float64()-1)
+	return max(time.Millisecond, time.Duration(float64(base)*f).Truncate(time.Millisecond))
+}
+
+// loadThrough calls the loader for k, whose Redis key is key, and writes
+// the result back: the row with the entity's TTL, or nullValue for
+// NullTTL when the row is absent. Write-backs use SET NX, so a value a
+// writer stored while the loader ran is never overwritten by an older row.
+// With RebuildLock, a process that finds another loading the key waits for
+// its result instead.
+func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (*V, error) {
+	if c.cfg.RebuildLock {
+		v, found, release, err := c.lockOrWait(ctx, key)
+		defer release()
+		if found {
+			return v, err
+		}
+	}
+	c.count.loads.Add(1)
+	v, err := c.loader(ctx, k)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		if c.cfg.NullTTL > 0 {
+			c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
+		}
+		return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+	case err != nil:
+		c.count.loadErrors.Add(1)
+		return nil, fmt.Errorf("hotkey: load %q: %w", key, err)
+	case v == nil:
+		c.count.loadErrors.Add(1)
+		return nil, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
+	}
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
+	}
+	if err := c.checkSize("write", key, len(b)); err != nil {
+		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
+		return v, nil
+	}
+	c.writeBack(ctx, key, b, c.ttl(c.cfg.TTL))
+	return v, nil
+}
+
+// redisFailed reports an error of Redis itself, as opposed to an absent
+// key, bytes that do not decode, or the caller giving up.
+func redisFailed(err error) bool {
+	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDecode) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrClosed)
+}
+
+// degrade answers a read that Redis failed (err) from the loader, when
+// degrade=loader, at most DegradeLimit at a time: past the limit the read
+// fails at once with Redis's error rather than queue on the database.
+func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
+	if c.degradeSlots == nil || !redisFailed(err) {
+		return nil, err
+	}
+	select {
+	case c.degradeSlots <- struct{}{}:
+		defer func() { <-c.degradeSlots }()
+	default:
+		return nil, err
+	}
+	c.count.degradedLoads.Add(1)
+	v, lerr := c.loader(ctx, k)
+	if lerr != nil {
+		if !errors.Is(lerr, ErrNotFound) {
+			c.count.loadErrors.Add(1)
+		}
+		return nil, fmt.Errorf("hotkey: load %q with Redis failing (%v): %w", c.key(k), err, lerr)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("get %q: %w", c.key(k), ErrNotFound)
+	}
+	return v, nil
+}
+
+// writeBack stores what the loader returned unless the key holds a value
+// already. A failed write-back costs the next reader a load, nothing more,
+// so it is counted and logged but not returned.
+func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) {
+	if err := c.rdb.SetNX(ctx, key, b, ttl).Err(); err != nil {
+		c.count.redisErrors.Add(1)
+		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
+	}
+}
+
+// decodeValue turns bytes read from Redis into a value: nil with an error
+// wrapping ErrNotFound for nullValue, or an ErrDecode error.
+func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
+	if bytes.Equal(b, nullValue) {
+		return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+	}
+	return c.decode(key, b)
+}

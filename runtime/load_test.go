@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// table stands in for a database: the loader reads it and counts calls.
+type table struct {
+	mu    sync.Mutex
+	rows  map[string]*profile
+	calls atomic.Int32
+	gate  chan struct{} // when set, loads wait for it to close
+}
+
+func (tb *table) load(ctx context.Context, key string) (*profile, error) {
+	tb.calls.Add(1)
+	if tb.gate != nil {
+		<-tb.gate
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if p, ok := tb.rows[key]; ok {
+		return cloneProfile(p), nil
+	}
+	return nil, ErrNotFound
+}
+
+func newTable(rows ...*profile) *table {
+	tb := &table{rows: map[string]*profile{}}
+	for _, p := range rows {
+		tb.rows["p:"+strconv.FormatInt(p.ID, 10)] = p
+	}
+	return tb
+}
+
+func TestLoaderReadsThrough(t *testing.T) {
+	tb := newTable(sample(1, "ada"))
+	e := newEnv(t, WithLoader(tb.load), WithTTL(time.Hour))
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("Get = %q, want the loader's ada", got.Name)
+	}
+	var inRedis profile
+	b, _ := e.raw.Get(e.ctx, "p:1").Bytes()
+	if err := msgpack.Unmarshal(b, &inRedis); err != nil || inRedis.Name != "ada" {
+		t.Fatalf("the loaded row was not written to Redis: %v %+v", err, inRedis)
+	}
+	if ttl := e.raw.TTL(e.ctx, "p:1").Val(); ttl < 57*time.Minute || ttl > 63*time.Minute {
+		t.Fatalf("written with TTL %v, want 1h within the default 5%% jitter", ttl)
+	}
+	e.get("p:1")
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("loader called %d times, want 1: the second read is served by Redis", n)
+	}
+	if st := e.c.Stats(); st.Loads != 1 {
+		t.Fatalf("Loads = %d, want 1", st.Loads)
+	}
+}
+
+func TestConcurrentMissesCallTheLoaderOnce(t *testing.T) {
+	tb := newTable(sample(1, "ada"))
+	tb.gate = make(chan struct{})
+	e := newEnv(t, WithLoader(tb.load))
+	const callers = 50
+	missTogether(t, e, "p:1", "ada", callers, func() { close(tb.gate) })
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("%d concurrent misses called the loader %d times, want 1", callers, n)
+	}
+}
+
+func TestNullCaching(t *testing.T) {
+	tb := newTable()
+	e := newEnv(t, WithLoader(tb.load), WithNullTTL(time.Minute))
+	for range 5 {
+		if _, err := e.c.Get(e.ctx, "p:404"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get of an absent row = %v, want ErrNotFound", err)
+		}
+	}
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("loader called %d times for one absent row, want 1", n)
+	}
+	if ttl := e.raw.PTTL(e.ctx, "p:404").Val(); ttl <= 0 || ttl > 63*time.Second {
+		t.Fatalf("placeholder TTL %v, want about null_ttl", ttl)
+	}
+	if err := e.c.Set(e.ctx, "p:404", sample(404, "late")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get("p:404"); got.Name != "late" {
+		t.Fatalf("after Set got %q", got.Name)
+	}
+}
+
+func TestNullCachingOff(t *testing.T) {
+	tb := newTable()
+	e := newEnv(t, WithLoader(tb.load), WithNullTTL(0))
+	for range 3 {
+		e.c.Get(e.ctx, "p:404")
+	}
+	if n := tb.calls.Load(); n != 3 {
+		t.Fatalf("with null_ttl=0 the loader ran %d times for 3 reads, want 3", n)
+	}
+	if n := e.raw.Exists(e.ctx, "p:404").Val(); n != 0 {
+		t.Fatal("a placeholder was written with null caching off")
+	}
+}
+
+func TestJitterSpreadsTTLs(t *testing.T) {
+	e := newEnv(t, WithTTL(100*time.Second), WithJitter(0.05))
+	pipe := e.raw.Pipeline()
+	for i := range 1000 {
+		if err := e.c.Set(e.ctx, "p:"+strconv.Itoa(i), sample(int64(i), "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds := make([]interface{ Val() time.Duration }, 1000)
+	for i := range cmds {
+		cmds[i] = pipe.PTTL(e.ctx, "p:"+strconv.Itoa(i))
+	}
+	if _, err := pipe.Exec(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := time.Duration(1<<62), time.Duration(0)
+	distinct := map[time.Duration]bool{}
+	for _, c := range cmds {
+		ttl := c.Val()
+		lo, hi = min(lo, ttl), max(hi, ttl)
+		distinct[ttl/time.Second] = true
+	}
+	if lo < 94*time.Second || hi > 105*time.Second {
+		t.Fatalf("TTLs span %v to %v, outside 100s ± 5%%", lo, hi)
+	}
+	if lo > 96*time.Second || hi < 104*time.Second || len(distinct) < 8 {
+		t.Fatalf("TTLs span only %v to %v in %d distinct seconds: not spread", lo, hi, len(distinct))
+	}
+}
+
+func TestCorruptValueIsReloaded(t *testing.T) {
+	tb := newTable(sample(1, "ada"))
+	e := newEnv(t, WithLoader(tb.load))
+	e.raw.Set(e.ctx, "p:1", []byte{0xc1}, 0)
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("Get = %q, want the reloaded ada", got.Name)
+	}
+	var inRedis profile
+	b, _ := e.raw.Get(e.ctx, "p:1").Bytes()
+	if err := msgpack.Unmarshal(b, &inRedis); err != nil || inRedis.Name != "ada" {
+		t.Fatalf("Redis still holds bad bytes: %v", err)
+	}
+	if st := e.c.Stats(); st.DecodeErrors != 1 || st.Loads != 1 {
+		t.Fatalf("DecodeErrors %d Loads %d, want 1 and 1", st.DecodeErrors, st.Loads)
+	}
+}
+
+func TestLoaderErrorsAreWrappedAndNotCached(t *testing.T) {
+	boom := errors.New("database down")
+	calls := 0
+	e := newEnv(t, WithLoader(func(context.Context, string) (*profile, error) { calls++; return nil, boom }))
+	for range 2 {
+		if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, boom) || errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want it to wrap the loader's error", err)
+		}
+	}
+	if calls != 2 || e.raw.Exists(e.ctx, "p:1").Val() != 0 {
+		t.Fatalf("a failed load was cached (%d calls)", calls)
+	}
+	if st := e.c.Stats(); st.LoadErrors != 2 {
+		t.Fatalf("LoadErrors = %d, want 2", st.LoadErrors)
+	}
+}
+
+func TestLoaderOfTheWrongTypeIsRejected(t *testing.T) {
+	srv := redistest.Start(t)
+	_, err := New(srv.Client(t), profileGlue, WithLoader(func(context.Context, int64) (*profile, error) { return nil, nil }))
+	if err == nil {
+		t.Fatal("a loader keyed by int64 was accepted by a cache keyed by string")
+	}
+}
+
+// TestStaleWhileError stops Redis under a running cache: the hot key is
+// still served, counted as stale once a refresh failed, cold reads fail
+// fast, and all recovers when Redis returns.
+func TestStaleWhileError(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithRefreshFailures(3))
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+
+	srv.Kill()
+	e.tick(DefaultRefresh) // one failure: the copy is kept, and stale
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatal("hot key not served while Redis is down")
+	}
+	start := time.Now()
+	_, err := e.c.Get(e.ctx, "p:2")
+	if err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("cold read with Redis down = %v, want a connection error", err)
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("cold read took %v with Redis down", elapsed)
+	}
+	if st := e.c.Stats(); st.StaleReads != 1 || st.RefreshErrors != 1 {
+		t.Fatalf("StaleReads %d RefreshErrors %d, want 1 and 1", st.StaleReads, st.RefreshErrors)
+	}
+
+	srv.Restart(t)
+	e.put("p:1", sample(1, "ada v2"))
+	e.put("p:2", sample(2, "bob"))
+	e.tick(DefaultRefresh)
+	if got := e.get("p:1"); got.Name != "ada v2" {
+		t.Fatalf("after Redis returned the hot key reads %q", got.Name)
+	}
+	if got := e.get("p:2"); got.Name != "bob" {
+		t.Fatalf("after Redis returned a cold read gives %q", got.Name)
+	}
+	if st := e.c.Stats(); st.StaleReads != 1 {
+		t.Fatalf("reads after a good refresh were counted stale: %d", st.StaleReads)
+	}
+}
+
+// A hot id that does not exist is answered locally too, once Redis holds
+// its placeholder: a flood of reads for it reaches neither Redis nor the
+// loader.
+func TestHotAbsentKeyIsAnsweredLocally(t *testing.T) {
+	tb := newTable()
+	e := newEnv(t, WithLoader(tb.load))
+	for range 101 {
+		if _, err := e.c.Get(e.ctx, "p:404"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want ErrNotFound", err)
+		}
+	}
+	hook := &countHook{}
+	e.c.rdb.AddHook(hook)
+	for range 100 {
+		if _, err := e.c.Get(e.ctx, "p:404"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get = %v, want ErrNotFound", err)
+		}
+	}
+	if n := hook.get.Load(); n != 0 || tb.calls.Load() != 1 {
+		t.Fatalf("100 reads of a hot absent id made %d Redis GETs and %d loads; want 0 and 1 in all", n, tb.calls.Load())
+	}
+	if err := e.c.Set(e.ctx, "p:404", sample(404, "found")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get("p:404"); got.Name != "found" {
+		t.Fatalf("after Set got %q", got.Name)
+	}
+}

@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// Two processes, each with its own client, miss the same key at once:
+// with the rebuild lock only one of them runs the loader.
+func TestRebuildLockLoadsOnceAcrossProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	tb := newTable(sample(1, "ada"))
+	tb.gate = make(chan struct{})
+	a := newEnvOn(t, srv, WithLoader(tb.load), WithRebuildLock(true))
+	b := newEnvOn(t, srv, WithLoader(tb.load), WithRebuildLock(true))
+	var wg sync.WaitGroup
+	for _, e := range []*env{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := e.c.Get(e.ctx, "p:1"); err != nil || v.Name != "ada" {
+				t.Errorf("Get = %+v, %v", v, err)
+			}
+		}()
+	}
+	waitFor(t, "one process to take the lock and call the loader", func() bool {
+		return tb.calls.Load() == 1 && a.raw.Exists(a.ctx, lockPrefix+"p:1").Val() == 1
+	})
+	close(tb.gate)
+	wg.Wait()
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("two processes called the loader %d times, want 1", n)
+	}
+	if a.raw.Exists(a.ctx, lockPrefix+"p:1").Val() != 0 {
+		t.Fatal("the lock was not released")
+	}
+}
+
+// A lock whose holder died expires, and the waiting process loads.
+func TestRebuildLockOfADeadHolderExpires(t *testing.T) {
+	tb := newTable(sample(1, "ada"))
+	e := newEnv(t, WithLoader(tb.load), WithRebuildLock(true), WithRebuildLockTTL(200*time.Millisecond))
+	e.raw.Set(e.ctx, lockPrefix+"p:1", "dead process", 200*time.Millisecond)
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("Get = %q", got.Name)
+	}
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("loader called %d times, want 1", n)
+	}
+}
+
+func TestDegradeToLoaderWhenRedisFails(t *testing.T) {
+	srv := redistest.Start(t)
+	tb := newTable(sample(1, "ada"))
+	e := newEnvOn(t, srv, WithLoader(tb.load), WithDegrade(DegradeLoader), WithDegradeLimit(1))
+	srv.Kill()
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("with Redis down and degrade=loader Get = %q", got.Name)
+	}
+	if st := e.c.Stats(); st.DegradedLoads != 1 {
+		t.Fatalf("DegradedLoads = %d, want 1", st.DegradedLoads)
+	}
+
+	// At the limit, a read fails at once with Redis's error.
+	tb.gate = make(chan struct{})
+	go e.c.Get(e.ctx, "p:1")
+	waitFor(t, "the first degraded load to start", func() bool { return tb.calls.Load() == 2 })
+	if _, err := e.c.Get(e.ctx, "p:1"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("a read beyond the degrade limit = %v, want Redis's error", err)
+	}
+	close(tb.gate)
+	waitFor(t, "the degraded load to end", func() bool { return len(e.c.degradeSlots) == 0 })
+}
+
+func TestDegradeNeedsALoader(t *testing.T) {
+	srv := redistest.Start(t)
+	var ce *ConfigError
+	if _, err := New(srv.Client(t), profileGlue, WithDegrade(DegradeLoader)); !errors.As(err, &ce) || ce.Option != "degrade" {
+		t.Fatalf("New = %v, want a ConfigError for degrade", err)
+	}
+}
+
+func TestBigValuesWarnOncePerMinuteAndHardLimitRejects(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithMaxValueBytes(100), WithMaxValueBytesHard(1000))
+	big := sample(1, strings.Repeat("x", 200))
+	for range 3 {
+		if err := e.c.Set(e.ctx, "p:1", big); err != nil {
+			t.Fatal(err)
+		}
+		e.get("p:1")
+	}
+	if n := strings.Count(logs.String(), "hotkey: big value"); n != 1 {
+		t.Fatalf("%d warnings for one key within a minute, want 1:\n%s", n, logs.String())
+	}
+	e.clock.Advance(time.Minute)
+	e.get("p:1")
+	if n := strings.Count(logs.String(), "hotkey: big value"); n != 2 {
+		t.Fatalf("%d warnings after a minute, want 2", n)
+	}
+	if st := e.c.Stats(); st.BigValues != 7 {
+		t.Fatalf("BigValues = %d, want 7 (3 writes, 4 reads)", st.BigValues)
+	}
+
+	err := e.c.Set(e.ctx, "p:2", sample(2, strings.Repeat("x", 2000)))
+	if !errors.Is(err, ErrValueTooLarge) || !strings.Contains(err.Error(), "max_value_bytes_hard 1000") {
+		t.Fatalf("Set of a 2 KB value = %v, want ErrValueTooLarge", err)
+	}
+	if e.raw.Exists(context.Background(), "p:2").Val() != 0 {
+		t.Fatal("the rejected value was written")
+	}
+}

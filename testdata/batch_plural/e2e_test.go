@@ -1,0 +1,90 @@
+package catalog
+
+// This test runs in the module internal/golden builds from this case, with
+// hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
+// address is in REDIS_ADDR.
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func client(t *testing.T) *redis.Client {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// Batch reads return one value per key, in the keys' order, nil where a
+// key is absent; without a loader nothing is loaded.
+func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t)
+
+	addrs := NewAddressRepo(rdb)
+	defer addrs.Close()
+	for _, a := range []*Address{{ID: 1, Street: "Elm"}, {ID: 3, Street: "Oak"}} {
+		if err := addrs.SetAddress(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := addrs.GetAddresses(ctx, []int64{3, 2, 1, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0].Street != "Oak" || got[1] != nil || got[2].Street != "Elm" || got[3].Street != "Oak" {
+		t.Fatalf("GetAddresses(3, 2, 1, 3) = %+v; want Oak, nil, Elm, Oak", got)
+	}
+	if got[0] == got[3] {
+		t.Fatal("GetAddresses returned one value twice: each must be the caller's own")
+	}
+	if got, err := addrs.GetAddresses(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("GetAddresses(nil) = %v, %v; want nothing", got, err)
+	}
+
+	matches := NewMatchRepo(rdb)
+	defer matches.Close()
+	if err := matches.SetMatch(ctx, &Match{Day: "sat", Num: 2, Home: "Reds"}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := matches.GetMatches(ctx, []MatchKey{{Day: "sat", Num: 1}, {Day: "sat", Num: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0] != nil || ms[1] == nil || ms[1].Home != "Reds" {
+		t.Fatalf("GetMatches = %+v; want nil, then the Reds' match", ms)
+	}
+
+	news := NewNewsRepo(rdb)
+	defer news.Close()
+	if err := news.SetNews(ctx, &News{ID: 7, Headline: "Plurals"}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := news.GetNewsList(ctx, []uint64{7, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != 2 || ns[0] == nil || ns[0].Headline != "Plurals" || ns[1] != nil {
+		t.Fatalf("GetNewsList(7, 8) = %+v; want the Plurals story, then nil", ns)
+	}
+
+	series := NewSeriesRepo(rdb)
+	defer series.Close()
+	if err := series.SetSeries(ctx, &seriesRow{Series: "tos", Episodes: 79}); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := series.GetSeriesList(ctx, []string{"tng", "tos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 2 || ss[0] != nil || ss[1] == nil || ss[1].Episodes != 79 {
+		t.Fatalf("GetSeriesList(tng, tos) = %+v; want nil, then tos", ss)
+	}
+}

@@ -1,0 +1,71 @@
+package tenants
+
+// This test runs in the module internal/golden builds from this case, with
+// hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
+// address is in REDIS_ADDR.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/testdata/single_key_types/geo"
+	"github.com/redis/go-redis/v9"
+)
+
+// The caches are keyed by the key field's own type, not by a string.
+func _() {
+	var _ *runtime.Cache[TenantID, Tenant] = (&TenantRepo{}).c
+	var _ *runtime.Cache[geo.Region, Zone] = (&ZoneRepo{}).c
+}
+
+func TestKeys(t *testing.T) {
+	if got := TenantKey(-7); got != "tenant:-7" {
+		t.Errorf(`TenantKey(-7) = %q, want "tenant:-7"`, got)
+	}
+	if got := ZoneKey("eu-west"); got != "zone:eu-west" {
+		t.Errorf(`ZoneKey("eu-west") = %q, want "zone:eu-west"`, got)
+	}
+}
+
+func TestZoneRepo(t *testing.T) {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	repo := NewZoneRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	defer repo.Close()
+
+	if err := repo.SetZone(ctx, &Zone{Region: "eu-west", Hosts: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(ctx, ZoneKey("eu-west")).Result(); err != nil || n != 1 {
+		t.Fatalf("EXISTS %s = %d, %v; want the key ZoneKey builds", ZoneKey("eu-west"), n, err)
+	}
+	for i := 0; i < 100 && repo.Stats().Hits < 3; i++ {
+		z, err := repo.GetZone(ctx, "eu-west")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(z.Hosts, []string{"a", "b"}) {
+			t.Fatalf("read %d got %+v: an earlier caller's changes leaked", i, z)
+		}
+		z.Hosts[0] = "x"
+	}
+	st := repo.Stats()
+	if st.Hits < 3 || len(st.HotKeys) != 1 || st.HotKeys[0].Key != "zone:eu-west" {
+		t.Fatalf("zone:eu-west was not served from memory: %+v", st)
+	}
+	if err := repo.DelZone(ctx, "eu-west"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.GetZone(ctx, "eu-west"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("GetZone after DelZone: err = %v, want runtime.ErrNotFound", err)
+	}
+}
