@@ -26,6 +26,7 @@ const Install = "redis-server is not installed: run `apt-get install -y redis-se
 // Server is a running redis-server.
 type Server struct {
 	Addr   string
+	args   []string // extra redis-server arguments
 	cmd    *exec.Cmd
 	exited chan error
 	out    *bytes.Buffer
@@ -45,8 +46,8 @@ func Start(t testing.TB) *Server {
 }
 
 // Launch starts a server outside a test, for TestMain or a benchmark
-// harness; the caller stops it.
-func Launch() (*Server, error) {
+// harness; the caller stops it. args are passed on to redis-server.
+func Launch(args ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New(Install)
@@ -61,7 +62,7 @@ func Launch() (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, port: port}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, port: port, args: args}
 		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
 		}
@@ -72,14 +73,14 @@ func Launch() (*Server, error) {
 
 func (s *Server) start(bin string) error {
 	s.out = new(bytes.Buffer)
-	s.cmd = exec.Command(bin,
+	s.cmd = exec.Command(bin, append([]string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--save", "",
 		"--appendonly", "no",
 		"--protected-mode", "no",
-	)
+	}, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
