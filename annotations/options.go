@@ -96,6 +96,10 @@ var options = map[string]option{
 	// degrade=off|loader says what reads do when Redis fails: return the
 	// error, or fall through to the loader a few at a time.
 	"degrade": choice(func(s *Spec) *string { return &s.Degrade }, runtime.DegradeOff, runtime.DegradeLoader),
+	// invalidate=tracking|pubsub|off says how a write reaches every
+	// instance's local copy: Redis client-side-caching broadcasts (any
+	// writer), the repositories' own announcements, or refresh alone.
+	"invalidate": choice(func(s *Spec) *string { return &s.Invalidate }, runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff),
 	// max_value_bytes=SIZE warns about values encoded larger than SIZE; 0
 	// disables the warning.
 	"max_value_bytes": size(func(s *Spec) *int { return &s.MaxValueBytes }),

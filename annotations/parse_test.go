@@ -226,7 +226,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are degrade, demote_every, hot_qps, inactive_after, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -325,6 +325,10 @@ var malformed = []struct {
 	name: "degrade suggests the closest mode",
 	doc:  []string{"//hotkey:cache key=user:{ID} degrade=laoder"},
 	errs: []string{`user.go:3:30: degrade: "laoder" is not off or loader; did you mean "loader"?`},
+}, {
+	name: "invalidate suggests the closest mode",
+	doc:  []string{"//hotkey:cache key=user:{ID} invalidate=trackng"},
+	errs: []string{`user.go:3:30: invalidate: "trackng" is not tracking, pubsub or off; did you mean "tracking"?`},
 }, {
 	name: "degrade lists its modes when a value is far from both",
 	doc:  []string{"//hotkey:cache key=user:{ID} degrade=stale"},
@@ -573,7 +577,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	spec, err := ParseLine(token.Position{Line: 1, Column: 1},
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
-			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB")
+			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,6 +588,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	want.RecorderSize, want.InactiveAfter = 50, time.Minute
 	want.NullTTL, want.Jitter, want.RebuildLock, want.Degrade = 0, 0.2, true, runtime.DegradeLoader
 	want.MaxValueBytes, want.MaxValueBytesHard = 1<<20, 4<<20
+	want.Invalidate = runtime.InvalidatePubSub
 	if got := spec.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v\nwant %+v", got, want)
 	}

@@ -39,6 +39,7 @@ type Spec struct {
 	Jitter            float64
 	RebuildLock       bool
 	Degrade           string
+	Invalidate        string
 	MaxValueBytes     int
 	MaxValueBytesHard int
 
@@ -86,6 +87,7 @@ func newSpec() Spec {
 		Jitter:            d.Jitter,
 		RebuildLock:       d.RebuildLock,
 		Degrade:           d.Degrade,
+		Invalidate:        d.Invalidate,
 		MaxValueBytes:     d.MaxValueBytes,
 		MaxValueBytesHard: d.MaxValueBytesHard,
 	}
@@ -112,6 +114,7 @@ func (s *Spec) Config() runtime.Config {
 	c.Jitter = s.Jitter
 	c.RebuildLock = s.RebuildLock
 	c.Degrade = s.Degrade
+	c.Invalidate = s.Invalidate
 	c.MaxValueBytes = s.MaxValueBytes
 	c.MaxValueBytesHard = s.MaxValueBytesHard
 	return c

@@ -36,14 +36,25 @@ func emitConstructor(f *jen.File, e *entity) {
 		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{
 			jen.Id("c"): rt("MustNew").Call(
 				jen.Id("rdb"),
-				rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(
-					jen.Id("Key").Op(":").Add(keyFunc(e)),
-					jen.Id("Clone").Op(":").Id(e.Clone.Name),
-				),
+				rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...),
 				jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
 			),
 		})),
 	)
+}
+
+// glue lists the fields of the repository's runtime.Glue: the key
+// function, the clone function, and the literal text every key starts
+// with, for which invalidations are tracked.
+func glue(e *entity) []jen.Code {
+	fields := []jen.Code{
+		jen.Id("Key").Op(":").Add(keyFunc(e)),
+		jen.Id("Clone").Op(":").Id(e.Clone.Name),
+	}
+	if len(e.Key) > 0 && e.Key[0].Param == nil {
+		fields = append(fields, jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit))
+	}
+	return fields
 }
 
 // optionValue writes an option's argument the way a person would.

@@ -37,27 +37,31 @@ var runtimeOptions = map[string]runtimeOption{
 	"null_ttl":             {"WithNullTTL", func(s *annotations.Spec) any { return s.NullTTL }},
 	"jitter":               {"WithJitter", func(s *annotations.Spec) any { return s.Jitter }},
 	"rebuild_lock":         {"WithRebuildLock", func(s *annotations.Spec) any { return s.RebuildLock }},
-	"degrade":              {"WithDegrade", func(s *annotations.Spec) any { return degradeMode(s.Degrade) }},
+	"degrade":              {"WithDegrade", func(s *annotations.Spec) any { return modeConst(s.Degrade) }},
+	"invalidate":           {"WithInvalidate", func(s *annotations.Spec) any { return modeConst(s.Invalidate) }},
 	"max_value_bytes":      {"WithMaxValueBytes", func(s *annotations.Spec) any { return s.MaxValueBytes }},
 	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},
 }
 
-// degradeModes names the runtime's constant for each degrade= value, so
-// the defaults read runtime.WithDegrade(runtime.DegradeLoader).
-var degradeModes = map[string]string{
-	runtime.DegradeOff:    "DegradeOff",
-	runtime.DegradeLoader: "DegradeLoader",
+// modeConsts names the runtime's constant for each degrade= and
+// invalidate= value, so the defaults read
+// runtime.WithDegrade(runtime.DegradeLoader).
+var modeConsts = map[string]string{
+	runtime.DegradeOff:         "DegradeOff",
+	runtime.DegradeLoader:      "DegradeLoader",
+	runtime.InvalidateTracking: "InvalidateTracking",
+	runtime.InvalidatePubSub:   "InvalidatePubSub",
 }
 
 // runtimeConst is a constant of the runtime package, written by its name.
 type runtimeConst string
 
-// degradeMode is the argument of WithDegrade for mode: the runtime's
-// constant, or the string itself for a mode this table does not know
-// (annotations rejects those, so it is only a fallback that still
-// compiles).
-func degradeMode(mode string) any {
-	if name, ok := degradeModes[mode]; ok {
+// modeConst is the argument of WithDegrade or WithInvalidate for mode: the
+// runtime's constant, or the string itself for a mode this table does not
+// know (annotations rejects those, so it is only a fallback that still
+// compiles). "off" is the same string in both, and written as such.
+func modeConst(mode string) any {
+	if name, ok := modeConsts[mode]; ok {
 		return runtimeConst(name)
 	}
 	return mode

@@ -133,9 +133,10 @@ func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
 		{true, "true"},
 		{false, "false"},
 		{"user", `"user"`},
-		{degradeMode("loader"), "runtime.DegradeLoader"},
-		{degradeMode("off"), "runtime.DegradeOff"},
-		{degradeMode("later"), `"later"`}, // annotations rejects it; it still compiles
+		{modeConst("loader"), "runtime.DegradeLoader"},
+		{modeConst("off"), "runtime.DegradeOff"},
+		{modeConst("later"), `"later"`}, // annotations rejects it; it still compiles
+		{modeConst("pubsub"), "runtime.InvalidatePubSub"},
 	}
 	for _, tt := range tests {
 		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {

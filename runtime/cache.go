@@ -28,6 +28,9 @@ type Glue[K comparable, V any] struct {
 	// Clone returns a deep copy: a hot value is shared, and every caller
 	// gets its own copy so none can change what the next one reads.
 	Clone func(*V) *V
+	// Prefix is what every Redis key of the entity starts with ("user:"):
+	// invalidations are tracked for it.
+	Prefix string
 }
 
 // Cache reads and writes values of type V, identified by keys of type K, in
@@ -35,11 +38,12 @@ type Glue[K comparable, V any] struct {
 // field, or a struct of its key fields: local hits are looked up by K
 // itself, so a hit never builds a string. It is safe for concurrent use.
 type Cache[K comparable, V any] struct {
-	cfg   Config
-	rdb   redis.UniversalClient
-	key   func(K) string
-	clone func(*V) *V
-	log   *slog.Logger
+	cfg    Config
+	rdb    redis.UniversalClient
+	key    func(K) string
+	clone  func(*V) *V
+	prefix string
+	log    *slog.Logger
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -55,6 +59,9 @@ type Cache[K comparable, V any] struct {
 
 	count counters
 	big   bigValues
+
+	invalidationUp atomic.Int32        // live invalidation subscriptions
+	onInvalidate   func(keys []string) // test hook, set before use
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64
@@ -110,6 +117,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		rdb:         rdb,
 		key:         glue.Key,
 		clone:       glue.Clone,
+		prefix:      glue.Prefix,
 		loader:      loader,
 		batchLoader: batchLoader,
 		log:         cfg.Logger,
@@ -123,6 +131,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
+	if err := c.startInvalidation(glue.Prefix); err != nil {
+		c.Close()
+		return nil, err
+	}
 	c.wg.Add(1)
 	go c.run()
 	return c, nil
@@ -277,6 +289,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
+	c.announce(ctx, key)
 	e := c.det.lookup(k)
 	if e == nil {
 		return nil
@@ -307,6 +320,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		c.count.redisErrors.Add(1)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
+	c.announce(ctx, key)
 	if e := c.det.lookup(k); e != nil {
 		e.mu.Lock()
 		e.gen.Add(1)

@@ -58,7 +58,7 @@ func cloneProfile(p *profile) *profile {
 }
 
 // profileGlue keys profiles by their Redis key itself.
-var profileGlue = Glue[string, profile]{Key: ident, Clone: cloneProfile}
+var profileGlue = Glue[string, profile]{Key: ident, Clone: cloneProfile, Prefix: "p:"}
 
 func sample(id int64, name string) *profile {
 	return &profile{ID: id, Name: name, Tags: []string{"a", "b"}, Attrs: map[string]string{"x": "1"}, Best: &profile{ID: id + 1, Name: "best"}}
@@ -85,7 +85,9 @@ func newEnv(t *testing.T, opts ...Option) *env {
 func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
 	t.Helper()
 	clk := fakeclock.New(epoch)
-	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10)}
+	// Invalidation is off unless a test turns it on: it drops local copies
+	// asynchronously, and the tests of invalidation check that on purpose.
+	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
 	c, err := New(srv.Client(t), profileGlue, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)

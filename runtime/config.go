@@ -77,6 +77,13 @@ type Config struct {
 	MaxValueBytes     int
 	MaxValueBytesHard int
 
+	// Invalidate says how writes reach other instances' local copies:
+	// InvalidateTracking, InvalidatePubSub or InvalidateOff.
+	Invalidate string
+
+	// onInvalidate, for tests, sees every batch of invalidated keys.
+	onInvalidate func(keys []string)
+
 	// loader and batchLoader are the typed functions given to WithLoader
 	// and WithBatchLoader; New checks their types against the Cache's.
 	loader, batchLoader any
@@ -138,6 +145,7 @@ func DefaultConfig() Config {
 		Degrade:         DegradeOff,
 		DegradeLimit:    DefaultDegradeLimit,
 		MaxValueBytes:   DefaultMaxValueBytes,
+		Invalidate:      InvalidateTracking,
 	}
 }
 
@@ -208,6 +216,8 @@ func (c *Config) Validate() error {
 		return bad("degrade_limit", "must be positive, got %d", c.DegradeLimit)
 	case c.MaxValueBytes < 0:
 		return bad("max_value_bytes", "must not be negative (0 disables the warning), got %d", c.MaxValueBytes)
+	case c.Invalidate != InvalidateTracking && c.Invalidate != InvalidatePubSub && c.Invalidate != InvalidateOff:
+		return bad("invalidate", "must be %q, %q or %q, got %q", InvalidateTracking, InvalidatePubSub, InvalidateOff, c.Invalidate)
 	case c.MaxValueBytesHard < 0:
 		return bad("max_value_bytes_hard", "must not be negative (0 disables the limit), got %d", c.MaxValueBytesHard)
 	}
@@ -314,6 +324,10 @@ func WithMaxValueBytes(n int) Option { return func(c *Config) { c.MaxValueBytes 
 // WithMaxValueBytesHard sets the size above which writes are rejected (0:
 // no limit).
 func WithMaxValueBytesHard(n int) Option { return func(c *Config) { c.MaxValueBytesHard = n } }
+
+// WithInvalidate sets how writes reach other instances' local copies:
+// InvalidateTracking, InvalidatePubSub or InvalidateOff.
+func WithInvalidate(mode string) Option { return func(c *Config) { c.Invalidate = mode } }
 
 // WithLoader reads through to the source of truth: on a Redis miss the
 // Cache calls load, writes what it returns to Redis and returns it. load

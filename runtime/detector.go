@@ -30,7 +30,16 @@ type hotEntry[K comparable] struct {
 // hotSet is an immutable set of hot keys, swapped whole on every change so
 // the read path looks it up without a lock.
 type hotSet[K comparable] struct {
-	m map[K]*hotEntry[K]
+	m      map[K]*hotEntry[K]
+	byName map[string]*hotEntry[K] // by Redis key, for invalidations
+}
+
+func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
+	s := &hotSet[K]{m: m, byName: make(map[string]*hotEntry[K], len(m))}
+	for _, e := range m {
+		s.byName[e.key] = e
+	}
+	return s
 }
 
 // detector owns the recorder and the hot set: it decides which keys are
@@ -61,7 +70,7 @@ func newDetector[K comparable](cfg Config, name func(K) string, drop func(K)) *d
 		log:   cfg.Logger,
 		drop:  drop,
 	}
-	d.hot.Store(&hotSet[K]{m: map[K]*hotEntry[K]{}})
+	d.hot.Store(newHotSet(map[K]*hotEntry[K]{}))
 	return d
 }
 
@@ -132,19 +141,19 @@ func (d *detector[K]) applyLocked(dec Decision[K], view []KeyRate[K]) {
 		rates[kr.Key] = kr
 	}
 	cur := d.hot.Load()
-	next := &hotSet[K]{m: maps.Clone(cur.m)}
+	m := maps.Clone(cur.m)
 	now := d.clock.Now()
 	var demoted []*hotEntry[K]
 	for _, k := range dec.Demote {
-		if e := next.m[k]; e != nil {
+		if e := m[k]; e != nil {
 			demoted = append(demoted, e)
-			delete(next.m, k)
+			delete(m, k)
 		}
 	}
 	for _, k := range dec.Promote {
-		next.m[k] = &hotEntry[K]{k: k, key: rates[k].Name, since: now}
+		m[k] = &hotEntry[K]{k: k, key: rates[k].Name, since: now}
 	}
-	d.hot.Store(next)
+	d.hot.Store(newHotSet(m))
 
 	for _, e := range demoted {
 		e.mu.Lock()

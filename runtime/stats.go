@@ -44,6 +44,15 @@ type Stats struct {
 	BigValues uint64
 	// DegradedLoads are loader calls made because Redis failed.
 	DegradedLoads uint64
+
+	// Invalidations are local copies dropped because their key was written,
+	// here or by another instance or program.
+	Invalidations uint64
+	// InvalidationResets count losses of an invalidation connection, each
+	// of which dropped every local copy.
+	InvalidationResets uint64
+	// InvalidationLive is the number of invalidation subscriptions up now.
+	InvalidationLive int
 }
 
 // HotKey describes one key in the hot set.
@@ -62,6 +71,7 @@ type counters struct {
 	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
 	loads, loadErrors, staleReads                       atomic.Uint64
 	bigValues, degradedLoads                            atomic.Uint64
+	invalidations, invalidationResets                   atomic.Uint64
 }
 
 func ratio(a, b uint64) float64 {
@@ -119,6 +129,9 @@ func (c *Cache[K, V]) Stats() Stats {
 		StaleReads:         c.count.staleReads.Load(),
 		BigValues:          c.count.bigValues.Load(),
 		DegradedLoads:      c.count.degradedLoads.Load(),
+		Invalidations:      c.count.invalidations.Load(),
+		InvalidationResets: c.count.invalidationResets.Load(),
+		InvalidationLive:   int(c.invalidationUp.Load()),
 	}
 }
 

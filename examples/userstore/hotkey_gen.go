@@ -26,7 +26,7 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo 
 		runtime.WithEntity("order"),
 		runtime.WithTTL(time.Hour),
 	}
-	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder}, append(defaults, opts...)...)}
+	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:"}, append(defaults, opts...)...)}
 }
 
 // WithOrderLoader reads through to the source of truth: on a Redis miss,
@@ -125,7 +125,7 @@ func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser}, append(defaults, opts...)...)}
+	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:"}, append(defaults, opts...)...)}
 }
 
 // WithUserLoader reads through to the source of truth: on a Redis miss, GetUser

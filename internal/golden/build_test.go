@@ -21,7 +21,10 @@ import (
 // bytes: every successful case, input and expected output, becomes a
 // package of one temporary module that go vet compiles and checks. Cases
 // with an e2e_test.go then run it: against a real redis-server for the
-// repositories, in memory for the clone functions and key builders.
+// repositories, in memory for the clone functions and key builders. The
+// module also holds the package example.com/golden/e2e, copied from
+// internal/golden/testdata/e2e, through which those tests connect to the
+// redis-server.
 //
 // The module requires this repository through a replace directive and
 // reuses its go.sum, so it builds offline from the module cache.
@@ -30,15 +33,19 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 	root := repoRoot(t)
 	mod := t.TempDir()
 	writeModule(t, root, mod)
+	copyDir(t, filepath.Join("testdata", sharedPackage), filepath.Join(mod, sharedPackage))
 
 	var cases []string
 	for name, dir := range caseDirs(t) {
+		if name == sharedPackage {
+			t.Fatalf("case %s has the name of the package the cases' tests share", dir)
+		}
 		out, err := os.ReadFile(filepath.Join(dir, goldenOutput))
 		if err != nil {
 			continue // a failing case
 		}
 		dst := filepath.Join(mod, name)
-		copyCase(t, dir, dst)
+		copyDir(t, dir, dst)
 		if err := os.WriteFile(filepath.Join(dst, generator.DefaultOutput), out, 0o666); err != nil {
 			t.Fatal(err)
 		}
@@ -56,6 +63,11 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 	t.Logf("%s", goCmd(t, mod, []string{"REDIS_ADDR=" + srv.Addr}, "test", "-count=1", "-vet=off", "-ldflags=-s -w", "./..."))
 	t.Logf("go test ./... took %v", time.Since(start).Round(time.Millisecond))
 }
+
+// sharedPackage is the directory, under testdata/ here and in the
+// module, of the package the cases' e2e tests import as
+// example.com/golden/e2e.
+const sharedPackage = "e2e"
 
 // writeModule writes go.mod and go.sum of a module that requires this
 // repository, replaced by its working tree, with the same versions of
@@ -87,8 +99,8 @@ func writeModule(t *testing.T, root, mod string) {
 	}
 }
 
-// copyCase copies a case directory, without its golden files.
-func copyCase(t *testing.T, src, dst string) {
+// copyDir copies a directory, such as a case's, without its golden files.
+func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -2,31 +2,21 @@ package catalog
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
-	"os"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	"example.com/golden/e2e"
 )
-
-func client(t *testing.T) *redis.Client {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
 
 // Batch reads return one value per key, in the keys' order, nil where a
 // key is absent; without a loader nothing is loaded.
 func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
 	ctx := context.Background()
-	rdb := client(t)
+	rdb := e2e.Client(t)
 
 	addrs := NewAddressRepo(rdb)
 	defer addrs.Close()

@@ -2,33 +2,23 @@ package members
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	"example.com/golden/e2e"
 )
-
-func client(t *testing.T) *redis.Client {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
 
 // Without escaping, Org "a:b" with User "c" and Org "a" with User "b:c"
 // would both be stored under acct:a:b:c, and each write would overwrite
 // the other member.
 func TestSeparatorsInValuesDoNotMergeKeys(t *testing.T) {
 	ctx := context.Background()
-	rdb := client(t)
+	rdb := e2e.Client(t)
 	repo := NewMemberRepo(rdb)
 	defer repo.Close()
 

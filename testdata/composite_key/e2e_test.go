@@ -2,29 +2,24 @@ package orders
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"testing"
 
+	"example.com/golden/e2e"
 	"github.com/hotkeygen/hotkeygen/runtime"
-	"github.com/redis/go-redis/v9"
 )
 
 // The cache is keyed by the key struct, not by a string.
 func _() { var _ *runtime.Cache[OrderKey, Order] = (&OrderRepo{}).c }
 
 func TestOrderRepo(t *testing.T) {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
+	rdb := e2e.Client(t)
 	ctx := context.Background()
 	repo := NewOrderRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()

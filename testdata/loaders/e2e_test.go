@@ -2,35 +2,20 @@ package store
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 
+	"example.com/golden/e2e"
 	"github.com/hotkeygen/hotkeygen/runtime"
-	"github.com/redis/go-redis/v9"
 )
-
-// client connects to the test's Redis, from which it first deletes keys,
-// so that what a test expects to load is not there from an earlier run.
-func client(t *testing.T, keys ...string) *redis.Client {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.Del(context.Background(), keys...).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rdb
-}
 
 // db stands in for the source of truth: a table of users, and a log of
 // the loader calls made to it.
@@ -71,7 +56,7 @@ func (d *db) loadUsers(ctx context.Context, ids []int64) (map[int64]*User, error
 // in one call.
 func TestReadThrough(t *testing.T) {
 	ctx := context.Background()
-	rdb := client(t, UserKey(1), UserKey(2), UserKey(3), UserKey(404))
+	rdb := e2e.ClientWithout(t, UserKey(1), UserKey(2), UserKey(3), UserKey(404))
 	d := &db{users: map[int64]User{1: {ID: 1, Name: "Ada"}, 2: {ID: 2, Name: "Grace"}}}
 	repo := NewUserRepo(rdb, WithUserLoader(d.loadUser), WithUsersLoader(d.loadUsers))
 	defer repo.Close()
@@ -132,7 +117,7 @@ func TestReadThrough(t *testing.T) {
 // GetUsers without a batch loader falls back to the loader, key by key.
 func TestBatchReadFallsBackToTheLoader(t *testing.T) {
 	ctx := context.Background()
-	rdb := client(t, UserKey(21), UserKey(22))
+	rdb := e2e.ClientWithout(t, UserKey(21), UserKey(22))
 	d := &db{users: map[int64]User{21: {ID: 21, Name: "Edsger"}}}
 	repo := NewUserRepo(rdb, WithUserLoader(d.loadUser))
 	defer repo.Close()
@@ -156,7 +141,7 @@ func TestCompositeKeyLoaders(t *testing.T) {
 	for i, k := range keys {
 		names[i] = k.String()
 	}
-	rdb := client(t, names...)
+	rdb := e2e.ClientWithout(t, names...)
 	orders := map[OrderKey]*Order{{Tenant: "t1", Num: 5}: {Tenant: "t1", Num: 5, Total: 300}}
 	var asked []string
 	var batches [][]OrderKey

@@ -2,33 +2,23 @@ package model
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"example.com/golden/e2e"
 	"github.com/hotkeygen/hotkeygen/runtime"
-	"github.com/redis/go-redis/v9"
 )
-
-func client(t *testing.T) *redis.Client {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
 
 func TestUserRepo(t *testing.T) {
 	ctx := context.Background()
-	rdb := client(t)
+	rdb := e2e.Client(t)
 	// A rate of one read per second makes a key hot on its first read, so
 	// the reads below are served from memory, where clones matter.
 	repo := NewUserRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))

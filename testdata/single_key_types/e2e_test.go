@@ -2,18 +2,18 @@ package tenants
 
 // This test runs in the module internal/golden builds from this case, with
 // hotkey_gen.go.golden as hotkey_gen.go, against the redis-server whose
-// address is in REDIS_ADDR.
+// address is in REDIS_ADDR; example.com/golden/e2e, a copy of
+// internal/golden/testdata/e2e, connects to it.
 
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
+	"example.com/golden/e2e"
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/testdata/single_key_types/geo"
-	"github.com/redis/go-redis/v9"
 )
 
 // The caches are keyed by the key field's own type, not by a string.
@@ -32,12 +32,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestZoneRepo(t *testing.T) {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		t.Fatal("REDIS_ADDR is not set: run this through go test ./internal/golden")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
+	rdb := e2e.Client(t)
 	ctx := context.Background()
 	repo := NewZoneRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()

@@ -1,0 +1,323 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Invalidation modes: how a write on any instance, or by any other writer,
+// reaches the local copies of every instance.
+const (
+	// InvalidateTracking uses Redis server-assisted client-side caching in
+	// broadcasting mode: every write to a key under the entity's prefix, by
+	// anyone, is announced on __redis__:invalidate. It needs no server
+	// memory per key.
+	InvalidateTracking = "tracking"
+	// InvalidatePubSub has the repositories' own writes announced on a
+	// channel of the entity's; writes by other programs are not seen.
+	InvalidatePubSub = "pubsub"
+	// InvalidateOff leaves freshness to refresh alone.
+	InvalidateOff = "off"
+)
+
+// invalidateChannel is the channel InvalidatePubSub uses for an entity
+// whose keys start with prefix.
+func invalidateChannel(prefix string) string { return "hotkeygen:invalidate:" + prefix }
+
+// invalidated drops the local copies of keys, whoever wrote them: the next
+// read goes to Redis. Invalidations are not trusted to carry the new
+// value, so nothing is reloaded here.
+func (c *Cache[K, V]) invalidated(keys []string) {
+	hs := c.det.hot.Load()
+	for _, key := range keys {
+		if e := hs.byName[key]; e != nil {
+			e.mu.Lock()
+			e.gen.Add(1)
+			c.local.Delete(e.k)
+			e.mu.Unlock()
+			c.count.invalidations.Add(1)
+		}
+	}
+	if c.cfg.onInvalidate != nil {
+		c.cfg.onInvalidate(keys)
+	}
+}
+
+// invalidateAll drops every local copy: the invalidation connection was
+// lost, so any of them may have changed unseen.
+func (c *Cache[K, V]) invalidateAll() {
+	for _, e := range c.det.hot.Load().m {
+		e.mu.Lock()
+		e.gen.Add(1)
+		c.local.Delete(e.k)
+		e.mu.Unlock()
+	}
+}
+
+// listener keeps one subscription for invalidations alive, resubscribing
+// after any failure, and drops every local copy whenever it had to: while
+// it was away, writes went unseen.
+type listener struct {
+	name    string // for logs: the node address, or the channel
+	connect func(ctx context.Context) (session, error)
+}
+
+// session is one live subscription; next blocks for the next batch of
+// invalidated keys, returning a nil batch and no error when it timed out
+// and the connection is still healthy.
+type session interface {
+	next(ctx context.Context) ([]string, error)
+	close()
+}
+
+// listen runs l until ctx ends.
+func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
+	defer c.wg.Done()
+	backoff := 50 * time.Millisecond
+	lost := false
+	for ctx.Err() == nil {
+		s, err := l.connect(ctx)
+		if err == nil {
+			if lost {
+				c.log.Info("hotkey: invalidation connection back", "via", l.name)
+				lost = false
+			}
+			c.invalidationUp.Add(1)
+			backoff = 50 * time.Millisecond
+			err = c.receive(ctx, s)
+			c.invalidationUp.Add(-1)
+			s.close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		c.invalidateAll()
+		c.count.invalidationResets.Add(1)
+		if !lost {
+			c.log.Warn("hotkey: invalidation connection lost; local copies dropped until it is back", "via", l.name, "err", err)
+			lost = true
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+func (c *Cache[K, V]) receive(ctx context.Context, s session) error {
+	for {
+		keys, err := s.next(ctx)
+		if err != nil {
+			return err
+		}
+		if len(keys) > 0 {
+			c.invalidated(keys)
+		}
+	}
+}
+
+// startInvalidation starts one listener per Redis node (tracking) or one
+// for the entity's channel (pubsub).
+func (c *Cache[K, V]) startInvalidation(prefix string) error {
+	var ls []listener
+	switch c.cfg.Invalidate {
+	case InvalidateOff:
+		return nil
+	case InvalidatePubSub:
+		ls = append(ls, pubsubListener(c.rdb, invalidateChannel(prefix)))
+	case InvalidateTracking:
+		nodes, err := nodeOptions(c.ctx, c.rdb)
+		if err != nil {
+			return err
+		}
+		for _, o := range nodes {
+			ls = append(ls, trackingListener(o, prefix))
+		}
+	}
+	for _, l := range ls {
+		c.wg.Add(1)
+		go c.listen(c.ctx, l)
+	}
+	return nil
+}
+
+// nodeOptions returns the connection options of every node whose writes
+// must be tracked: the one node of a single client (or the current master
+// of a Sentinel failover client), every master of a cluster.
+func nodeOptions(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Options, error) {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return []*redis.Options{r.Options()}, nil
+	case *redis.ClusterClient:
+		var opts []*redis.Options
+		ch := make(chan *redis.Options, 64)
+		err := r.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			ch <- node.Options()
+			return nil
+		})
+		close(ch)
+		for o := range ch {
+			opts = append(opts, o)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hotkey: invalidation: list cluster masters: %w", err)
+		}
+		return opts, nil
+	default:
+		return nil, fmt.Errorf("hotkey: invalidation: tracking needs a *redis.Client or *redis.ClusterClient, got %T; use WithInvalidate(%q)", rdb, InvalidatePubSub)
+	}
+}
+
+// receiveTimeout bounds a wait for invalidations, after which the session
+// checks its connections.
+const receiveTimeout = time.Second
+
+// trackingSession is a subscription to __redis__:invalidate on one
+// connection, and a second connection whose CLIENT TRACKING in BCAST mode
+// redirects the node's invalidations for the prefix to it.
+type trackingSession struct {
+	sub, trk *redis.Client
+	ps       *redis.PubSub
+	conn     *redis.Conn
+	redial   atomic.Int32 // connections the subscriber made; more than one means it reconnected
+}
+
+func trackingListener(base *redis.Options, prefix string) listener {
+	return listener{name: base.Addr, connect: func(ctx context.Context) (session, error) {
+		s := &trackingSession{}
+		var subID atomic.Int64
+		// RESP2: invalidations arrive as plain messages on the subscribed
+		// connection, which go-redis hands to Receive.
+		subOpts := *base
+		subOpts.Protocol = 2
+		subOpts.PoolSize, subOpts.MinIdleConns, subOpts.MaxIdleConns = 1, 0, 1
+		subOpts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			s.redial.Add(1)
+			id, err := cn.ClientID(ctx).Result()
+			subID.Store(id)
+			return err
+		}
+		s.sub = redis.NewClient(&subOpts)
+		trkOpts := *base
+		trkOpts.Protocol = 2
+		trkOpts.PoolSize, trkOpts.MinIdleConns, trkOpts.MaxIdleConns, trkOpts.OnConnect = 1, 0, 1, nil
+		s.trk = redis.NewClient(&trkOpts)
+		s.ps = s.sub.Subscribe(ctx, "__redis__:invalidate")
+		// Closing the subscription interrupts a blocked receive; the rest
+		// is closed by the goroutine that uses it.
+		context.AfterFunc(ctx, func() { s.ps.Close() })
+		if _, err := s.ps.Receive(ctx); err != nil { // the subscription's confirmation
+			s.close()
+			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", err)
+		}
+		s.conn = s.trk.Conn()
+		args := []any{"CLIENT", "TRACKING", "on", "REDIRECT", subID.Load(), "BCAST"}
+		if prefix != "" {
+			args = append(args, "PREFIX", prefix)
+		}
+		if err := s.conn.Do(ctx, args...).Err(); err != nil {
+			s.close()
+			return nil, fmt.Errorf("CLIENT TRACKING: %w", err)
+		}
+		return s, nil
+	}}
+}
+
+func (s *trackingSession) next(ctx context.Context) ([]string, error) {
+	msg, err := s.ps.ReceiveTimeout(ctx, receiveTimeout)
+	if s.redial.Load() > 1 {
+		return nil, errors.New("the subscriber reconnected: its tracking redirect is gone")
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		// Quiet: check that the tracking connection is still there, or
+		// invalidations would stop without a word.
+		if err := s.conn.Ping(ctx).Err(); err != nil {
+			return nil, fmt.Errorf("tracking connection: %w", err)
+		}
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if m, ok := msg.(*redis.Message); ok {
+		if m.PayloadSlice != nil {
+			return m.PayloadSlice, nil
+		}
+		return []string{m.Payload}, nil
+	}
+	return nil, nil
+}
+
+func (s *trackingSession) close() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	s.ps.Close()
+	s.sub.Close()
+	s.trk.Close()
+}
+
+// pubsubSession is a subscription to an entity's channel, on which the
+// repositories announce their own writes.
+type pubsubSession struct {
+	ps   *redis.PubSub
+	subs int // subscription confirmations seen; go-redis resubscribes silently after a reconnect
+}
+
+func pubsubListener(rdb redis.UniversalClient, channel string) listener {
+	return listener{name: channel, connect: func(ctx context.Context) (session, error) {
+		s := &pubsubSession{ps: rdb.Subscribe(ctx, channel)}
+		context.AfterFunc(ctx, func() { s.ps.Close() })
+		if _, err := s.ps.Receive(ctx); err != nil {
+			s.close()
+			return nil, fmt.Errorf("subscribe to %s: %w", channel, err)
+		}
+		s.subs = 1
+		return s, nil
+	}}
+}
+
+func (s *pubsubSession) next(ctx context.Context) ([]string, error) {
+	msg, err := s.ps.ReceiveTimeout(ctx, receiveTimeout)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, s.ps.Ping(ctx)
+	case err != nil:
+		return nil, err
+	}
+	switch m := msg.(type) {
+	case *redis.Subscription:
+		if s.subs++; s.subs > 1 {
+			return nil, errors.New("the subscriber reconnected")
+		}
+	case *redis.Message:
+		return []string{m.Payload}, nil
+	}
+	return nil, nil
+}
+
+func (s *pubsubSession) close() { s.ps.Close() }
+
+// announce publishes a write of key for InvalidatePubSub. A failed publish
+// is counted and logged: the key's other copies then wait for refresh.
+func (c *Cache[K, V]) announce(ctx context.Context, key string) {
+	if c.cfg.Invalidate != InvalidatePubSub {
+		return
+	}
+	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil {
+		c.count.redisErrors.Add(1)
+		c.log.Warn("hotkey: publishing an invalidation failed", "key", key, "err", err)
+	}
+}

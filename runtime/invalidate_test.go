@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"bytes"
+	"net"
+	"os/exec"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// instances returns n caches on one server, each with its own client, as n
+// replicas of a service would be, with invalidation in mode; each holds
+// "p:1" hot and local.
+func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
+	t.Helper()
+	var es []*env
+	for range n {
+		e := newEnvOn(t, srv, WithInvalidate(mode))
+		waitFor(t, "the invalidation subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+		es = append(es, e)
+	}
+	es[0].put("p:1", sample(1, "v1"))
+	for _, e := range es {
+		e.heat("p:1")
+	}
+	return es
+}
+
+// dropped waits until e no longer holds key locally.
+func dropped(t *testing.T, e *env, key string) {
+	t.Helper()
+	waitFor(t, "the local copy of "+key+" to be dropped", func() bool { return !holds(e.c, key) })
+}
+
+func TestTrackingInvalidatesEveryInstance(t *testing.T) {
+	srv := redistest.Start(t)
+	es := instances(t, srv, 3, InvalidateTracking)
+
+	// A write through one repository reaches the others' copies.
+	if err := es[0].c.Set(es[0].ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es[1:] {
+		dropped(t, e, "p:1")
+		if got := e.get("p:1"); got.Name != "v2" {
+			t.Fatalf("after the write got %q", got.Name)
+		}
+	}
+
+	// So does a write by another program: redis-cli.
+	for _, e := range es {
+		e.heat("p:1")
+	}
+	b, _ := msgpack.Marshal(sample(1, "from redis-cli"))
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	cli := exec.Command("redis-cli", "-h", host, "-p", port, "-x", "SET", "p:1") // -x: the value from stdin
+	cli.Stdin = bytes.NewReader(b)
+	if out, err := cli.CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli: %v: %s", err, out)
+	}
+	for _, e := range es {
+		dropped(t, e, "p:1")
+		if got := e.get("p:1"); got.Name != "from redis-cli" {
+			t.Fatalf("after redis-cli SET got %q", got.Name)
+		}
+	}
+	if st := es[1].c.Stats(); st.Invalidations < 2 {
+		t.Fatalf("Invalidations = %d, want at least 2", st.Invalidations)
+	}
+}
+
+func TestKeysOutsideThePrefixAreNotTracked(t *testing.T) {
+	srv := redistest.Start(t)
+	seen := make(chan []string, 100)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.onInvalidate = func(keys []string) { seen <- keys } })
+	waitFor(t, "the invalidation subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.raw.Set(e.ctx, "other:1", "x", 0)
+	e.raw.Set(e.ctx, "q:1", "x", 0)
+	e.raw.Set(e.ctx, "p:2", "x", 0) // last: its notification comes after any of the others'
+	for keys := range seen {
+		for _, k := range keys {
+			if k != "p:2" {
+				t.Fatalf("invalidated %q, outside the prefix p:", k)
+			}
+			return
+		}
+	}
+}
+
+func TestLostInvalidationConnectionDropsCopiesAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	es := instances(t, srv, 1, InvalidateTracking)
+	e := es[0]
+	if err := e.raw.Do(e.ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	dropped(t, e, "p:1")
+	waitFor(t, "the subscription to come back", func() bool {
+		st := e.c.Stats()
+		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
+	})
+	e.heat("p:1")
+	e.put("p:1", sample(1, "after reconnect"))
+	dropped(t, e, "p:1")
+	if got := e.get("p:1"); got.Name != "after reconnect" {
+		t.Fatalf("got %q", got.Name)
+	}
+
+	// Killing the tracking connection is noticed too.
+	e.heat("p:1")
+	if err := e.raw.Do(e.ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	dropped(t, e, "p:1")
+}
+
+func TestPubSubInvalidatesOtherInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	es := instances(t, srv, 2, InvalidatePubSub)
+	if err := es[0].c.Del(es[0].ctx, "p:1"); err != nil {
+		t.Fatal(err)
+	}
+	dropped(t, es[1], "p:1")
+}
+
+func TestTrackingOnACluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	newCache := func() *Cache[string, profile] {
+		c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		waitFor(t, "a subscription on every master", func() bool { return c.Stats().InvalidationLive == 3 })
+		return c
+	}
+	a, b := newCache(), newCache()
+	ctx := t.Context()
+	keys := []string{"p:1", "p:2", "p:3", "p:4", "p:5", "p:6"} // spread over the masters
+	for _, k := range keys {
+		if err := a.Set(ctx, k, sample(1, "v1")); err != nil {
+			t.Fatal(err)
+		}
+		for range 101 {
+			b.Get(ctx, k)
+		}
+		if !holds(b, k) {
+			t.Fatalf("%s not held by b", k)
+		}
+	}
+	for _, k := range keys {
+		if err := a.Set(ctx, k, sample(1, "v2")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range keys {
+		waitFor(t, "b to drop "+k, func() bool { return !holds(b, k) })
+		if v, err := b.Get(ctx, k); err != nil || v.Name != "v2" {
+			t.Fatalf("b reads %s as %+v, %v", k, v, err)
+		}
+	}
+}
