@@ -60,8 +60,8 @@ type Cache[K comparable, V any] struct {
 	count counters
 	big   bigValues
 
-	invalidationUp atomic.Int32        // live invalidation subscriptions
-	onInvalidate   func(keys []string) // test hook, set before use
+	invalidationUp atomic.Int32 // live invalidation subscriptions
+	pubsubFallback atomic.Bool  // tracking was refused: announce writes instead
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64

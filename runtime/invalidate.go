@@ -21,6 +21,7 @@ const (
 	InvalidateTracking = "tracking"
 	// InvalidatePubSub has the repositories' own writes announced on a
 	// channel of the entity's; writes by other programs are not seen.
+	// Tracking falls back to it on a server without client tracking.
 	InvalidatePubSub = "pubsub"
 	// InvalidateOff leaves freshness to refresh alone.
 	InvalidateOff = "off"
@@ -83,6 +84,14 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 	lost := false
 	for ctx.Err() == nil {
 		s, err := l.connect(ctx)
+		if errors.As(err, new(noTracking)) {
+			// The server has no client-side caching (before Redis 6, or
+			// CLIENT renamed away): fall back to announcing our own writes.
+			c.log.Warn("hotkey: Redis refused client tracking; invalidating through Pub/Sub, which sees only the repositories' own writes", "via", l.name, "err", err)
+			c.pubsubFallback.Store(true)
+			l = pubsubListener(c.rdb, invalidateChannel(c.prefix))
+			continue
+		}
 		if err == nil {
 			if lost {
 				c.log.Info("hotkey: invalidation connection back", "via", l.name)
@@ -178,6 +187,22 @@ func nodeOptions(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Optio
 	}
 }
 
+// noTracking reports a server that refuses what tracking needs (CLIENT ID,
+// CLIENT TRACKING), as opposed to a connection failure.
+type noTracking struct{ err error }
+
+func (e noTracking) Error() string { return e.err.Error() }
+func (e noTracking) Unwrap() error { return e.err }
+
+// refused wraps err as noTracking when Redis itself answered with an error.
+func refused(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return noTracking{err}
+	}
+	return err
+}
+
 // receiveTimeout bounds a wait for invalidations, after which the session
 // checks its connections.
 const receiveTimeout = time.Second
@@ -218,7 +243,7 @@ func trackingListener(base *redis.Options, prefix string) listener {
 		context.AfterFunc(ctx, func() { s.ps.Close() })
 		if _, err := s.ps.Receive(ctx); err != nil { // the subscription's confirmation
 			s.close()
-			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", err)
+			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", refused(err))
 		}
 		s.conn = s.trk.Conn()
 		args := []any{"CLIENT", "TRACKING", "on", "REDIRECT", subID.Load(), "BCAST"}
@@ -227,7 +252,7 @@ func trackingListener(base *redis.Options, prefix string) listener {
 		}
 		if err := s.conn.Do(ctx, args...).Err(); err != nil {
 			s.close()
-			return nil, fmt.Errorf("CLIENT TRACKING: %w", err)
+			return nil, fmt.Errorf("CLIENT TRACKING: %w", refused(err))
 		}
 		return s, nil
 	}}
@@ -313,7 +338,7 @@ func (s *pubsubSession) close() { s.ps.Close() }
 // announce publishes a write of key for InvalidatePubSub. A failed publish
 // is counted and logged: the key's other copies then wait for refresh.
 func (c *Cache[K, V]) announce(ctx context.Context, key string) {
-	if c.cfg.Invalidate != InvalidatePubSub {
+	if c.cfg.Invalidate != InvalidatePubSub && !c.pubsubFallback.Load() {
 		return
 	}
 	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil {

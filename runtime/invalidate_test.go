@@ -164,3 +164,21 @@ func TestTrackingOnACluster(t *testing.T) {
 		}
 	}
 }
+
+// A server without client tracking (here: CLIENT renamed away, as some
+// managed offerings do) makes tracking fall back to Pub/Sub.
+func TestTrackingFallsBackToPubSub(t *testing.T) {
+	srv, err := redistest.Launch("--rename-command", "CLIENT", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	es := instances(t, srv, 2, InvalidateTracking)
+	if err := es[0].c.Set(es[0].ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	dropped(t, es[1], "p:1")
+	if got := es[1].get("p:1"); got.Name != "v2" {
+		t.Fatalf("got %q", got.Name)
+	}
+}
