@@ -106,6 +106,13 @@ var options = map[string]option{
 	// max_value_bytes_hard=SIZE rejects writes encoded larger than SIZE; 0
 	// means no limit.
 	"max_value_bytes_hard": size(func(s *Spec) *int { return &s.MaxValueBytesHard }),
+	// aggregate=on|off adds cluster-wide detection: every replica reports
+	// its busiest keys to Redis, and a key whose reads over all replicas
+	// reach cluster_hot_qps is hot on each; true and false work too.
+	"aggregate": toggle(func(s *Spec) *bool { return &s.Aggregate }),
+	// cluster_hot_qps=RATE is the reads per second over all replicas that
+	// promote a key with aggregate=on; 0 means hot_qps.
+	"cluster_hot_qps": rate(func(s *Spec) *float64 { return &s.ClusterHotQPS }),
 }
 
 // duration is an option written in time.ParseDuration syntax; a bare 0 is

@@ -137,6 +137,24 @@ var wellFormed = []struct {
 	key:  "user:{ID}",
 	args: []string{"key=user:{ID} at 3:16", "rebuild_lock=false at 3:30"},
 }, {
+	name: "aggregate=on adds cluster-wide detection, at hot_qps across replicas unless cluster_hot_qps says otherwise",
+	doc:  []string{"//hotkey:cache key=user:{ID} aggregate=on"},
+	want: func(s *Spec) { s.Aggregate = true },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "aggregate=on at 3:30"},
+}, {
+	name: "aggregate=false keeps detection per instance, as by default",
+	doc:  []string{"//hotkey:cache key=user:{ID} aggregate=false"},
+	want: func(s *Spec) { s.Aggregate = false },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "aggregate=false at 3:30"},
+}, {
+	name: "cluster_hot_qps is a rate of reads over every replica",
+	doc:  []string{"//hotkey:cache key=user:{ID} aggregate=true cluster_hot_qps=12000.5"},
+	want: func(s *Spec) { s.Aggregate, s.ClusterHotQPS = true, 12000.5 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "aggregate=true at 3:30", "cluster_hot_qps=12000.5 at 3:45"},
+}, {
 	name: "degrade=off returns Redis errors, as by default",
 	doc:  []string{"//hotkey:cache key=user:{ID} degrade=off"},
 	want: func(s *Spec) { s.Degrade = runtime.DegradeOff },
@@ -226,7 +244,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -321,6 +339,18 @@ var malformed = []struct {
 	name: "rebuild_lock without a value asks for on or off",
 	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock"},
 	errs: []string{`user.go:3:30: rebuild_lock: no value; write rebuild_lock=VALUE with a form like on or off`},
+}, {
+	name: "aggregate is a switch, like rebuild_lock",
+	doc:  []string{"//hotkey:cache key=user:{ID} aggregate=yes"},
+	errs: []string{`user.go:3:30: aggregate: "yes" is not on, off, true or false; use one of those`},
+}, {
+	name: "cluster_hot_qps is a number",
+	doc:  []string{"//hotkey:cache key=user:{ID} cluster_hot_qps=lots"},
+	errs: []string{`user.go:3:30: cluster_hot_qps: "lots" is not a number; use a form like 3000 or 2.5`},
+}, {
+	name: "a negative cluster_hot_qps is rejected by the runtime",
+	doc:  []string{"//hotkey:cache key=user:{ID} aggregate=on cluster_hot_qps=-1"},
+	errs: []string{`user.go:3:43: cluster_hot_qps: must not be negative (0 means hot_qps), got -1`},
 }, {
 	name: "degrade suggests the closest mode",
 	doc:  []string{"//hotkey:cache key=user:{ID} degrade=laoder"},
@@ -577,7 +607,8 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	spec, err := ParseLine(token.Position{Line: 1, Column: 1},
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
-			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub")
+			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
+			"aggregate=on cluster_hot_qps=20")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,6 +620,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	want.NullTTL, want.Jitter, want.RebuildLock, want.Degrade = 0, 0.2, true, runtime.DegradeLoader
 	want.MaxValueBytes, want.MaxValueBytesHard = 1<<20, 4<<20
 	want.Invalidate = runtime.InvalidatePubSub
+	want.Aggregate, want.ClusterHotQPS = true, 20
 	if got := spec.Config(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v\nwant %+v", got, want)
 	}

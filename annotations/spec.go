@@ -42,6 +42,8 @@ type Spec struct {
 	Invalidate        string
 	MaxValueBytes     int
 	MaxValueBytesHard int
+	Aggregate         bool
+	ClusterHotQPS     float64
 
 	// Args lists the options the directives set explicitly, in source
 	// order, so the generator can emit exactly those, deterministically.
@@ -90,6 +92,8 @@ func newSpec() Spec {
 		Invalidate:        d.Invalidate,
 		MaxValueBytes:     d.MaxValueBytes,
 		MaxValueBytesHard: d.MaxValueBytesHard,
+		Aggregate:         d.Aggregate,
+		ClusterHotQPS:     d.ClusterHotQPS,
 	}
 }
 
@@ -117,6 +121,8 @@ func (s *Spec) Config() runtime.Config {
 	c.Invalidate = s.Invalidate
 	c.MaxValueBytes = s.MaxValueBytes
 	c.MaxValueBytesHard = s.MaxValueBytesHard
+	c.Aggregate = s.Aggregate
+	c.ClusterHotQPS = s.ClusterHotQPS
 	return c
 }
 

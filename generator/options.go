@@ -41,6 +41,8 @@ var runtimeOptions = map[string]runtimeOption{
 	"invalidate":           {"WithInvalidate", func(s *annotations.Spec) any { return modeConst(s.Invalidate) }},
 	"max_value_bytes":      {"WithMaxValueBytes", func(s *annotations.Spec) any { return s.MaxValueBytes }},
 	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},
+	"aggregate":            {"WithAggregate", func(s *annotations.Spec) any { return s.Aggregate }},
+	"cluster_hot_qps":      {"WithClusterHotQPS", func(s *annotations.Spec) any { return s.ClusterHotQPS }},
 }
 
 // modeConsts names the runtime's constant for each degrade= and

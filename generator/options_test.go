@@ -54,6 +54,7 @@ func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	notAnnotated := []string{
 		"WithEntity", "WithLoader", "WithBatchLoader",
 		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
+		"WithAggregateTop",
 	}
 	var tabled []string
 	for _, ro := range runtimeOptions {

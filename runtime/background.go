@@ -75,6 +75,9 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
 		c.getSnaps[slot%ring].Store(gets)
 	}
+	if c.agg != nil && to > from {
+		c.report(from) // the slot that just ended; any after it saw no reads
+	}
 
 	var pass Pass
 	if due(&s.promote, s.promoteEvery, now) {
@@ -84,6 +87,9 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		pass |= DemotePass
 	}
 	if pass != 0 {
+		if c.agg != nil {
+			c.readCluster()
+		}
 		c.det.reselect(pass)
 	}
 	if due(&s.refresh, s.refreshEvery, now) {

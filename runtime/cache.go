@@ -53,6 +53,7 @@ type Cache[K comparable, V any] struct {
 
 	local *theine.Cache[K, *V]
 	det   *detector[K]
+	agg   *aggregator[K] // nil unless cfg.Aggregate
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close
 	flights  map[K]*loadCall[V]
@@ -99,6 +100,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Degrade == DegradeLoader && loader == nil {
 		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader option"}
 	}
+	if cfg.Aggregate && cfg.Entity == "" {
+		return nil, &ConfigError{Option: "aggregate", Msg: "cluster-wide detection names its Redis sets after the entity; pass WithEntity"}
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = wallClock{}
 	}
@@ -126,6 +130,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		done:        make(chan struct{}),
 	}
 	c.det = newDetector(cfg, glue.Key, local.Delete)
+	if cfg.Aggregate {
+		c.agg = newAggregator[K]()
+	}
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}

@@ -81,6 +81,22 @@ type Config struct {
 	// InvalidateTracking, InvalidatePubSub or InvalidateOff.
 	Invalidate string
 
+	// Aggregate adds cluster-wide detection to the per-instance kind: a key
+	// read evenly by many replicas, each below HotQPS, is hot for all of
+	// them once the reads of every replica sum to ClusterHotQPS. Each
+	// replica reports its AggregateTop busiest keys of every slot to a
+	// sorted set in Redis (see the README's "Cluster-wide hot keys"), so
+	// every replica must use the same Window.
+	Aggregate bool
+	// ClusterHotQPS is the cluster-wide rate that promotes a key; 0 means
+	// HotQPS. A key promoted so stays hot while its cluster rate is at
+	// least WarmQPS scaled the same way (WarmQPS*ClusterHotQPS/HotQPS), or
+	// its own rate at least WarmQPS.
+	ClusterHotQPS float64
+	// AggregateTop bounds the keys a replica reports per slot, and so its
+	// traffic to Redis: AggregateTop+1 commands per slot.
+	AggregateTop int
+
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
 
@@ -115,6 +131,7 @@ const (
 	DefaultRebuildLockTTL  = 3 * time.Second
 	DefaultDegradeLimit    = 8
 	DefaultMaxValueBytes   = 10 << 10
+	DefaultAggregateTop    = 50
 )
 
 // Degradation modes.
@@ -146,6 +163,7 @@ func DefaultConfig() Config {
 		DegradeLimit:    DefaultDegradeLimit,
 		MaxValueBytes:   DefaultMaxValueBytes,
 		Invalidate:      InvalidateTracking,
+		AggregateTop:    DefaultAggregateTop,
 	}
 }
 
@@ -220,6 +238,10 @@ func (c *Config) Validate() error {
 		return bad("invalidate", "must be %q, %q or %q, got %q", InvalidateTracking, InvalidatePubSub, InvalidateOff, c.Invalidate)
 	case c.MaxValueBytesHard < 0:
 		return bad("max_value_bytes_hard", "must not be negative (0 disables the limit), got %d", c.MaxValueBytesHard)
+	case !(c.ClusterHotQPS >= 0): // NaN too
+		return bad("cluster_hot_qps", "must not be negative (0 means hot_qps), got %v", c.ClusterHotQPS)
+	case c.AggregateTop <= 0:
+		return bad("aggregate_top", "must be positive, got %d", c.AggregateTop)
 	}
 	if c.Jitter < 0 || c.Jitter >= 1 || c.Jitter != c.Jitter {
 		return bad("jitter", "must be a fraction from 0 up to but not including 1, got %v", c.Jitter)
@@ -328,6 +350,17 @@ func WithMaxValueBytesHard(n int) Option { return func(c *Config) { c.MaxValueBy
 // WithInvalidate sets how writes reach other instances' local copies:
 // InvalidateTracking, InvalidatePubSub or InvalidateOff.
 func WithInvalidate(mode string) Option { return func(c *Config) { c.Invalidate = mode } }
+
+// WithAggregate turns cluster-wide detection on or off (see
+// Config.Aggregate).
+func WithAggregate(on bool) Option { return func(c *Config) { c.Aggregate = on } }
+
+// WithClusterHotQPS sets the cluster-wide rate that promotes a key (0:
+// HotQPS).
+func WithClusterHotQPS(qps float64) Option { return func(c *Config) { c.ClusterHotQPS = qps } }
+
+// WithAggregateTop bounds the keys a replica reports per slot.
+func WithAggregateTop(n int) Option { return func(c *Config) { c.AggregateTop = n } }
 
 // WithLoader reads through to the source of truth: on a Redis miss the
 // Cache calls load, writes what it returns to Redis and returns it. load

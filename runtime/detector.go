@@ -55,6 +55,13 @@ type detector[K comparable] struct {
 	hot atomic.Pointer[hotSet[K]]
 	mu  sync.Mutex // serialises changes of hot
 
+	// cluster is the latest cluster-wide reading, nil until there is one:
+	// the rates of the keys this instance reported, summed over every
+	// replica. clusterScale (HotQPS/ClusterHotQPS) puts them on the scale
+	// of the per-instance thresholds.
+	cluster      atomic.Pointer[map[K]float64]
+	clusterScale float64
+
 	promotions atomic.Uint64
 	demotions  atomic.Uint64
 	// stale counts hot keys whose last refresh failed, so the read path
@@ -69,6 +76,8 @@ func newDetector[K comparable](cfg Config, name func(K) string, drop func(K)) *d
 		clock: cfg.Clock,
 		log:   cfg.Logger,
 		drop:  drop,
+
+		clusterScale: cfg.HotQPS / cfg.clusterHotQPS(),
 	}
 	d.hot.Store(newHotSet(map[K]*hotEntry[K]{}))
 	return d
@@ -93,32 +102,56 @@ func (d *detector[K]) promoteInline(key K) {
 	if cur.m[key] != nil {
 		return
 	}
+	cluster := d.clusterRates()
 	view := make([]KeyRate[K], 0, len(cur.m)+1)
 	for k := range cur.m {
-		view = append(view, d.rec.Rate(k))
+		view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 	}
-	view = append(view, d.rec.Rate(key))
+	view = append(view, d.withCluster(d.rec.Rate(key), cluster))
 	d.applyLocked(Select(view, names(cur), d.th, PromotePass), view)
 }
 
-// reselect runs the selector over every key the recorder tracks. The scan
-// runs before taking the lock, so an inline promotion on the read path
-// never waits for it.
+// reselect runs the selector over every key the recorder tracks, and the
+// keys of the latest cluster-wide reading. The scan runs before taking the
+// lock, so an inline promotion on the read path never waits for it.
 func (d *detector[K]) reselect(pass Pass) {
 	view := d.rec.Rates(min(d.th.Warm, d.th.Hot))
+	cluster := d.clusterRates()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur := d.hot.Load()
 	seen := make(map[K]bool, len(view))
-	for _, kr := range view {
+	for i, kr := range view {
 		seen[kr.Key] = true
+		view[i] = d.withCluster(kr, cluster)
 	}
 	for k := range cur.m {
 		if !seen[k] {
-			view = append(view, d.rec.Rate(k))
+			seen[k] = true
+			view = append(view, d.withCluster(d.rec.Rate(k), cluster))
+		}
+	}
+	for k := range cluster {
+		if !seen[k] {
+			view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 		}
 	}
 	d.applyLocked(Select(view, names(cur), d.th, pass), view)
+}
+
+// clusterRates returns the latest cluster-wide reading; nil before the
+// first, or without aggregation.
+func (d *detector[K]) clusterRates() map[K]float64 {
+	if p := d.cluster.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// withCluster sets kr's cluster rate from the reading, on the local scale.
+func (d *detector[K]) withCluster(kr KeyRate[K], cluster map[K]float64) KeyRate[K] {
+	kr.Cluster = cluster[kr.Key] * d.clusterScale
+	return kr
 }
 
 // names maps the hot keys to their Redis keys, as Select takes them.
@@ -161,12 +194,22 @@ func (d *detector[K]) applyLocked(dec Decision[K], view []KeyRate[K]) {
 		d.forgetLocked(e)
 		e.mu.Unlock()
 		d.demotions.Add(1)
-		d.log.Info("hotkey: demoted", "key", e.key, "qps", rates[e.k].Score(), "hot_for", now.Sub(e.since))
+		d.log.Info("hotkey: demoted", append(d.rateAttrs(e.key, rates[e.k]), "hot_for", now.Sub(e.since))...)
 	}
 	for _, k := range dec.Promote {
 		d.promotions.Add(1)
-		d.log.Info("hotkey: promoted", "key", rates[k].Name, "qps", rates[k].Score())
+		d.log.Info("hotkey: promoted", d.rateAttrs(rates[k].Name, rates[k])...)
 	}
+}
+
+// rateAttrs describes a key in a log line: its name, its rate here and,
+// with aggregation on, its cluster-wide rate.
+func (d *detector[K]) rateAttrs(name string, kr KeyRate[K]) []any {
+	attrs := []any{"key", name, "qps", max(kr.QPS, kr.Burst)}
+	if d.cluster.Load() != nil {
+		attrs = append(attrs, "cluster_qps", kr.Cluster/d.clusterScale)
+	}
+	return attrs
 }
 
 // forgetLocked drops the local copy, the refresh registration and the

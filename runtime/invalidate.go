@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -149,8 +150,12 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 		if err != nil {
 			return err
 		}
+		// A single-node client may be a Sentinel failover client, whose
+		// master moves: each session checks it still tracks the server the
+		// client's own commands reach.
+		follow, _ := c.rdb.(*redis.Client)
 		for _, o := range nodes {
-			ls = append(ls, trackingListener(o, prefix))
+			ls = append(ls, trackingListener(o, prefix, follow))
 		}
 	}
 	for _, l := range ls {
@@ -215,11 +220,16 @@ type trackingSession struct {
 	ps       *redis.PubSub
 	conn     *redis.Conn
 	redial   atomic.Int32 // connections the subscriber made; more than one means it reconnected
+	// follow is the caller's client when it is a *redis.Client, and runID
+	// the server the session tracks: when follow's commands reach another
+	// server (a Sentinel promoted a replica), the session ends.
+	follow *redis.Client
+	runID  string
 }
 
-func trackingListener(base *redis.Options, prefix string) listener {
+func trackingListener(base *redis.Options, prefix string, follow *redis.Client) listener {
 	return listener{name: base.Addr, connect: func(ctx context.Context) (session, error) {
-		s := &trackingSession{}
+		s := &trackingSession{follow: follow}
 		var subID atomic.Int64
 		// RESP2: invalidations arrive as plain messages on the subscribed
 		// connection, which go-redis hands to Receive.
@@ -254,6 +264,15 @@ func trackingListener(base *redis.Options, prefix string) listener {
 			s.close()
 			return nil, fmt.Errorf("CLIENT TRACKING: %w", refused(err))
 		}
+		if s.follow != nil {
+			// Without INFO (renamed away) the check is skipped: failovers
+			// are then noticed when the old master drops its clients.
+			if id, err := serverID(ctx, s.conn); err == nil {
+				s.runID = id
+			} else {
+				s.follow = nil
+			}
+		}
 		return s, nil
 	}}
 }
@@ -271,6 +290,11 @@ func (s *trackingSession) next(ctx context.Context) ([]string, error) {
 		if err := s.conn.Ping(ctx).Err(); err != nil {
 			return nil, fmt.Errorf("tracking connection: %w", err)
 		}
+		if s.follow != nil {
+			if id, err := serverID(ctx, s.follow); err == nil && id != s.runID {
+				return nil, errors.New("the client's commands reach another server now (a failover?)")
+			}
+		}
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -282,6 +306,22 @@ func (s *trackingSession) next(ctx context.Context) ([]string, error) {
 		return []string{m.Payload}, nil
 	}
 	return nil, nil
+}
+
+// serverID returns the run_id of the server rdb's commands reach.
+func serverID(ctx context.Context, rdb interface {
+	Info(context.Context, ...string) *redis.StringCmd
+}) (string, error) {
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return "", fmt.Errorf("INFO server: %w", err)
+	}
+	for line := range strings.Lines(info) {
+		if id, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return strings.TrimSpace(id), nil
+		}
+	}
+	return "", errors.New("INFO server: no run_id")
 }
 
 func (s *trackingSession) close() {

@@ -237,14 +237,14 @@ func TestHotAbsentKeyIsAnsweredLocally(t *testing.T) {
 			t.Fatalf("Get = %v, want ErrNotFound", err)
 		}
 	}
-	hook := &countHook{}
+	hook := &cmdCounter{}
 	e.c.rdb.AddHook(hook)
 	for range 100 {
 		if _, err := e.c.Get(e.ctx, "p:404"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("Get = %v, want ErrNotFound", err)
 		}
 	}
-	if n := hook.get.Load(); n != 0 || tb.calls.Load() != 1 {
+	if n := hook.get("get"); n != 0 || tb.calls.Load() != 1 {
 		t.Fatalf("100 reads of a hot absent id made %d Redis GETs and %d loads; want 0 and 1 in all", n, tb.calls.Load())
 	}
 	if err := e.c.Set(e.ctx, "p:404", sample(404, "found")); err != nil {

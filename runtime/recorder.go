@@ -38,10 +38,15 @@ type KeyRate[K comparable] struct {
 	// before the window catches up. The current slot being partial, Burst
 	// never overstates the rate.
 	Burst float64
+	// Cluster is the key's rate summed over every replica, scaled by
+	// HotQPS/ClusterHotQPS so that it compares with the per-instance
+	// thresholds; 0 unless Config.Aggregate is on.
+	Cluster float64
 }
 
-// Score is the rate detection ranks by: the higher of QPS and Burst.
-func (k KeyRate[K]) Score() float64 { return max(k.QPS, k.Burst) }
+// Score is the rate detection ranks by: the highest of QPS, Burst and
+// Cluster.
+func (k KeyRate[K]) Score() float64 { return max(k.QPS, k.Burst, k.Cluster) }
 
 // Recorder counts per-key accesses over a sliding window with bounded
 // memory. Record is lock-free and does not allocate for a key it already
@@ -242,6 +247,92 @@ func (r *Recorder[K]) Rates(min float64) []KeyRate[K] {
 		return true
 	})
 	return out
+}
+
+// SlotCount is one key's reads in one slot.
+type SlotCount[K comparable] struct {
+	Key   K
+	Name  string // the Redis key
+	Count uint32
+}
+
+// Top returns the n keys read most in slot, an absolute slot number, most
+// read first and ties by name. slot must be complete and still within the
+// window, that is one of the slots before the current one; for any other
+// slot Top returns nil. It scans the tracked keys once and keeps n of
+// them, so memory stays O(n) whatever the number of keys.
+func (r *Recorder[K]) Top(slot int64, n int) []SlotCount[K] {
+	r.advanceMu.Lock() // the slot's cell is not cleared while it is read
+	defer r.advanceMu.Unlock()
+	cur := r.cur.Load()
+	if n <= 0 || slot >= cur || slot <= cur-ring {
+		return nil
+	}
+	cell := slot % ring
+	h := make(topHeap[K], 0, n)
+	r.m.Range(func(k, v any) bool {
+		e := v.(*keyCounter)
+		c := e.counts[cell].Load()
+		if c == 0 {
+			return true
+		}
+		sc := SlotCount[K]{Key: k.(K), Name: e.name, Count: c}
+		if len(h) < n {
+			h.push(sc)
+		} else if h.less(h[0], sc) {
+			h[0] = sc
+			h.down(0)
+		}
+		return true
+	})
+	slices.SortFunc(h, func(a, b SlotCount[K]) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return h
+}
+
+// topHeap is a min-heap of counts whose root is the entry Top would drop
+// first: the lowest count, and of equal counts the greatest name.
+type topHeap[K comparable] []SlotCount[K]
+
+func (h topHeap[K]) less(a, b SlotCount[K]) bool {
+	if a.Count != b.Count {
+		return a.Count < b.Count
+	}
+	return a.Name > b.Name
+}
+
+func (h *topHeap[K]) push(sc SlotCount[K]) {
+	*h = append(*h, sc)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(s[i], s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h topHeap[K]) down(i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && h.less(h[l], h[m]) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h.less(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // Len is the number of keys tracked.

@@ -53,14 +53,25 @@ type Stats struct {
 	InvalidationResets uint64
 	// InvalidationLive is the number of invalidation subscriptions up now.
 	InvalidationLive int
+
+	// AggregateReports are the slots this instance reported to cluster-wide
+	// detection; AggregateErrors the reports and readings that failed
+	// (reads are never affected).
+	AggregateReports uint64
+	AggregateErrors  uint64
 }
 
 // HotKey describes one key in the hot set.
 type HotKey struct {
 	Key string
-	// QPS is the rate detection ranks the key by (see KeyRate.Score).
-	QPS   float64
-	Since time.Time // when it was promoted
+	// QPS is the key's rate on this instance: the higher of KeyRate.QPS
+	// and Burst.
+	QPS float64
+	// ClusterQPS is the key's rate summed over every replica in the last
+	// window they all reported, with Config.Aggregate on; 0 otherwise, or
+	// when this instance did not report the key.
+	ClusterQPS float64
+	Since      time.Time // when it was promoted
 }
 
 // counters count what happens on the slow paths, each of which waits on
@@ -72,6 +83,7 @@ type counters struct {
 	loads, loadErrors, staleReads                       atomic.Uint64
 	bigValues, degradedLoads                            atomic.Uint64
 	invalidations, invalidationResets                   atomic.Uint64
+	aggregateReports, aggregateErrors                   atomic.Uint64
 }
 
 func ratio(a, b uint64) float64 {
@@ -90,8 +102,9 @@ func (c *Cache[K, V]) Stats() Stats {
 	hs := c.det.hot.Load()
 	hot := make([]HotKey, 0, len(hs.m))
 	registered := 0
+	cluster := c.det.clusterRates()
 	for k, e := range hs.m {
-		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), Since: e.since})
+		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.since})
 		e.mu.Lock()
 		if e.registered {
 			registered++
@@ -132,6 +145,8 @@ func (c *Cache[K, V]) Stats() Stats {
 		Invalidations:      c.count.invalidations.Load(),
 		InvalidationResets: c.count.invalidationResets.Load(),
 		InvalidationLive:   int(c.invalidationUp.Load()),
+		AggregateReports:   c.count.aggregateReports.Load(),
+		AggregateErrors:    c.count.aggregateErrors.Load(),
 	}
 }
 

@@ -90,6 +90,21 @@
 // another package's unexported fields) are shared, and -v lists them.
 // Guard functions break the build, with a "re-run go generate" comment,
 // when a key field or a copied type changes under the generated code.
+//
+// # Watching hot keys across replicas
+//
+//	hotkeygen top [-redis addr] [-entity name] [-every 1s] [-n 20] [-window 10s] [-once]
+//
+// shows the keys read most across every replica of repositories whose
+// annotation says aggregate=on: for the last detection window all
+// replicas have reported, each key's reads per second summed over the
+// replicas and its share of the reads its entity's replicas reported,
+// busiest first. The table is redrawn every -every until Ctrl-C; -once
+// prints it once. -redis defaults to $REDIS_ADDR, or 127.0.0.1:6379; a
+// comma-separated list of addresses is a Redis Cluster (end a single seed
+// address with a comma). -window must be the entities' window (10s unless
+// their annotation sets window=). Without -entity, entities are found by
+// a SCAN for hotkeygen:agg:*, repeated once a minute.
 package main
 
 import (
@@ -98,11 +113,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/hotkeygen/hotkeygen/generator"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "top" {
+		os.Exit(topMain(os.Args[2:]))
+	}
 	os.Exit(run(os.Args[1:], "", os.Stderr))
 }
 
@@ -117,6 +136,7 @@ func run(args []string, dir string, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "say what was generated and which parts of values are copied shallowly")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hotkeygen [-check] [-output name] [-v] [packages]")
+		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(topUsage, "usage: "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -26,6 +26,7 @@ const Install = "redis-server is not installed: run `apt-get install -y redis-se
 // Server is a running redis-server.
 type Server struct {
 	Addr   string
+	conf   string   // config file redis-server reads first, when set
 	args   []string // extra redis-server arguments
 	cmd    *exec.Cmd
 	exited chan error
@@ -47,7 +48,12 @@ func Start(t testing.TB) *Server {
 
 // Launch starts a server outside a test, for TestMain or a benchmark
 // harness; the caller stops it. args are passed on to redis-server.
-func Launch(args ...string) (*Server, error) {
+func Launch(args ...string) (*Server, error) { return launch(nil, args...) }
+
+// launch is Launch for a server that needs a config file, as a sentinel
+// does: conf writes one for the chosen port into the server's directory and
+// returns its path.
+func launch(conf func(dir string, port int) (string, error), args ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New(Install)
@@ -63,6 +69,12 @@ func Launch(args ...string) (*Server, error) {
 			return nil, err
 		}
 		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, port: port, args: args}
+		if conf != nil {
+			if s.conf, err = conf(dir, port); err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+		}
 		if lastErr = s.start(bin); lastErr == nil {
 			return s, nil
 		}
@@ -73,14 +85,18 @@ func Launch(args ...string) (*Server, error) {
 
 func (s *Server) start(bin string) error {
 	s.out = new(bytes.Buffer)
-	s.cmd = exec.Command(bin, append([]string{
+	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--save", "",
 		"--appendonly", "no",
 		"--protected-mode", "no",
-	}, s.args...)...)
+	}
+	if s.conf != "" { // redis-server takes a config file only as its first argument
+		args = append([]string{s.conf}, args...)
+	}
+	s.cmd = exec.Command(bin, append(args, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)

@@ -8,7 +8,7 @@ package config
 //hotkey:cache window=20s promote_every=1500ms demote_every=90s local_size=400 local_ttl=2h
 //hotkey:cache refresh=1m refresh_failures=5 recorder_size=5000 inactive_after=10m30s
 //hotkey:cache null_ttl=90s jitter=10% rebuild_lock=on degrade=loader
-//hotkey:cache max_value_bytes=10KiB max_value_bytes_hard=1MiB invalidate=pubsub
+//hotkey:cache max_value_bytes=10KiB max_value_bytes_hard=1MiB invalidate=pubsub aggregate=on cluster_hot_qps=12000
 type Setting struct {
 	Name  string
 	Value string

@@ -1,0 +1,128 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel is a master, one replica of it and one Redis Sentinel watching
+// them, each a private redis-server on a free loopback port: enough for a
+// failover client to follow a failover.
+type Sentinel struct {
+	MasterName    string
+	SentinelAddrs []string
+	Master        *Server
+	Replica       *Server
+}
+
+// StartSentinel starts a master, a synced replica and a sentinel that knows
+// both, for t, and stops them when t ends. With a quorum of one, the
+// sentinel fails over alone: on SENTINEL FAILOVER, or 500ms after the
+// master stops answering.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	// Either may serve a full sync, the replica after a failover: at once,
+	// not after the default five seconds of waiting for more replicas.
+	nodelay := []string{"--repl-diskless-sync-delay", "0"}
+	master, err := Launch(nodelay...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(master.Stop)
+	replica, err := Launch(append(nodelay, "--replicaof", "127.0.0.1", strconv.Itoa(master.port))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	s := &Sentinel{MasterName: "mymaster", Master: master, Replica: replica}
+	// The replica first, so the sentinel finds it at its first look at the
+	// master instead of ten seconds later.
+	if err := s.waitSynced(); err != nil {
+		t.Fatal(err)
+	}
+	conf := func(dir string, port int) (string, error) {
+		path := filepath.Join(dir, "sentinel.conf") // the sentinel rewrites it: it must be writable
+		name := s.MasterName
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir) +
+			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\n", name, master.port) +
+			fmt.Sprintf("sentinel down-after-milliseconds %s 500\n", name) +
+			fmt.Sprintf("sentinel failover-timeout %s 2000\n", name)
+		return path, os.WriteFile(path, []byte(text), 0o644)
+	}
+	sentinel, err := launch(conf, "--sentinel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sentinel.Stop)
+	s.SentinelAddrs = []string{sentinel.Addr}
+	if err := s.waitWatched(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// waitSynced waits until the replica has a live link to the master.
+func (s *Sentinel) waitSynced() error {
+	rdb := redis.NewClient(&redis.Options{Addr: s.Replica.Addr, MaxRetries: -1})
+	defer rdb.Close()
+	return poll("replica "+s.Replica.Addr+" to sync with "+s.Master.Addr, func(ctx context.Context) bool {
+		info, err := rdb.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+}
+
+// waitWatched waits until the sentinel reports the master and knows the
+// replica, so that SENTINEL FAILOVER has a replica to promote.
+func (s *Sentinel) waitWatched() error {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.SentinelAddrs[0], MaxRetries: -1})
+	defer sc.Close()
+	return poll("sentinel "+s.SentinelAddrs[0]+" to watch "+s.Master.Addr+" and "+s.Replica.Addr, func(ctx context.Context) bool {
+		addr, err := sc.GetMasterAddrByName(ctx, s.MasterName).Result()
+		if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(s.Master.port) {
+			return false
+		}
+		replicas, err := sc.Replicas(ctx, s.MasterName).Result()
+		if err != nil {
+			return false
+		}
+		for _, r := range replicas {
+			if r["port"] == strconv.Itoa(s.Replica.port) && r["flags"] == "slave" && r["master-link-status"] == "ok" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// Client returns a Sentinel failover client of the master that is closed
+// when t ends.
+func (s *Sentinel) Client(t testing.TB) *redis.Client {
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: s.SentinelAddrs})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// poll checks cond every 50ms for up to 20s.
+func poll(what string, cond func(ctx context.Context) bool) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ok := cond(ctx)
+		cancel()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: timed out after 20s waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"github.com/hotkeygen/hotkeygen/internal/aggregate"
+)
+
+// Cluster-wide detection (Config.Aggregate). A key read evenly by twenty
+// replicas is, to each of them, read at a twentieth of its rate, and may
+// never reach HotQPS anywhere while its Redis node burns. So every
+// replica, once per slot, adds its AggregateTop busiest keys of the slot
+// just completed to a sorted set shared by all replicas (see package
+// internal/aggregate for the layout), and at every selection reads the
+// last window of those sets back: a key whose rates sum to ClusterHotQPS
+// is a candidate on every replica that reported it, ranked by its cluster
+// rate put on the local scale (KeyRate.Cluster).
+//
+// Only keys this replica reported can be promoted this way: the recorder
+// knows a key by K, and the sets by name alone, so the names of the last
+// window's reports are mapped back to their keys. That also keeps a
+// replica from caching a key it hardly reads.
+
+// aggregator is a Cache's part in cluster-wide detection. Only the
+// background tick uses it, under tickMu.
+type aggregator[K comparable] struct {
+	// reported maps the names this replica reported in the last window to
+	// their keys: at most AggregateTop per slot.
+	reported map[string]reportedKey[K]
+	// failing is set by a failed report or read, so only the first
+	// failure of a run is logged.
+	failing bool
+}
+
+type reportedKey[K comparable] struct {
+	k    K
+	slot int64 // the last slot it was reported for
+}
+
+func newAggregator[K comparable]() *aggregator[K] {
+	return &aggregator[K]{reported: map[string]reportedKey[K]{}}
+}
+
+// clusterHotQPS is the cluster-wide promotion rate in effect.
+func (c Config) clusterHotQPS() float64 {
+	if c.ClusterHotQPS > 0 {
+		return c.ClusterHotQPS
+	}
+	return c.HotQPS
+}
+
+// report adds the busiest keys of slot, a slot just completed, to the
+// slot's set: at most AggregateTop ZINCRBYs and one PEXPIRE, in one
+// pipeline. Nothing is sent for a slot without reads.
+func (c *Cache[K, V]) report(slot int64) {
+	a := c.agg
+	for name, r := range a.reported {
+		if r.slot < slot-slots { // outside every window still to be read
+			delete(a.reported, name)
+		}
+	}
+	top := c.det.rec.Top(slot, c.cfg.AggregateTop)
+	if len(top) == 0 {
+		return
+	}
+	counts := make([]aggregate.Count, len(top))
+	for i, sc := range top {
+		counts[i] = aggregate.Count{Name: sc.Name, N: uint64(sc.Count)}
+		a.reported[sc.Name] = reportedKey[K]{k: sc.Key, slot: slot}
+	}
+	pipe := c.rdb.Pipeline()
+	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, 2*c.cfg.Window)
+	if _, err := pipe.Exec(c.ctx); err != nil {
+		c.aggregateFailed("report", err)
+		return
+	}
+	c.count.aggregateReports.Add(1)
+	c.aggregateWorks()
+}
+
+// readCluster reads the cluster-wide rates of the last window every
+// replica has reported, and hands those of the keys this replica reported
+// to the detector. A failed read keeps the previous reading: Redis failing
+// is no reason to demote the keys it is spared.
+func (c *Cache[K, V]) readCluster() {
+	first, last := aggregate.Span(c.cfg.Clock.Now(), c.cfg.Window)
+	sums, err := aggregate.Read(c.ctx, c.rdb, c.cfg.Entity, first, last, c.cfg.AggregateTop)
+	if err != nil {
+		c.aggregateFailed("read", err)
+		return
+	}
+	c.aggregateWorks()
+	window := c.cfg.Window.Seconds()
+	rates := make(map[K]float64, min(len(sums), len(c.agg.reported)))
+	for name, n := range sums {
+		if r, ok := c.agg.reported[name]; ok {
+			rates[r.k] = n / window
+		}
+	}
+	c.det.cluster.Store(&rates)
+}
+
+// aggregateFailed counts a failed report or read. Only the first failure
+// after a success is logged: a Redis outage would otherwise log a line
+// every slot.
+func (c *Cache[K, V]) aggregateFailed(op string, err error) {
+	if c.ctx.Err() != nil {
+		return // Close interrupted it
+	}
+	c.count.aggregateErrors.Add(1)
+	if !c.agg.failing {
+		c.agg.failing = true
+		c.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
+	}
+}
+
+func (c *Cache[K, V]) aggregateWorks() {
+	if c.agg.failing {
+		c.agg.failing = false
+		c.log.Info("hotkey: cluster aggregation works again")
+	}
+}
