@@ -171,12 +171,12 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 func nodeOptions(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Options, error) {
 	switch r := rdb.(type) {
 	case *redis.Client:
-		return []*redis.Options{r.Options()}, nil
+		return []*redis.Options{connOptions(r.Options())}, nil
 	case *redis.ClusterClient:
 		var opts []*redis.Options
 		ch := make(chan *redis.Options, 64)
 		err := r.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			ch <- node.Options()
+			ch <- connOptions(node.Options())
 			return nil
 		})
 		close(ch)
@@ -206,6 +206,30 @@ func refused(err error) error {
 		return noTracking{err}
 	}
 	return err
+}
+
+// connOptions takes from a live client's options what opening another
+// connection to the same server needs: where and how to dial (for a
+// Sentinel failover client, the dialer that finds the current master),
+// credentials, database and timeouts. The live options are not copied
+// whole: go-redis updates some of their fields under its own lock.
+func connOptions(o *redis.Options) *redis.Options {
+	return &redis.Options{
+		Network:                      o.Network,
+		Addr:                         o.Addr,
+		Dialer:                       o.Dialer,
+		Username:                     o.Username,
+		Password:                     o.Password,
+		CredentialsProvider:          o.CredentialsProvider,
+		CredentialsProviderContext:   o.CredentialsProviderContext,
+		StreamingCredentialsProvider: o.StreamingCredentialsProvider,
+		DB:                           o.DB,
+		DialTimeout:                  o.DialTimeout,
+		ReadTimeout:                  o.ReadTimeout,
+		WriteTimeout:                 o.WriteTimeout,
+		TLSConfig:                    o.TLSConfig,
+		ClientName:                   o.ClientName,
+	}
 }
 
 // receiveTimeout bounds a wait for invalidations, after which the session
