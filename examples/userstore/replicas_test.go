@@ -1,0 +1,61 @@
+package userstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// Two replicas of the service, each with its own client: a write through
+// one repository reaches the other's local copy of a hot user.
+func TestWriteOnOneReplicaReachesAnother(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	newRepo := func() *UserRepo {
+		r := NewUserRepo(srv.Client(t), runtime.WithHotQPS(50), runtime.WithWarmQPS(10))
+		t.Cleanup(func() { r.Close() })
+		deadline := time.Now().Add(10 * time.Second)
+		for r.Stats().InvalidationLive == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no invalidation subscription")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return r
+	}
+	a, b := newRepo(), newRepo()
+	if err := a.SetUser(ctx, &User{ID: 7, Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, err := b.GetUser(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := b.Stats(); st.Hits == 0 {
+		t.Fatalf("user:7 is not served from b's memory: %+v", st)
+	}
+	if err := a.SetUser(ctx, &User{ID: 7, Name: "Ada Lovelace"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		u, err := b.GetUser(ctx, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Name == "Ada Lovelace" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b still serves %q after a's write", u.Name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := b.Stats(); st.Invalidations == 0 {
+		t.Fatalf("b saw the new value without an invalidation: %+v", st)
+	}
+}
