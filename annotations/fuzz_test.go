@@ -48,7 +48,7 @@ func FuzzParseLine(f *testing.F) {
 		if spec == nil {
 			return
 		}
-		cfg := spec.Config()
+		cfg := spec.Config
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("ParseLine(%q) accepted a Spec the runtime rejects: %v", line, err)
 		}

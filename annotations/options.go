@@ -27,8 +27,8 @@ type option struct {
 }
 
 // options is the registry of //hotkey:cache options; each row documents its
-// option. Adding an option takes a Spec field, its default in newSpec, a
-// row here and, when the runtime knows it, a line in Spec.Config.
+// option. Adding an option takes its runtime.Config field (with a default in
+// runtime.DefaultConfig) and a row here.
 var options = map[string]option{
 	// key=TEMPLATE (required) is the Redis key: literal text and {Field}
 	// references to fields of the struct, as in key=user:{ID}.

@@ -593,7 +593,7 @@ func TestSpecDefaultsComeFromTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := spec.Config(), runtime.DefaultConfig(); !reflect.DeepEqual(got, want) {
+	if got, want := spec.Config, runtime.DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config() = %+v\nwant runtime.DefaultConfig() = %+v", got, want)
 	}
 	if spec.HotQPS != runtime.DefaultHotQPS || spec.LocalTTL != runtime.DefaultLocalTTL || spec.RecorderSize != runtime.DefaultRecorderSize ||
@@ -621,8 +621,8 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	want.MaxValueBytes, want.MaxValueBytesHard = 1<<20, 4<<20
 	want.Invalidate = runtime.InvalidatePubSub
 	want.Aggregate, want.ClusterHotQPS = true, 20
-	if got := spec.Config(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Config() = %+v\nwant %+v", got, want)
+	if got := spec.Config; !reflect.DeepEqual(got, want) {
+		t.Errorf("Config = %+v\nwant %+v", got, want)
 	}
 	if len(spec.Args) != len(options) {
 		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", len(spec.Args), len(options))

@@ -3,7 +3,6 @@ package annotations
 import (
 	"errors"
 	"go/token"
-	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
@@ -20,30 +19,12 @@ type Spec struct {
 	// the directive does not set it.
 	Name string
 
-	// The options, meaning what the runtime.Config field of the same name
-	// documents.
-	TTL               time.Duration
-	HotQPS            float64
-	WarmQPS           float64
-	TopN              int
-	Window            time.Duration
-	PromoteEvery      time.Duration
-	DemoteEvery       time.Duration
-	LocalSize         int
-	LocalTTL          time.Duration
-	Refresh           time.Duration
-	RefreshFailures   int
-	RecorderSize      int
-	InactiveAfter     time.Duration
-	NullTTL           time.Duration
-	Jitter            float64
-	RebuildLock       bool
-	Degrade           string
-	Invalidate        string
-	MaxValueBytes     int
-	MaxValueBytesHard int
-	Aggregate         bool
-	ClusterHotQPS     float64
+	// Config holds every option's effective value: the runtime's defaults,
+	// overridden by what the directives set. Its fields are the options
+	// (Spec.TTL, Spec.HotQPS, ...), documented on runtime.Config, so the
+	// two can never drift apart. Entity, Logger and Clock stay unset: they
+	// are for the generator and the program.
+	runtime.Config
 
 	// Args lists the options the directives set explicitly, in source
 	// order, so the generator can emit exactly those, deterministically.
@@ -69,68 +50,13 @@ func (s *Spec) Arg(name string) (Arg, bool) {
 
 // newSpec returns a Spec holding the runtime's defaults, so a directive
 // that sets nothing behaves like a Cache built without options.
-func newSpec() Spec {
-	d := runtime.DefaultConfig()
-	return Spec{
-		TTL:               d.TTL,
-		HotQPS:            d.HotQPS,
-		WarmQPS:           d.WarmQPS,
-		TopN:              d.TopN,
-		Window:            d.Window,
-		PromoteEvery:      d.PromoteEvery,
-		DemoteEvery:       d.DemoteEvery,
-		LocalSize:         d.LocalSize,
-		LocalTTL:          d.LocalTTL,
-		Refresh:           d.Refresh,
-		RefreshFailures:   d.RefreshFailures,
-		RecorderSize:      d.RecorderSize,
-		InactiveAfter:     d.InactiveAfter,
-		NullTTL:           d.NullTTL,
-		Jitter:            d.Jitter,
-		RebuildLock:       d.RebuildLock,
-		Degrade:           d.Degrade,
-		Invalidate:        d.Invalidate,
-		MaxValueBytes:     d.MaxValueBytes,
-		MaxValueBytesHard: d.MaxValueBytesHard,
-		Aggregate:         d.Aggregate,
-		ClusterHotQPS:     d.ClusterHotQPS,
-	}
-}
-
-// Config returns the runtime configuration the directive describes. Entity
-// is left for the generator, which knows the type.
-func (s *Spec) Config() runtime.Config {
-	c := runtime.DefaultConfig()
-	c.TTL = s.TTL
-	c.HotQPS = s.HotQPS
-	c.WarmQPS = s.WarmQPS
-	c.TopN = s.TopN
-	c.Window = s.Window
-	c.PromoteEvery = s.PromoteEvery
-	c.DemoteEvery = s.DemoteEvery
-	c.LocalSize = s.LocalSize
-	c.LocalTTL = s.LocalTTL
-	c.Refresh = s.Refresh
-	c.RefreshFailures = s.RefreshFailures
-	c.RecorderSize = s.RecorderSize
-	c.InactiveAfter = s.InactiveAfter
-	c.NullTTL = s.NullTTL
-	c.Jitter = s.Jitter
-	c.RebuildLock = s.RebuildLock
-	c.Degrade = s.Degrade
-	c.Invalidate = s.Invalidate
-	c.MaxValueBytes = s.MaxValueBytes
-	c.MaxValueBytesHard = s.MaxValueBytesHard
-	c.Aggregate = s.Aggregate
-	c.ClusterHotQPS = s.ClusterHotQPS
-	return c
-}
+func newSpec() Spec { return Spec{Config: runtime.DefaultConfig()} }
 
 // validate checks the combination of options with the runtime's own rules
 // and reports a violation at the argument of the option the runtime blames,
 // or at the directive when that option kept its default.
 func (s *Spec) validate(errs *ErrorList) {
-	cfg := s.Config()
+	cfg := s.Config
 	err := cfg.Validate()
 	if err == nil {
 		return
