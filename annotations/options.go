@@ -47,6 +47,10 @@ var options = map[string]option{
 		s.Name = v
 		return nil
 	}},
+	// codec=generated|reflect says how values are encoded for Redis:
+	// msgpack methods the generator writes for the struct, or msgpack's
+	// reflection. Both write the same format, so either reads the other.
+	"codec": choice(func(s *Spec) *string { return &s.Codec }, CodecGenerated, CodecReflect),
 
 	// ttl=DURATION is the Redis expiry of writes; 0 writes without expiry.
 	"ttl": duration(func(s *Spec) *time.Duration { return &s.TTL }),

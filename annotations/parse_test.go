@@ -244,7 +244,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, codec, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -608,7 +608,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
 			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
-			"aggregate=on cluster_hot_qps=20")
+			"aggregate=on cluster_hot_qps=20 codec=reflect")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,6 +623,9 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	want.Aggregate, want.ClusterHotQPS = true, 20
 	if got := spec.Config; !reflect.DeepEqual(got, want) {
 		t.Errorf("Config = %+v\nwant %+v", got, want)
+	}
+	if spec.Codec != CodecReflect {
+		t.Errorf("Codec = %q, want %q", spec.Codec, CodecReflect)
 	}
 	if len(spec.Args) != len(options) {
 		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", len(spec.Args), len(options))

@@ -18,6 +18,11 @@ type Spec struct {
 	// Name replaces the type's name in generated method names; empty when
 	// the directive does not set it.
 	Name string
+	// Codec is how values are encoded for Redis: CodecGenerated has the
+	// generator write msgpack methods for the struct, CodecReflect leaves
+	// it to msgpack's reflection. It shapes code, not the cache, so it is
+	// no field of runtime.Config.
+	Codec string
 
 	// Config holds every option's effective value: the runtime's defaults,
 	// overridden by what the directives set. Its fields are the options
@@ -50,7 +55,13 @@ func (s *Spec) Arg(name string) (Arg, bool) {
 
 // newSpec returns a Spec holding the runtime's defaults, so a directive
 // that sets nothing behaves like a Cache built without options.
-func newSpec() Spec { return Spec{Config: runtime.DefaultConfig()} }
+func newSpec() Spec { return Spec{Codec: CodecGenerated, Config: runtime.DefaultConfig()} }
+
+// The values of codec=.
+const (
+	CodecGenerated = "generated"
+	CodecReflect   = "reflect"
+)
 
 // validate checks the combination of options with the runtime's own rules
 // and reports a violation at the argument of the option the runtime blames,

@@ -23,8 +23,8 @@ const (
 
 // emit renders the file of one package: per entity, sorted by type name,
 // the repository with its loader options, its key function or key struct,
-// and its guard; then the clone functions and the guard on the types they
-// copy.
+// its guard, and its msgpack codec; then the clone functions and the guard
+// on the types they copy.
 func emit(pkg *pkgModel) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.Path, pkg.Name)
 	f.HeaderComment(Header[len("// "):])
@@ -48,6 +48,8 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitClose(f, e)
 		emitKey(f, e)
 		emitKeyGuard(f, e)
+		emitEncode(f, e)
+		emitDecode(f, e)
 	}
 	for _, c := range pkg.Clones {
 		emitClone(f, c)

@@ -29,7 +29,8 @@ type pkgModel struct {
 	// Imports names every package the file may import, by path, chosen so
 	// that none clashes with a package-level name or another import.
 	Imports map[string]importName
-	// Notes are what -v reports: parts of values copied shallowly.
+	// Notes are what -v reports: parts of values copied shallowly, and
+	// encoded by reflection.
 	Notes []string
 }
 
@@ -58,6 +59,11 @@ type entity struct {
 	ManyParam string
 	Options   []option
 	Clone     *cloneFunc
+	// Codec is the generated msgpack codec; nil leaves the struct to
+	// msgpack's reflection.
+	Codec *codecPlan
+	// codecNotes say, for -v, what the codec leaves to reflection.
+	codecNotes []string
 }
 
 // keyPart is literal key text or a parameter.
@@ -176,6 +182,11 @@ func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
 		return nil, errs
 	}
 	pkg.Clones, pkg.Guards, pkg.Notes = cl.finish()
+	for _, e := range pkg.Entities {
+		pkg.Notes = append(pkg.Notes, e.codecNotes...)
+	}
+	slices.Sort(pkg.Notes)
+	pkg.Notes = slices.Compact(pkg.Notes)
 	pkg.Imports = importNames(in.Types, pkg)
 	var names []string
 	for _, imp := range pkg.Imports {
@@ -265,6 +276,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 		return nil, errs
 	}
 	e.Clone = cl.entity(named)
+	e.Codec, e.codecNotes = planCodec(named, t.Spec, qualifier(nil))
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -327,6 +339,11 @@ func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 	for _, e := range pkg.Entities {
 		for _, p := range e.Params {
 			walkPackages(p.Type, addPkg)
+		}
+	}
+	for _, e := range pkg.Entities {
+		if e.Codec != nil {
+			paths[msgpackPath] = "msgpack"
 		}
 	}
 	for _, g := range pkg.Guards {

@@ -223,6 +223,7 @@ func TestVerboseSaysWhatWasGenerated(t *testing.T) {
 	want := []string{
 		"example.com/m/a: UserRepo in a/hotkey_gen.go",
 		"a.User.Extra (any) is copied shallowly",
+		"a.User.Extra (any) is encoded by reflection",
 		"example.com/m/b: OrderRepo in b/hotkey_gen.go",
 		"wrote a/hotkey_gen.go",
 		"wrote b/hotkey_gen.go",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // OrderRepo reads and writes Order values in Redis under the key
@@ -108,6 +109,89 @@ func _() {
 	var _ uint32 = v.Num
 }
 
+// EncodeMsgpack writes v as msgpack's reflection would, a map of its exported
+// fields, without reflection for the fields of basic types. It implements
+// msgpack.CustomEncoder.
+func (v *Order) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeMapLen(4); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Tenant"); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(v.Tenant); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Num"); err != nil {
+		return err
+	}
+	if err := enc.EncodeUint32(v.Num); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Items"); err != nil {
+		return err
+	}
+	if err := enc.Encode(&v.Items); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Total"); err != nil {
+		return err
+	}
+	if err := enc.EncodeInt64(v.Total); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DecodeMsgpack reads a map written by EncodeMsgpack or by msgpack's reflection
+// into v, in any key order, skipping keys v has no field for. It implements
+// msgpack.CustomDecoder.
+func (v *Order) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	if n == -1 {
+		*v = Order{}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		key, err := dec.DecodeString()
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "Tenant":
+			x, err := dec.DecodeString()
+			if err != nil {
+				return err
+			}
+			v.Tenant = x
+		case "Num":
+			x, err := dec.DecodeUint64()
+			if err != nil {
+				return err
+			}
+			v.Num = uint32(x)
+		case "Items":
+			if err := dec.Decode(&v.Items); err != nil {
+				return err
+			}
+		case "Total":
+			x, err := dec.DecodeInt64()
+			if err != nil {
+				return err
+			}
+			v.Total = x
+		default:
+			if err := dec.Skip(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // UserRepo reads and writes User values in Redis under the key "user:{ID}",
 // serving the hot ones from memory.
 type UserRepo struct {
@@ -191,6 +275,89 @@ func UserKey(id int64) string {
 func _() {
 	var v User
 	var _ int64 = v.ID
+}
+
+// EncodeMsgpack writes v as msgpack's reflection would, a map of its exported
+// fields, without reflection for the fields of basic types. It implements
+// msgpack.CustomEncoder.
+func (v *User) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeMapLen(4); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("ID"); err != nil {
+		return err
+	}
+	if err := enc.EncodeInt64(v.ID); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Name"); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(v.Name); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Email"); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(v.Email); err != nil {
+		return err
+	}
+	if err := enc.EncodeString("Tags"); err != nil {
+		return err
+	}
+	if err := enc.Encode(&v.Tags); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DecodeMsgpack reads a map written by EncodeMsgpack or by msgpack's reflection
+// into v, in any key order, skipping keys v has no field for. It implements
+// msgpack.CustomDecoder.
+func (v *User) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	if n == -1 {
+		*v = User{}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		key, err := dec.DecodeString()
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "ID":
+			x, err := dec.DecodeInt64()
+			if err != nil {
+				return err
+			}
+			v.ID = x
+		case "Name":
+			x, err := dec.DecodeString()
+			if err != nil {
+				return err
+			}
+			v.Name = x
+		case "Email":
+			x, err := dec.DecodeString()
+			if err != nil {
+				return err
+			}
+			v.Email = x
+		case "Tags":
+			if err := dec.Decode(&v.Tags); err != nil {
+				return err
+			}
+		default:
+			if err := dec.Skip(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // cloneOrder returns a deep copy of v: changing anything reachable from the
