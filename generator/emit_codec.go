@@ -116,10 +116,11 @@ func emitDecode(f *jen.File, e *entity) {
 			jen.Op("*").Id("v").Op("=").Add(typeCode(e.Type)).Values(),
 			jen.Return(jen.Nil()),
 		),
+		jen.Var().Id("kb").Add(rt("KeyBuf")),
 		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("n"), jen.Id("i").Op("++")).Block(
-			jen.List(jen.Id("key"), jen.Err()).Op(":=").Id("dec").Dot("DecodeString").Call(),
+			jen.List(jen.Id("key"), jen.Err()).Op(":=").Add(rt("DecodeMsgpackKey")).Call(jen.Id("dec"), jen.Op("&").Id("kb")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.Switch(jen.Id("key")).Block(cases...),
+			jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
 		),
 		jen.Return(jen.Nil()),
 	)

@@ -155,12 +155,13 @@ func (v *Order) DecodeMsgpack(dec *msgpack.Decoder) error {
 		*v = Order{}
 		return nil
 	}
+	var kb runtime.KeyBuf
 	for i := 0; i < n; i++ {
-		key, err := dec.DecodeString()
+		key, err := runtime.DecodeMsgpackKey(dec, &kb)
 		if err != nil {
 			return err
 		}
-		switch key {
+		switch string(key) {
 		case "Tenant":
 			x, err := dec.DecodeString()
 			if err != nil {
@@ -323,12 +324,13 @@ func (v *User) DecodeMsgpack(dec *msgpack.Decoder) error {
 		*v = User{}
 		return nil
 	}
+	var kb runtime.KeyBuf
 	for i := 0; i < n; i++ {
-		key, err := dec.DecodeString()
+		key, err := runtime.DecodeMsgpackKey(dec, &kb)
 		if err != nil {
 			return err
 		}
-		switch key {
+		switch string(key) {
 		case "ID":
 			x, err := dec.DecodeInt64()
 			if err != nil {
