@@ -48,19 +48,52 @@ func benchCache(b *testing.B, opts ...Option) (*Cache[string, benchUser], *redis
 	return c, rdb
 }
 
-// BenchmarkGetHot reads one hot key from every goroutine; it is served
-// from the local store. Compare with BenchmarkTheineGet.
-func BenchmarkGetHot(b *testing.B) {
+// hotBenchCache is benchCache with "user:42" hot and held locally.
+func hotBenchCache(b *testing.B) *Cache[string, benchUser] {
+	b.Helper()
 	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10))
-	ctx := context.Background()
 	for range 101 {
-		if _, err := c.Get(ctx, "user:42"); err != nil {
+		if _, err := c.Get(context.Background(), "user:42"); err != nil {
 			b.Fatal(err)
 		}
 	}
 	if !holds(c, "user:42") {
 		b.Fatal("user:42 is not held locally")
 	}
+	return c
+}
+
+// theineBaseline is a raw theine cache holding the same value, closed when
+// b ends.
+func theineBaseline(b *testing.B) *theine.Cache[string, *benchUser] {
+	b.Helper()
+	tc, err := theine.NewBuilder[string, *benchUser](DefaultLocalSize).Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(tc.Close)
+	tc.Set("user:42", benchValue, 1)
+	return tc
+}
+
+// baselineGet is what a service does without hotkeygen: a go-redis GET and
+// a msgpack Unmarshal.
+func baselineGet(b *testing.B, rdb *redis.Client) {
+	raw, err := rdb.Get(context.Background(), "user:42").Bytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var u benchUser
+	if err := msgpack.Unmarshal(raw, &u); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkGetHot reads one hot key from every goroutine; it is served
+// from the local store. Compare with BenchmarkTheineGet.
+func BenchmarkGetHot(b *testing.B) {
+	c := hotBenchCache(b)
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -80,12 +113,7 @@ func BenchmarkGetHot(b *testing.B) {
 // BenchmarkTheineGet is the baseline of BenchmarkGetHot: a raw theine Get
 // of the same value.
 func BenchmarkTheineGet(b *testing.B) {
-	tc, err := theine.NewBuilder[string, *benchUser](DefaultLocalSize).Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tc.Close()
-	tc.Set("user:42", benchValue, 1)
+	tc := theineBaseline(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -142,18 +170,10 @@ func BenchmarkGetCold(b *testing.B) {
 // of the same value: what a service does without hotkeygen.
 func BenchmarkRedisGetBaseline(b *testing.B) {
 	_, rdb := benchCache(b)
-	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		raw, err := rdb.Get(ctx, "user:42").Bytes()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var u benchUser
-		if err := msgpack.Unmarshal(raw, &u); err != nil {
-			b.Fatal(err)
-		}
+		baselineGet(b, rdb)
 	}
 }
 
@@ -168,16 +188,7 @@ func BenchmarkGetColdPaired(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	baseGet := func() {
-		raw, err := rdb.Get(ctx, "user:42").Bytes()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var u benchUser
-		if err := msgpack.Unmarshal(raw, &u); err != nil {
-			b.Fatal(err)
-		}
-	}
+	baseGet := func() { baselineGet(b, rdb) }
 	timed := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
 	var cold, base time.Duration
 	b.ReportAllocs()
@@ -201,19 +212,9 @@ func BenchmarkGetColdPaired(b *testing.B) {
 // and reports their ratio: what detection, sampling and the clone add to a
 // local hit.
 func BenchmarkGetHotPaired(b *testing.B) {
-	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10))
+	c := hotBenchCache(b)
 	ctx := context.Background()
-	for range 101 {
-		if _, err := c.Get(ctx, "user:42"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tc, err := theine.NewBuilder[string, *benchUser](DefaultLocalSize).Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tc.Close()
-	tc.Set("user:42", benchValue, 1)
+	tc := theineBaseline(b)
 
 	const batch = 1000
 	var hot, raw atomic.Int64 // nanoseconds
