@@ -185,7 +185,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		return nil, ErrClosed
 	}
 	if v, ok := c.local.Get(key); ok { // a hit, counted by theine
-		c.det.rec.RecordSampled(key, rand.Uint32())
+		c.det.hit(key, rand.Uint32())
 		if c.det.staleRead(key) {
 			c.count.staleReads.Add(1)
 		}

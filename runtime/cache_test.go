@@ -181,6 +181,30 @@ func TestHotKeyServedLocally(t *testing.T) {
 	}
 }
 
+func TestHotKeyStatsCountHitsAndBytes(t *testing.T) {
+	e := newEnv(t)
+	v := sample(1, "ada")
+	e.put("p:1", v)
+	e.heat("p:1")
+	const hits = 1600
+	for range hits {
+		e.get("p:1")
+	}
+	st := e.c.Stats()
+	// Hits are sampled one in 16: 100 samples expected, 5 standard
+	// deviations either side is 800..2400.
+	if got := st.HotKeys[0].Hits; got < hits/2 || got > hits*3/2 {
+		t.Fatalf("HotKey.Hits = %d after %d local hits", got, hits)
+	}
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LocalBytes != int64(len(b)) {
+		t.Fatalf("LocalBytes = %d, want the encoded size %d", st.LocalBytes, len(b))
+	}
+}
+
 func TestWritesVisibleOnHotKey(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "ada"))

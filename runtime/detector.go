@@ -17,6 +17,9 @@ type hotEntry[K comparable] struct {
 	key   string // the Redis key
 	since time.Time
 	gen   atomic.Uint64 // bumped under mu by every write, delete and demotion
+	// hits counts local hits since promotion, sampled like the recorder
+	// (see hit), so cores reading the key do not contend on it.
+	hits atomic.Uint64
 
 	mu         sync.Mutex
 	dead       bool // demoted: nothing may be stored for it any more
@@ -231,6 +234,17 @@ func (d *detector[K]) setFailuresLocked(e *hotEntry[K], n int) {
 			d.stale.Add(1)
 		} else {
 			d.stale.Add(-1)
+		}
+	}
+}
+
+// hit records a local hit of k, given a uniformly random rnd: in the
+// recorder, and one time in 1<<sampleBits in the entry's hit count,
+// weighted to keep the expected count exact.
+func (d *detector[K]) hit(k K, rnd uint32) {
+	if d.rec.RecordSampled(k, rnd) {
+		if e := d.lookup(k); e != nil {
+			e.hits.Add(1 << sampleBits)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	var todo []pending[K]
 	for i, k := range ks {
 		if v, ok := c.local.Get(k); ok {
-			c.det.rec.RecordSampled(k, rand.Uint32())
+			c.det.hit(k, rand.Uint32())
 			if c.det.staleRead(k) {
 				c.count.staleReads.Add(1)
 			}

@@ -104,11 +104,14 @@ const sampleBits = 4
 // RecordSampled counts an access to a key that is already hot, given a
 // uniformly random rnd. Every core reads a hot key, and counting each read
 // would bounce the key's counter between them; a hot key's rate is high
-// enough that a one-in-16 sample measures it within a few percent.
-func (r *Recorder[K]) RecordSampled(key K, rnd uint32) {
-	if rnd>>(32-sampleBits) == 0 {
-		r.add(key, 1<<sampleBits)
+// enough that a one-in-16 sample measures it within a few percent. It
+// reports whether this access was the one counted.
+func (r *Recorder[K]) RecordSampled(key K, rnd uint32) bool {
+	if rnd>>(32-sampleBits) != 0 {
+		return false
 	}
+	r.add(key, 1<<sampleBits)
+	return true
 }
 
 func (r *Recorder[K]) add(key K, w uint32) bool {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Stats is a snapshot of a Cache's counters. Counters are totals since the
@@ -24,7 +26,10 @@ type Stats struct {
 
 	HotKeys []HotKey // highest rate first
 
-	LocalSize    int // values held locally
+	LocalSize int // values held locally
+	// LocalBytes is the encoded size of the values held locally: what they
+	// occupy in Redis, a lower bound of their size in memory.
+	LocalBytes   int64
 	RecorderSize int // keys tracked by detection
 	RegistrySize int // hot keys registered for refresh
 
@@ -72,6 +77,9 @@ type HotKey struct {
 	// when this instance did not report the key.
 	ClusterQPS float64
 	Since      time.Time // when it was promoted
+	// Hits counts the key's local hits since it was promoted, sampled one
+	// in 16 and weighted, so it is exact in expectation.
+	Hits uint64
 }
 
 // counters count what happens on the slow paths, each of which waits on
@@ -104,7 +112,7 @@ func (c *Cache[K, V]) Stats() Stats {
 	registered := 0
 	cluster := c.det.clusterRates()
 	for k, e := range hs.m {
-		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.since})
+		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.since, Hits: e.hits.Load()})
 		e.mu.Lock()
 		if e.registered {
 			registered++
@@ -129,6 +137,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		TrafficShare:       ratio(hotAccesses, gets),
 		HotKeys:            hot,
 		LocalSize:          c.local.Len(),
+		LocalBytes:         c.localBytes(),
 		RecorderSize:       c.det.rec.Len(),
 		RegistrySize:       registered,
 		Promotions:         c.det.promotions.Load(),
@@ -153,4 +162,20 @@ func (c *Cache[K, V]) Stats() Stats {
 // gets is the total of reads: local hits plus the reads that went to Redis.
 func (c *Cache[K, V]) gets() uint64 {
 	return c.local.Stats().Hits() + c.count.misses.Load() + c.count.cold.Load()
+}
+
+// localBytes sums the encoded size of the local values. It encodes each
+// one, which costs microseconds per hot key: fine for a snapshot taken
+// every few seconds, and nothing on the read path pays for it.
+func (c *Cache[K, V]) localBytes() int64 {
+	var n int64
+	c.local.Range(func(_ K, v *V) bool {
+		if v != nil {
+			if b, err := msgpack.Marshal(v); err == nil {
+				n += int64(len(b))
+			}
+		}
+		return true
+	})
+	return n
 }
