@@ -45,6 +45,7 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitSet(f, e)
 		emitDel(f, e)
 		emitStats(f, e)
+		emitHistory(f, e)
 		emitClose(f, e)
 		emitKey(f, e)
 		emitKeyGuard(f, e)

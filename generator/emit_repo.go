@@ -207,6 +207,14 @@ func emitStats(f *jen.File, e *entity) {
 	)
 }
 
+// emitHistory writes History.
+func emitHistory(f *jen.File, e *entity) {
+	doc(f, "History returns the repository's reads, local hits and Redis reads per second over the last ten minutes.")
+	f.Func().Add(recv(e)).Id("History").Params().Index().Add(rt("Sample")).Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("History").Call()),
+	)
+}
+
 // emitClose writes Close.
 func emitClose(f *jen.File, e *entity) {
 	doc(f, "Close stops the repository's background work. The Redis client stays open.")

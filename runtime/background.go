@@ -95,6 +95,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if due(&s.refresh, s.refreshEvery, now) {
 		c.refresh()
 	}
+	c.hist.add(now, gets, c.local.Stats().Hits())
 	if due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}

@@ -66,6 +66,7 @@ type Cache[K comparable, V any] struct {
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64
+	hist     history
 
 	tickMu    sync.Mutex // serialises ticks
 	sched     schedule

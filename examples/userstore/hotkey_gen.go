@@ -79,6 +79,12 @@ func (r *OrderRepo) Stats() runtime.Stats {
 	return r.c.Stats()
 }
 
+// History returns the repository's reads, local hits and Redis reads per second
+// over the last ten minutes.
+func (r *OrderRepo) History() []runtime.Sample {
+	return r.c.History()
+}
+
 // Close stops the repository's background work. The Redis client stays open.
 func (r *OrderRepo) Close() error {
 	return r.c.Close()
@@ -256,6 +262,12 @@ func (r *UserRepo) DelUser(ctx context.Context, id int64) error {
 // Stats returns a snapshot of the repository's counters and hot keys.
 func (r *UserRepo) Stats() runtime.Stats {
 	return r.c.Stats()
+}
+
+// History returns the repository's reads, local hits and Redis reads per second
+// over the last ten minutes.
+func (r *UserRepo) History() []runtime.Sample {
+	return r.c.History()
 }
 
 // Close stops the repository's background work. The Redis client stays open.
