@@ -4,15 +4,20 @@ import (
 	"fmt"
 	"go/types"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
-// msgpackPath is the codec the runtime stores values with.
-const msgpackPath = "github.com/vmihailenco/msgpack/v5"
+// msgpackPath is the codec the runtime stores values with; wirePath writes
+// and reads it on byte slices for the generated codecs.
+const (
+	msgpackPath = "github.com/vmihailenco/msgpack/v5"
+	wirePath    = "github.com/hotkeygen/hotkeygen/runtime/wire"
+)
 
-// codecPlan is an entity's generated msgpack codec: the struct as a map of
+// codecPlan is a struct's generated msgpack codec: the struct as a map of
 // its exported fields, keyed and ordered as msgpack's reflection writes it,
 // so either side reads what the other wrote.
 type codecPlan struct {
@@ -23,20 +28,42 @@ type codecPlan struct {
 type codecField struct {
 	Field string // the Go field
 	Key   string // the map key: the msgpack tag's name, or the field's
-	// Scalar says how a field of a basic type (or []byte) is written and
-	// read without reflection; nil sends the field through msgpack's
-	// reflection, enc.Encode(&v.Field).
-	Scalar *scalarCodec
+	Type  types.Type
+	// Wire says how the value is written and read; nil sends it through
+	// msgpack's reflection (wire.AppendValue and wire.ReadValue).
+	Wire *wireType
 	// Empty is the test that omits an omitempty field; emptyNever when
 	// the field has no omitempty.
 	Empty emptyKind
 }
 
-// scalarCodec names the Encoder and Decoder methods of one basic type,
-// with the conversions between the field and their argument and result.
-type scalarCodec struct {
-	Encode, EncodeConv string // enc.EncodeInt(int64(v.F))
-	Decode, DecodeConv string // x, err := dec.DecodeInt64(); v.F = int(x)
+// wireType is how the generated codec writes and reads a value of Type.
+type wireType struct {
+	Type  types.Type
+	Kind  wireKind
+	Basic *wireBasic   // wireBasicKind
+	Elem  *wireType    // the element of a slice, map or pointer
+	Key   *wireType    // a map's key
+	Plan  *codecPlan   // wireStruct: the fields, every one with its Wire
+	Named *types.Named // wireStruct: the struct type
+}
+
+type wireKind int
+
+const (
+	wireBasicKind wireKind = iota
+	wireSlice
+	wireMap
+	wirePointer
+	wireStruct
+)
+
+// wireBasic names the wire functions of a value written as one msgpack
+// item, and the Go type they take and return: the value is converted to
+// Arg to be written, and from Result once read.
+type wireBasic struct {
+	Append, Read string
+	Arg, Result  types.Type
 }
 
 // emptyKind is how omitempty tests a field, as msgpack's isEmptyValue.
@@ -52,32 +79,39 @@ const (
 	emptyNilOrIsZero                  // v.F == nil || v.F.IsZero()
 )
 
-// scalarCodecs are the basic types with an Encoder method of their own,
-// the ones msgpack's reflection calls for them with default options.
-var scalarCodecs = map[types.BasicKind]*scalarCodec{
-	types.Bool:    {"EncodeBool", "", "DecodeBool", ""},
-	types.Int:     {"EncodeInt", "int64", "DecodeInt64", "int"},
-	types.Int8:    {"EncodeInt8", "", "DecodeInt64", "int8"},
-	types.Int16:   {"EncodeInt16", "", "DecodeInt64", "int16"},
-	types.Int32:   {"EncodeInt32", "", "DecodeInt64", "int32"},
-	types.Int64:   {"EncodeInt64", "", "DecodeInt64", ""},
-	types.Uint:    {"EncodeUint", "uint64", "DecodeUint64", "uint"},
-	types.Uint8:   {"EncodeUint8", "", "DecodeUint64", "uint8"},
-	types.Uint16:  {"EncodeUint16", "", "DecodeUint64", "uint16"},
-	types.Uint32:  {"EncodeUint32", "", "DecodeUint64", "uint32"},
-	types.Uint64:  {"EncodeUint64", "", "DecodeUint64", ""},
-	types.Float32: {"EncodeFloat32", "", "DecodeFloat32", ""},
-	types.Float64: {"EncodeFloat64", "", "DecodeFloat64", ""},
-	types.String:  {"EncodeString", "", "DecodeString", ""},
+// basicWires are the functions of each basic kind, the ones matching the
+// Encoder method msgpack's reflection calls for it with default options:
+// int and uint in the fewest bytes, the sized kinds at their width.
+var basicWires = map[types.BasicKind]wireBasic{
+	types.Bool:    {"AppendBool", "ReadBool", types.Typ[types.Bool], types.Typ[types.Bool]},
+	types.Int:     {"AppendInt", "ReadInt64", types.Typ[types.Int64], types.Typ[types.Int64]},
+	types.Int8:    {"AppendInt8", "ReadInt64", types.Typ[types.Int8], types.Typ[types.Int64]},
+	types.Int16:   {"AppendInt16", "ReadInt64", types.Typ[types.Int16], types.Typ[types.Int64]},
+	types.Int32:   {"AppendInt32", "ReadInt64", types.Typ[types.Int32], types.Typ[types.Int64]},
+	types.Int64:   {"AppendInt64", "ReadInt64", types.Typ[types.Int64], types.Typ[types.Int64]},
+	types.Uint:    {"AppendUint", "ReadUint64", types.Typ[types.Uint64], types.Typ[types.Uint64]},
+	types.Uint8:   {"AppendUint8", "ReadUint64", types.Typ[types.Uint8], types.Typ[types.Uint64]},
+	types.Uint16:  {"AppendUint16", "ReadUint64", types.Typ[types.Uint16], types.Typ[types.Uint64]},
+	types.Uint32:  {"AppendUint32", "ReadUint64", types.Typ[types.Uint32], types.Typ[types.Uint64]},
+	types.Uint64:  {"AppendUint64", "ReadUint64", types.Typ[types.Uint64], types.Typ[types.Uint64]},
+	types.Float32: {"AppendFloat32", "ReadFloat32", types.Typ[types.Float32], types.Typ[types.Float32]},
+	types.Float64: {"AppendFloat64", "ReadFloat64", types.Typ[types.Float64], types.Typ[types.Float64]},
+	types.String:  {"AppendString", "ReadString", types.Typ[types.String], types.Typ[types.String]},
 }
 
-// bytesCodec writes and reads an unnamed []byte as msgpack bin.
-var bytesCodec = &scalarCodec{"EncodeBytes", "", "DecodeBytes", ""}
+// byteSlice is []byte, which msgpack writes as bin.
+var byteSlice = types.NewSlice(types.Typ[types.Byte])
 
-// methodsMsgpackUses are the methods msgpack prefers to its reflection,
-// and the ones the generated codec declares: a struct with one of them
-// keeps its own.
-var methodsMsgpackUses = []string{"EncodeMsgpack", "DecodeMsgpack", "MarshalMsgpack", "UnmarshalMsgpack"}
+// methodsMsgpackUses are the methods msgpack prefers to its reflection: a
+// type with one of them keeps it, through reflection. An annotated struct
+// must not declare the ones the generated codec declares either.
+var methodsMsgpackUses = []string{
+	"EncodeMsgpack", "DecodeMsgpack", "MarshalMsgpack", "UnmarshalMsgpack",
+	"MarshalBinary", "UnmarshalBinary", "MarshalText", "UnmarshalText",
+}
+
+// generatedCodecMethods are the methods the generated codec declares.
+var generatedCodecMethods = []string{"EncodeMsgpack", "DecodeMsgpack", "AppendMsgpack", "ReadMsgpack"}
 
 // planCodec models the codec of an annotated struct, or returns nil with a
 // note saying why msgpack's reflection encodes it. Notes also name each
@@ -87,17 +121,37 @@ func planCodec(named *types.Named, spec *annotations.Spec, qual types.Qualifier)
 	if spec.Codec == annotations.CodecReflect {
 		return nil, []string{fmt.Sprintf("%s is encoded by reflection: codec=reflect", owner)}
 	}
-	fallback := func(why string) (*codecPlan, []string) {
-		return nil, []string{fmt.Sprintf("%s is encoded by reflection: %s", owner, why)}
-	}
-	for _, m := range methodsMsgpackUses {
-		if obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(named), true, named.Obj().Pkg(), m); obj != nil {
-			return fallback(fmt.Sprintf("it declares %s already", m))
+	for _, m := range generatedCodecMethods {
+		if declares(named, m) {
+			return nil, []string{fmt.Sprintf("%s is encoded by reflection: it declares %s already", owner, m)}
 		}
 	}
+	plan, why := planStruct(named, []*types.Named{named})
+	if plan == nil {
+		return nil, []string{fmt.Sprintf("%s is encoded by reflection: %s", owner, why)}
+	}
+	var notes []string
+	for _, f := range plan.Fields {
+		if f.Wire == nil {
+			notes = append(notes, fmt.Sprintf("%s.%s (%s) is encoded by reflection", owner, f.Field, types.TypeString(f.Type, qual)))
+		}
+	}
+	return plan, notes
+}
+
+// declares reports whether t or *t has the method name.
+func declares(t types.Type, name string) bool {
+	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(t), true, nil, name)
+	_, ok := obj.(*types.Func)
+	return ok
+}
+
+// planStruct models the map msgpack makes of a struct, or says why the
+// generated code cannot mirror it. stack holds the structs being planned,
+// so a recursive type is left to reflection where it recurs.
+func planStruct(named *types.Named, stack []*types.Named) (*codecPlan, string) {
 	st := named.Underlying().(*types.Struct)
 	plan := &codecPlan{}
-	var notes []string
 	keys := map[string]bool{}
 	for i := range st.NumFields() {
 		f := st.Field(i)
@@ -107,16 +161,16 @@ func planCodec(named *types.Named, spec *annotations.Spec, qual types.Qualifier)
 			continue
 		}
 		if f.Name() == "_msgpack" {
-			return fallback("its _msgpack field sets options for the whole struct")
+			return nil, "its _msgpack field sets options for the whole struct"
 		}
 		if f.Embedded() {
-			return fallback(fmt.Sprintf("msgpack inlines the embedded field %s", f.Name()))
+			return nil, fmt.Sprintf("msgpack inlines the embedded field %s", f.Name())
 		}
 		if !f.Exported() {
 			continue
 		}
 		if strings.ContainsAny(tag, `'"`) {
-			return fallback(fmt.Sprintf("the msgpack tag of %s is quoted", f.Name()))
+			return nil, fmt.Sprintf("the msgpack tag of %s is quoted", f.Name())
 		}
 		omitEmpty := false
 		for _, o := range strings.Split(opts, ",") {
@@ -125,43 +179,98 @@ func planCodec(named *types.Named, spec *annotations.Spec, qual types.Qualifier)
 			case "omitempty":
 				omitEmpty = true
 			default:
-				return fallback(fmt.Sprintf("the msgpack tag of %s has option %q", f.Name(), o))
+				return nil, fmt.Sprintf("the msgpack tag of %s has option %q", f.Name(), o)
 			}
 		}
 		if name == "" {
 			name = f.Name()
 		}
 		if keys[name] {
-			return fallback(fmt.Sprintf("two fields have the msgpack name %q", name))
+			return nil, fmt.Sprintf("two fields have the msgpack name %q", name)
 		}
 		keys[name] = true
-		cf := &codecField{Field: f.Name(), Key: name, Scalar: scalarOf(f.Type())}
+		cf := &codecField{Field: f.Name(), Key: name, Type: f.Type(), Wire: wireOf(f.Type(), stack)}
 		if omitEmpty {
 			cf.Empty = emptyOf(f.Type())
 			if cf.Empty == emptyNever {
-				return fallback(fmt.Sprintf("%s has omitempty and a type whose emptiness only reflection tells", f.Name()))
+				return nil, fmt.Sprintf("%s has omitempty and a type whose emptiness only reflection tells", f.Name())
 			}
-		}
-		if cf.Scalar == nil {
-			notes = append(notes, fmt.Sprintf("%s.%s (%s) is encoded by reflection", owner, f.Name(), types.TypeString(f.Type(), qual)))
 		}
 		plan.Fields = append(plan.Fields, cf)
 	}
-	return plan, notes
+	return plan, ""
 }
 
-// scalarOf returns the codec of an unnamed basic type or []byte, nil for
-// every other type: named types may have methods msgpack honours.
-func scalarOf(t types.Type) *scalarCodec {
-	switch t := types.Unalias(t).(type) {
+// wireOf returns how the generated code writes and reads t as msgpack's
+// reflection does, or nil to leave t to reflection: interfaces, arrays,
+// types with methods msgpack honours, structs it cannot mirror.
+func wireOf(t types.Type, stack []*types.Named) *wireType {
+	t = types.Unalias(t)
+	if isTime(t) {
+		tt := t
+		return &wireType{Type: t, Kind: wireBasicKind, Basic: &wireBasic{"AppendTime", "ReadTime", tt, tt}}
+	}
+	if named, ok := t.(*types.Named); ok {
+		for _, m := range methodsMsgpackUses {
+			if declares(named, m) {
+				return nil
+			}
+		}
+	}
+	switch u := t.Underlying().(type) {
 	case *types.Basic:
-		return scalarCodecs[t.Kind()]
+		if b, ok := basicWires[u.Kind()]; ok {
+			return &wireType{Type: t, Kind: wireBasicKind, Basic: &b}
+		}
 	case *types.Slice:
-		if b, ok := types.Unalias(t.Elem()).(*types.Basic); ok && b.Kind() == types.Uint8 {
-			return bytesCodec
+		if e, ok := types.Unalias(u.Elem()).(*types.Basic); ok && e.Kind() == types.Uint8 {
+			return &wireType{Type: t, Kind: wireBasicKind, Basic: &wireBasic{"AppendBytes", "ReadBytes", byteSlice, byteSlice}}
+		}
+		if elem := wireOf(u.Elem(), stack); elem != nil && !isByteLike(u.Elem()) {
+			return &wireType{Type: t, Kind: wireSlice, Elem: elem}
+		}
+	case *types.Map:
+		key, elem := wireOf(u.Key(), stack), wireOf(u.Elem(), stack)
+		if key != nil && key.Kind == wireBasicKind && elem != nil {
+			return &wireType{Type: t, Kind: wireMap, Key: key, Elem: elem}
+		}
+	case *types.Pointer:
+		if elem := wireOf(u.Elem(), stack); elem != nil {
+			return &wireType{Type: t, Kind: wirePointer, Elem: elem}
+		}
+	case *types.Struct:
+		named, ok := t.(*types.Named)
+		if !ok || slices.Contains(stack, named) || named.TypeArgs().Len() > 0 {
+			return nil
+		}
+		if plan, _ := planStruct(named, append(stack, named)); plan != nil && allWired(plan) {
+			return &wireType{Type: t, Kind: wireStruct, Plan: plan, Named: named}
 		}
 	}
 	return nil
+}
+
+// isByteLike reports a named type over uint8, which msgpack would write
+// as bin inside a slice; such slices are left to it.
+func isByteLike(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Kind() == types.Uint8
+}
+
+func allWired(p *codecPlan) bool {
+	for _, f := range p.Fields {
+		if f.Wire == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// isTime reports time.Time, which msgpack writes as its timestamp
+// extension.
+func isTime(t types.Type) bool {
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == "Time"
 }
 
 // emptyOf returns the test msgpack's isEmptyValue makes of a value of t,

@@ -49,8 +49,7 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitClose(f, e)
 		emitKey(f, e)
 		emitKeyGuard(f, e)
-		emitEncode(f, e)
-		emitDecode(f, e)
+		emitCodec(f, e)
 	}
 	for _, c := range pkg.Clones {
 		emitClone(f, c)

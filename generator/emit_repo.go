@@ -44,8 +44,8 @@ func emitConstructor(f *jen.File, e *entity) {
 }
 
 // glue lists the fields of the repository's runtime.Glue: the key
-// function, the clone function, and the literal text every key starts
-// with, for which invalidations are tracked.
+// function, the clone function, the literal text every key starts with,
+// for which invalidations are tracked, and the generated codec.
 func glue(e *entity) []jen.Code {
 	fields := []jen.Code{
 		jen.Id("Key").Op(":").Add(keyFunc(e)),
@@ -53,6 +53,13 @@ func glue(e *entity) []jen.Code {
 	}
 	if len(e.Key) > 0 && e.Key[0].Param == nil {
 		fields = append(fields, jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit))
+	}
+	if e.Codec != nil {
+		ptr := jen.Parens(jen.Op("*").Add(typeCode(e.Type)))
+		fields = append(fields,
+			jen.Id("Encode").Op(":").Add(ptr.Clone()).Dot("AppendMsgpack"),
+			jen.Id("Decode").Op(":").Add(ptr).Dot("ReadMsgpack"),
+		)
 	}
 	return fields
 }

@@ -344,6 +344,10 @@ func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 	for _, e := range pkg.Entities {
 		if e.Codec != nil {
 			paths[msgpackPath] = "msgpack"
+			paths[wirePath] = "wire"
+			for _, f := range e.Codec.Fields {
+				walkPackages(f.Type, addPkg)
+			}
 		}
 	}
 	for _, g := range pkg.Guards {

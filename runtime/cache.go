@@ -16,7 +16,6 @@ import (
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Glue is what generated code supplies for one entity: how a key becomes
@@ -31,6 +30,11 @@ type Glue[K comparable, V any] struct {
 	// Prefix is what every Redis key of the entity starts with ("user:"):
 	// invalidations are tracked for it.
 	Prefix string
+	// Encode appends v to b as msgpack, and Decode sets v from msgpack:
+	// the generated AppendMsgpack and ReadMsgpack, which skip msgpack's
+	// reflection. Either may be nil, for reflection.
+	Encode func(v *V, b []byte) ([]byte, error)
+	Decode func(v *V, b []byte) error
 }
 
 // Cache reads and writes values of type V, identified by keys of type K, in
@@ -43,6 +47,7 @@ type Cache[K comparable, V any] struct {
 	key    func(K) string
 	clone  func(*V) *V
 	prefix string
+	codec  *codec[V]
 	log    *slog.Logger
 
 	loader      func(context.Context, K) (*V, error)
@@ -123,6 +128,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		key:         glue.Key,
 		clone:       glue.Clone,
 		prefix:      glue.Prefix,
+		codec:       newCodec(glue.Encode, glue.Decode),
 		loader:      loader,
 		batchLoader: batchLoader,
 		log:         cfg.Logger,
@@ -265,8 +271,8 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 
 func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
 	c.checkSize("read", key, len(b))
-	v := new(V)
-	if err := msgpack.Unmarshal(b, v); err != nil {
+	v, err := c.codec.decode(b)
+	if err != nil {
 		c.count.decodeErrors.Add(1)
 		return nil, fmt.Errorf("get %q: %w: %w", key, ErrDecode, err)
 	}
@@ -281,7 +287,10 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return ErrClosed
 	}
 	key := c.key(k)
-	b, err := msgpack.Marshal(v)
+	if v == nil {
+		return fmt.Errorf("hotkey: set %q: the value is nil; call Del to delete it", key)
+	}
+	b, err := c.codec.encode(v)
 	if err != nil {
 		return fmt.Errorf("hotkey: set %q: encode: %w", key, err)
 	}

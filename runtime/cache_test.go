@@ -246,6 +246,17 @@ func TestSetAppliesTTL(t *testing.T) {
 	}
 }
 
+func TestSetOfNilIsAnError(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	if err := e.c.Set(e.ctx, "p:1", nil); err == nil {
+		t.Fatal("Set(nil) succeeded; it must ask for Del")
+	}
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("Set(nil) changed the stored value: %+v", got)
+	}
+}
+
 func TestRefreshPicksUpChanges(t *testing.T) {
 	e := newEnv(t, WithRefresh(10*time.Second))
 	e.put("p:1", sample(1, "ada"))

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // mgetChunk bounds one MGET, so a large batch does not block a Redis node
@@ -193,11 +192,13 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K]
 		v := rows[p.k]
 		if !written[p.k] {
 			written[p.k] = true
-			switch b, err := msgpack.Marshal(v); {
+			switch {
 			case v == nil && c.cfg.NullTTL > 0:
 				pipe.SetNX(ctx, p.key, nullValue, c.ttl(c.cfg.NullTTL))
-			case v != nil && err == nil:
-				pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL))
+			case v != nil:
+				if b, err := c.codec.encode(v); err == nil {
+					pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL))
+				}
 			}
 		}
 		if v != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // nullValue is the placeholder written for a row the loader reported
@@ -65,7 +63,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (*V, err
 		c.count.loadErrors.Add(1)
 		return nil, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
 	}
-	b, err := msgpack.Marshal(v)
+	b, err := c.codec.encode(v)
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
 	}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Stats is a snapshot of a Cache's counters. Counters are totals since the
@@ -171,7 +169,7 @@ func (c *Cache[K, V]) localBytes() int64 {
 	var n int64
 	c.local.Range(func(_ K, v *V) bool {
 		if v != nil {
-			if b, err := msgpack.Marshal(v); err == nil {
+			if b, err := c.codec.encode(v); err == nil {
 				n += int64(len(b))
 			}
 		}

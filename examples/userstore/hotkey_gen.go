@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -27,7 +28,7 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo 
 		runtime.WithEntity("order"),
 		runtime.WithTTL(time.Hour),
 	}
-	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:"}, append(defaults, opts...)...)}
+	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack}, append(defaults, opts...)...)}
 }
 
 // WithOrderLoader reads through to the source of truth: on a Redis miss,
@@ -115,88 +116,135 @@ func _() {
 	var _ uint32 = v.Num
 }
 
-// EncodeMsgpack writes v as msgpack's reflection would, a map of its exported
-// fields, without reflection for the fields of basic types. It implements
-// msgpack.CustomEncoder.
-func (v *Order) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeMapLen(4); err != nil {
+// AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
+// reflection writes: a map of its exported fields.
+func (v *Order) AppendMsgpack(b []byte) ([]byte, error) {
+	b = wire.AppendMapLen(b, 4)
+	b = append(b, "\xa6Tenant"...)
+	b = wire.AppendString(b, v.Tenant)
+	b = append(b, "\xa3Num"...)
+	b = wire.AppendUint32(b, v.Num)
+	b = append(b, "\xa5Items"...)
+	if v.Items == nil {
+		b = wire.AppendNil(b)
+	} else {
+		b = wire.AppendArrayLen(b, len(v.Items))
+		for _, e0 := range v.Items {
+			b = wire.AppendMapLen(b, 2)
+			b = append(b, "\xa3SKU"...)
+			b = wire.AppendString(b, e0.SKU)
+			b = append(b, "\xa3Qty"...)
+			b = wire.AppendInt(b, int64(e0.Qty))
+		}
+	}
+	b = append(b, "\xa5Total"...)
+	b = wire.AppendInt64(b, v.Total)
+	return b, nil
+}
+
+// ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
+// EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
+// skipped, fields the map lacks left as they were.
+func (v *Order) ReadMsgpack(b []byte) error {
+	var err error
+	var n0 int
+	if n0, b, err = wire.ReadMapLen(b); err != nil {
 		return err
 	}
-	if err := enc.EncodeString("Tenant"); err != nil {
-		return err
-	}
-	if err := enc.EncodeString(v.Tenant); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Num"); err != nil {
-		return err
-	}
-	if err := enc.EncodeUint32(v.Num); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Items"); err != nil {
-		return err
-	}
-	if err := enc.Encode(&v.Items); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Total"); err != nil {
-		return err
-	}
-	if err := enc.EncodeInt64(v.Total); err != nil {
-		return err
+	if n0 < 0 {
+		*v = Order{}
+	} else {
+		for range n0 {
+			var k0 []byte
+			if k0, b, err = wire.ReadStringBytes(b); err != nil {
+				return err
+			}
+			switch string(k0) {
+			case "Tenant":
+				if v.Tenant, b, err = wire.ReadString(b); err != nil {
+					return err
+				}
+			case "Num":
+				var x1 uint64
+				if x1, b, err = wire.ReadUint64(b); err != nil {
+					return err
+				}
+				v.Num = uint32(x1)
+			case "Items":
+				var n1 int
+				if n1, b, err = wire.ReadArrayLen(b); err != nil {
+					return err
+				}
+				if n1 < 0 {
+					v.Items = nil
+				} else {
+					s1 := make([]Item, n1)
+					for i1 := range s1 {
+						var n2 int
+						if n2, b, err = wire.ReadMapLen(b); err != nil {
+							return err
+						}
+						if n2 < 0 {
+							s1[i1] = Item{}
+						} else {
+							for range n2 {
+								var k2 []byte
+								if k2, b, err = wire.ReadStringBytes(b); err != nil {
+									return err
+								}
+								switch string(k2) {
+								case "SKU":
+									if s1[i1].SKU, b, err = wire.ReadString(b); err != nil {
+										return err
+									}
+								case "Qty":
+									var x3 int64
+									if x3, b, err = wire.ReadInt64(b); err != nil {
+										return err
+									}
+									s1[i1].Qty = int(x3)
+								default:
+									if b, err = wire.Skip(b); err != nil {
+										return err
+									}
+								}
+							}
+						}
+					}
+					v.Items = s1
+				}
+			case "Total":
+				if v.Total, b, err = wire.ReadInt64(b); err != nil {
+					return err
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// DecodeMsgpack reads a map written by EncodeMsgpack or by msgpack's reflection
-// into v, in any key order, skipping keys v has no field for. It implements
-// msgpack.CustomDecoder.
-func (v *Order) DecodeMsgpack(dec *msgpack.Decoder) error {
-	n, err := dec.DecodeMapLen()
+// EncodeMsgpack writes v as AppendMsgpack does. It implements
+// msgpack.CustomEncoder.
+func (v *Order) EncodeMsgpack(enc *msgpack.Encoder) error {
+	b, err := v.AppendMsgpack(nil)
 	if err != nil {
 		return err
 	}
-	if n == -1 {
-		*v = Order{}
-		return nil
+	return enc.Encode(msgpack.RawMessage(b))
+}
+
+// DecodeMsgpack reads v as ReadMsgpack does. It implements
+// msgpack.CustomDecoder.
+func (v *Order) DecodeMsgpack(dec *msgpack.Decoder) error {
+	b, err := dec.DecodeRaw()
+	if err != nil {
+		return err
 	}
-	var kb runtime.KeyBuf
-	for i := 0; i < n; i++ {
-		key, err := runtime.DecodeMsgpackKey(dec, &kb)
-		if err != nil {
-			return err
-		}
-		switch string(key) {
-		case "Tenant":
-			x, err := dec.DecodeString()
-			if err != nil {
-				return err
-			}
-			v.Tenant = x
-		case "Num":
-			x, err := dec.DecodeUint64()
-			if err != nil {
-				return err
-			}
-			v.Num = uint32(x)
-		case "Items":
-			if err := dec.Decode(&v.Items); err != nil {
-				return err
-			}
-		case "Total":
-			x, err := dec.DecodeInt64()
-			if err != nil {
-				return err
-			}
-			v.Total = x
-		default:
-			if err := dec.Skip(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return v.ReadMsgpack(b)
 }
 
 // UserRepo reads and writes User values in Redis under the key "user:{ID}",
@@ -216,7 +264,7 @@ func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:"}, append(defaults, opts...)...)}
+	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:", Encode: (*User).AppendMsgpack, Decode: (*User).ReadMsgpack}, append(defaults, opts...)...)}
 }
 
 // WithUserLoader reads through to the source of truth: on a Redis miss, GetUser
@@ -290,88 +338,102 @@ func _() {
 	var _ int64 = v.ID
 }
 
-// EncodeMsgpack writes v as msgpack's reflection would, a map of its exported
-// fields, without reflection for the fields of basic types. It implements
-// msgpack.CustomEncoder.
-func (v *User) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeMapLen(4); err != nil {
+// AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
+// reflection writes: a map of its exported fields.
+func (v *User) AppendMsgpack(b []byte) ([]byte, error) {
+	b = wire.AppendMapLen(b, 4)
+	b = append(b, "\xa2ID"...)
+	b = wire.AppendInt64(b, v.ID)
+	b = append(b, "\xa4Name"...)
+	b = wire.AppendString(b, v.Name)
+	b = append(b, "\xa5Email"...)
+	b = wire.AppendString(b, v.Email)
+	b = append(b, "\xa4Tags"...)
+	if v.Tags == nil {
+		b = wire.AppendNil(b)
+	} else {
+		b = wire.AppendArrayLen(b, len(v.Tags))
+		for _, e0 := range v.Tags {
+			b = wire.AppendString(b, e0)
+		}
+	}
+	return b, nil
+}
+
+// ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
+// EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
+// skipped, fields the map lacks left as they were.
+func (v *User) ReadMsgpack(b []byte) error {
+	var err error
+	var n0 int
+	if n0, b, err = wire.ReadMapLen(b); err != nil {
 		return err
 	}
-	if err := enc.EncodeString("ID"); err != nil {
-		return err
-	}
-	if err := enc.EncodeInt64(v.ID); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Name"); err != nil {
-		return err
-	}
-	if err := enc.EncodeString(v.Name); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Email"); err != nil {
-		return err
-	}
-	if err := enc.EncodeString(v.Email); err != nil {
-		return err
-	}
-	if err := enc.EncodeString("Tags"); err != nil {
-		return err
-	}
-	if err := enc.Encode(&v.Tags); err != nil {
-		return err
+	if n0 < 0 {
+		*v = User{}
+	} else {
+		for range n0 {
+			var k0 []byte
+			if k0, b, err = wire.ReadStringBytes(b); err != nil {
+				return err
+			}
+			switch string(k0) {
+			case "ID":
+				if v.ID, b, err = wire.ReadInt64(b); err != nil {
+					return err
+				}
+			case "Name":
+				if v.Name, b, err = wire.ReadString(b); err != nil {
+					return err
+				}
+			case "Email":
+				if v.Email, b, err = wire.ReadString(b); err != nil {
+					return err
+				}
+			case "Tags":
+				var n1 int
+				if n1, b, err = wire.ReadArrayLen(b); err != nil {
+					return err
+				}
+				if n1 < 0 {
+					v.Tags = nil
+				} else {
+					s1 := make([]string, n1)
+					for i1 := range s1 {
+						if s1[i1], b, err = wire.ReadString(b); err != nil {
+							return err
+						}
+					}
+					v.Tags = s1
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// DecodeMsgpack reads a map written by EncodeMsgpack or by msgpack's reflection
-// into v, in any key order, skipping keys v has no field for. It implements
-// msgpack.CustomDecoder.
-func (v *User) DecodeMsgpack(dec *msgpack.Decoder) error {
-	n, err := dec.DecodeMapLen()
+// EncodeMsgpack writes v as AppendMsgpack does. It implements
+// msgpack.CustomEncoder.
+func (v *User) EncodeMsgpack(enc *msgpack.Encoder) error {
+	b, err := v.AppendMsgpack(nil)
 	if err != nil {
 		return err
 	}
-	if n == -1 {
-		*v = User{}
-		return nil
+	return enc.Encode(msgpack.RawMessage(b))
+}
+
+// DecodeMsgpack reads v as ReadMsgpack does. It implements
+// msgpack.CustomDecoder.
+func (v *User) DecodeMsgpack(dec *msgpack.Decoder) error {
+	b, err := dec.DecodeRaw()
+	if err != nil {
+		return err
 	}
-	var kb runtime.KeyBuf
-	for i := 0; i < n; i++ {
-		key, err := runtime.DecodeMsgpackKey(dec, &kb)
-		if err != nil {
-			return err
-		}
-		switch string(key) {
-		case "ID":
-			x, err := dec.DecodeInt64()
-			if err != nil {
-				return err
-			}
-			v.ID = x
-		case "Name":
-			x, err := dec.DecodeString()
-			if err != nil {
-				return err
-			}
-			v.Name = x
-		case "Email":
-			x, err := dec.DecodeString()
-			if err != nil {
-				return err
-			}
-			v.Email = x
-		case "Tags":
-			if err := dec.Decode(&v.Tags); err != nil {
-				return err
-			}
-		default:
-			if err := dec.Skip(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return v.ReadMsgpack(b)
 }
 
 // cloneOrder returns a deep copy of v: changing anything reachable from the

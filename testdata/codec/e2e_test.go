@@ -134,6 +134,29 @@ func TestTruncatedInputIsAnError(t *testing.T) {
 		if err := v.DecodeMsgpack(msgpack.NewDecoder(bytes.NewReader(b[:n]))); err == nil {
 			t.Fatalf("DecodeMsgpack of the first %d of %d bytes: no error", n, len(b))
 		}
+		if err := v.ReadMsgpack(b[:n]); err == nil {
+			t.Fatalf("ReadMsgpack of the first %d of %d bytes: no error", n, len(b))
+		}
+	}
+}
+
+// The byte-slice codec the runtime calls is the one msgpack calls.
+func TestAppendAndReadMatchEncoderAndDecoder(t *testing.T) {
+	v := sample()
+	b, err := v.AppendMsgpack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := viaReflection(t, v); !bytes.Equal(b, want) {
+		t.Fatalf("AppendMsgpack % x\nreflection    % x", b, want)
+	}
+	var got Item
+	if err := got.ReadMsgpack(viaReflection(t, v)); err != nil {
+		t.Fatal(err)
+	}
+	v.Secret, v.hidden = "", 0
+	if !same(t, &got, v) {
+		t.Fatalf("ReadMsgpack %+v\nwant %+v", got, v)
 	}
 }
 
