@@ -1,0 +1,229 @@
+// Package prom exports the stats of hotkeygen repositories as Prometheus
+// metrics. It lives apart from runtime so that programs without Prometheus
+// do not depend on its client.
+//
+// A Collector reads each repository's Stats once per scrape and turns it
+// into metrics named hotkeygen_…, labelled with the entity ("user"):
+//
+//	users := model.NewUserRepo(rdb)
+//	orders := model.NewOrderRepo(rdb)
+//	c, err := prom.NewCollector([]prom.Source{users, orders})
+//	if err != nil { … }
+//	prometheus.MustRegister(c)
+//
+// Counters, totals since the repository was made:
+//
+//	hotkeygen_reads_total                 reads, served locally or from Redis
+//	hotkeygen_hot_reads_total             reads of keys that were hot
+//	hotkeygen_hits_total                  hot reads served from the local copy
+//	hotkeygen_misses_total                hot reads that went to Redis
+//	hotkeygen_refreshes_total             background reloads of hot keys
+//	hotkeygen_refresh_errors_total        background reloads that failed
+//	hotkeygen_redis_errors_total          Redis commands that failed
+//	hotkeygen_decode_errors_total         values in Redis that did not decode
+//	hotkeygen_promotions_total            keys that became hot
+//	hotkeygen_demotions_total             hot keys that cooled
+//	hotkeygen_invalidations_total         local copies dropped by a write
+//	hotkeygen_invalidation_resets_total   invalidation connections lost
+//	hotkeygen_stale_reads_total           local reads while refreshes failed
+//	hotkeygen_loads_total                 loader calls
+//	hotkeygen_load_errors_total           loader calls that failed
+//	hotkeygen_degraded_loads_total        loader calls because Redis failed
+//	hotkeygen_big_values_total            reads and writes above max_value_bytes
+//	hotkeygen_aggregate_reports_total     cluster-wide detection reports
+//	hotkeygen_aggregate_errors_total      cluster-wide reports and readings that failed
+//
+// Gauges, as of the scrape:
+//
+//	hotkeygen_hot_keys                    keys hot now
+//	hotkeygen_local_entries               values held locally
+//	hotkeygen_local_bytes                 their encoded size
+//	hotkeygen_recorder_keys               keys tracked by detection
+//	hotkeygen_invalidation_connections    invalidation subscriptions up
+//
+// Keys are not labels, so the number of series does not grow with the
+// traffic, except in hotkeygen_hot_key_qps{entity,key}, the rate of each key
+// hot now, which WithHotKeyQPS turns on: at most top_n series per entity at a
+// time, though every key that passes through the hot set adds a series to
+// Prometheus's storage.
+//
+// To prefix the names or add labels, such as the instance's role, register
+// the Collector through prometheus.WrapRegistererWithPrefix or
+// prometheus.WrapRegistererWith.
+package prom
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// Source is what a Collector reads: every generated repository, and
+// runtime.Cache, have this method.
+type Source interface {
+	Stats() runtime.Stats
+}
+
+// Option changes how a Collector exports.
+type Option func(*options)
+
+type options struct {
+	hotKeyQPS bool
+}
+
+// WithHotKeyQPS exports hotkeygen_hot_key_qps{entity,key}, each hot key's
+// reads per second on this instance. It is off by default because keys as
+// labels make series come and go with the hot set.
+func WithHotKeyQPS() Option { return func(o *options) { o.hotKeyQPS = true } }
+
+// metric is one series of every entity, taken from its Stats.
+type metric struct {
+	name  string
+	help  string
+	kind  prometheus.ValueType
+	value func(*runtime.Stats) float64
+}
+
+func counter(name, help string, v func(*runtime.Stats) uint64) metric {
+	return metric{name + "_total", help, prometheus.CounterValue, func(s *runtime.Stats) float64 { return float64(v(s)) }}
+}
+
+func gauge(name, help string, v func(*runtime.Stats) float64) metric {
+	return metric{name, help, prometheus.GaugeValue, v}
+}
+
+// metrics are the series every entity has; the package comment lists them.
+var metrics = []metric{
+	counter("reads", "Reads of the entity's keys, served locally or from Redis.",
+		func(s *runtime.Stats) uint64 { return s.Gets }),
+	counter("hot_reads", "Reads of keys that were hot when read; the other reads went straight to Redis.",
+		func(s *runtime.Stats) uint64 { return s.HotAccesses }),
+	counter("hits", "Reads of hot keys answered from the in-process copy, without a Redis round trip.",
+		func(s *runtime.Stats) uint64 { return s.Hits }),
+	counter("misses", "Reads of hot keys that went to Redis because no local copy was held at the time.",
+		func(s *runtime.Stats) uint64 { return s.Misses }),
+	counter("refreshes", "Background reloads of hot keys from Redis that succeeded.",
+		func(s *runtime.Stats) uint64 { return s.Refreshes }),
+	counter("refresh_errors", "Background reloads of hot keys that failed; after refresh_failures in a row a key's local copy is dropped.",
+		func(s *runtime.Stats) uint64 { return s.RefreshErrors }),
+	counter("redis_errors", "Redis commands that failed (an absent key is not a failure).",
+		func(s *runtime.Stats) uint64 { return s.RedisErrors }),
+	counter("decode_errors", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys.",
+		func(s *runtime.Stats) uint64 { return s.DecodeErrors }),
+	counter("promotions", "Keys that became hot and started being served from memory.",
+		func(s *runtime.Stats) uint64 { return s.Promotions }),
+	counter("demotions", "Hot keys that cooled below warm_qps and went back to Redis.",
+		func(s *runtime.Stats) uint64 { return s.Demotions }),
+	counter("invalidations", "Local copies dropped because their key was written, by this instance or anyone else.",
+		func(s *runtime.Stats) uint64 { return s.Invalidations }),
+	counter("invalidation_resets", "Losses of an invalidation connection, each of which dropped every local copy of the entity.",
+		func(s *runtime.Stats) uint64 { return s.InvalidationResets }),
+	counter("stale_reads", "Local reads of hot keys whose last refresh failed: served while Redis could not confirm them.",
+		func(s *runtime.Stats) uint64 { return s.StaleReads }),
+	counter("loads", "Calls of the loader, the source of truth behind Redis.",
+		func(s *runtime.Stats) uint64 { return s.Loads }),
+	counter("load_errors", "Loader calls that failed.",
+		func(s *runtime.Stats) uint64 { return s.LoadErrors }),
+	counter("degraded_loads", "Loader calls made because Redis failed (degrade=loader).",
+		func(s *runtime.Stats) uint64 { return s.DegradedLoads }),
+	counter("big_values", "Reads and writes of values larger than max_value_bytes.",
+		func(s *runtime.Stats) uint64 { return s.BigValues }),
+	counter("aggregate_reports", "Slots whose busiest keys this instance reported to cluster-wide detection.",
+		func(s *runtime.Stats) uint64 { return s.AggregateReports }),
+	counter("aggregate_errors", "Cluster-wide detection reports and readings that failed; reads are never affected.",
+		func(s *runtime.Stats) uint64 { return s.AggregateErrors }),
+	gauge("hot_keys", "Keys hot now, served from memory.",
+		func(s *runtime.Stats) float64 { return float64(len(s.HotKeys)) }),
+	gauge("local_entries", "Values held in the in-process cache.",
+		func(s *runtime.Stats) float64 { return float64(s.LocalSize) }),
+	gauge("local_bytes", "Encoded size of the values held in the in-process cache: what they take in Redis, a lower bound of their memory.",
+		func(s *runtime.Stats) float64 { return float64(s.LocalBytes) }),
+	gauge("recorder_keys", "Distinct keys tracked by hot-key detection, at most recorder_size.",
+		func(s *runtime.Stats) float64 { return float64(s.RecorderSize) }),
+	gauge("invalidation_connections", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established.",
+		func(s *runtime.Stats) float64 { return float64(s.InvalidationLive) }),
+}
+
+const (
+	prefix        = "hotkeygen_"
+	hotKeyQPSName = prefix + "hot_key_qps"
+	hotKeyQPSHelp = "Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher."
+)
+
+// Collector is a prometheus.Collector over the Stats of one or more
+// repositories. It is safe for concurrent use.
+type Collector struct {
+	sources []source
+}
+
+// source is one repository and its descriptions, whose entity label is
+// constant.
+type source struct {
+	src       Source
+	descs     []*prometheus.Desc // aligned with metrics
+	hotKeyQPS *prometheus.Desc   // nil without WithHotKeyQPS
+}
+
+// NewCollector returns a Collector over sources. It calls each source's
+// Stats once to learn its entity, and fails if a source is nil or two have
+// the same entity, whose series would clash. The entity is a constant label
+// of each source's series, so collectors over different entities can be
+// registered side by side, and registering a second one over an entity
+// already registered fails.
+func NewCollector(sources []Source, opts ...Option) (*Collector, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c := &Collector{sources: make([]source, 0, len(sources))}
+	seen := make(map[string]bool, len(sources))
+	for i, src := range sources {
+		if src == nil {
+			return nil, fmt.Errorf("prom: source %d is nil", i)
+		}
+		entity := src.Stats().Entity
+		if seen[entity] {
+			return nil, fmt.Errorf("prom: two sources of entity %q: their series would clash", entity)
+		}
+		seen[entity] = true
+		labels := prometheus.Labels{"entity": entity}
+		s := source{src: src, descs: make([]*prometheus.Desc, len(metrics))}
+		for j, m := range metrics {
+			s.descs[j] = prometheus.NewDesc(prefix+m.name, m.help, nil, labels)
+		}
+		if o.hotKeyQPS {
+			s.hotKeyQPS = prometheus.NewDesc(hotKeyQPSName, hotKeyQPSHelp, []string{"key"}, labels)
+		}
+		c.sources = append(c.sources, s)
+	}
+	return c, nil
+}
+
+// Describe sends the description of every series the Collector can export.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range c.sources {
+		for _, d := range s.descs {
+			ch <- d
+		}
+		if s.hotKeyQPS != nil {
+			ch <- s.hotKeyQPS
+		}
+	}
+}
+
+// Collect reads each source's Stats once and sends its series.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.sources {
+		st := s.src.Stats()
+		for j, m := range metrics {
+			ch <- prometheus.MustNewConstMetric(s.descs[j], m.kind, m.value(&st))
+		}
+		if s.hotKeyQPS != nil {
+			for _, hk := range st.HotKeys {
+				ch <- prometheus.MustNewConstMetric(s.hotKeyQPS, prometheus.GaugeValue, hk.QPS, hk.Key)
+			}
+		}
+	}
+}
