@@ -172,13 +172,14 @@ func TestClusterRatesPromoteAndKeepKeysHot(t *testing.T) {
 	}
 }
 
-// cmdCounter counts the commands a client sends, by name, and the
-// pipelines that carry a report (a new connection's handshake is a
+// cmdCounter counts the commands a client sends, by name, the pipelines,
+// and the pipelines that carry a report (a new connection's handshake is a
 // pipeline too).
 type cmdCounter struct {
-	mu      sync.Mutex
-	n       map[string]int
-	reports int
+	mu        sync.Mutex
+	n         map[string]int
+	pipelines int
+	reports   int
 }
 
 func (h *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -190,11 +191,12 @@ func (h *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (h *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.mu.Lock()
+		h.pipelines++
 		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "zincrby" }) {
-			h.mu.Lock()
 			h.reports++
-			h.mu.Unlock()
 		}
+		h.mu.Unlock()
 		for _, c := range cmds {
 			h.count(c)
 		}
@@ -214,6 +216,16 @@ func (h *cmdCounter) get(name string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.n[name]
+}
+
+// snapshot returns the pipelines and commands counted since the last
+// snapshot, and starts counting afresh.
+func (h *cmdCounter) snapshot() (int, map[string]int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, n := h.pipelines, h.n
+	h.pipelines, h.n, h.reports = 0, nil, 0
+	return p, n
 }
 
 // A replica reading 1,000 keys in a slot reports its AggregateTop busiest,

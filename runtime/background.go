@@ -3,8 +3,6 @@ package runtime
 import (
 	"errors"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // schedule says when each periodic job is next due. One goroutine ticks at
@@ -110,46 +108,41 @@ func (c *Cache[K, V]) getQPS() float64 {
 	return float64(n) / c.cfg.Window.Seconds()
 }
 
-// refresh reloads every registered hot key in one pipeline. A key missing
-// from Redis is dropped locally; a key that fails RefreshFailures times in
-// a row is dropped too, because its staleness is unknown.
+// refresh reloads every registered hot key with pipelined MGETs (see
+// mget): its cost grows with round trips of hundreds of keys, not with
+// keys. A key missing from Redis is dropped locally; a key that fails
+// RefreshFailures times in a row is dropped too, because its staleness is
+// unknown.
 func (c *Cache[K, V]) refresh() {
 	type job struct {
 		e   *hotEntry[K]
 		gen uint64
-		cmd *redis.StringCmd
 	}
 	var jobs []job
+	var keys []string
 	for _, e := range c.det.hot.Load().m {
 		e.mu.Lock()
 		if e.registered {
 			jobs = append(jobs, job{e: e, gen: e.gen.Load()})
+			keys = append(keys, e.key)
 		}
 		e.mu.Unlock()
 	}
 	if len(jobs) == 0 {
 		return
 	}
-	pipe := c.rdb.Pipeline()
-	for i := range jobs {
-		jobs[i].cmd = pipe.Get(c.ctx, jobs[i].e.key)
-	}
-	_, _ = pipe.Exec(c.ctx) // each command carries its own error
-	for _, j := range jobs {
-		b, err := j.cmd.Bytes()
-		var v *V
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
-			c.count.redisErrors.Add(1)
-		default:
-			v, err = c.decodeValue(j.e.key, b)
+	raw, errs := c.mget(c.ctx, keys)
+	for i, j := range jobs {
+		if errs != nil && errs[i] != nil {
+			c.refreshFailed(j.e, errs[i])
+			continue
 		}
-		if errors.Is(err, redis.Nil) {
+		if raw[i] == nil {
 			c.dropLocal(j.e, j.gen) // deleted
 			c.count.refreshes.Add(1)
 			continue
 		}
+		v, err := c.decodeValue(j.e.key, raw[i])
 		if errors.Is(err, ErrNotFound) {
 			err, v = nil, nil // the placeholder of an absent row
 		}

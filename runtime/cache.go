@@ -49,6 +49,9 @@ type Cache[K comparable, V any] struct {
 	prefix string
 	codec  *codec[V]
 	log    *slog.Logger
+	// isCluster is set on a Redis Cluster, where one MGET holds keys of
+	// one hash slot only.
+	isCluster bool
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -136,6 +139,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		flights:     map[K]*loadCall[V]{},
 		done:        make(chan struct{}),
 	}
+	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.det = newDetector(cfg, glue.Key, local.Delete)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()

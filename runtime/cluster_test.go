@@ -47,6 +47,12 @@ func TestOnACluster(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("test keys live on %d nodes, want all 3", len(nodes))
 	}
+	// MGETs are grouped by the slot hashSlot computes: Redis must agree.
+	for _, k := range []string{"p:0", "p:17", "user:{42}:x", "{}a", "a{b}{c}", "ü:ø", "{{x}}"} {
+		if want := rdb.ClusterKeySlot(ctx, k).Val(); int64(hashSlot(k)) != want {
+			t.Fatalf("hashSlot(%q) = %d, CLUSTER KEYSLOT says %d", k, hashSlot(k), want)
+		}
+	}
 
 	for range 101 { // heat one key
 		if _, err := c.Get(ctx, "p:0"); err != nil {

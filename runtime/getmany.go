@@ -9,10 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// mgetChunk bounds one MGET, so a large batch does not block a Redis node
-// for long.
-const mgetChunk = 500
-
 // pending is a key of a GetMany that was not a local hit.
 type pending[K comparable] struct {
 	i   int // index in the caller's keys
@@ -106,42 +102,13 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K], v *V) {
 // readMany returns the bytes of every key of todo, nil where Redis has
 // none.
 func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K]) ([][]byte, error) {
-	raw := make([][]byte, len(todo))
-	if _, cluster := c.rdb.(*redis.ClusterClient); cluster {
-		// MGET needs all keys in one slot; the cluster pipeline sends each
-		// GET to the node owning its key, one round trip per node.
-		pipe := c.rdb.Pipeline()
-		cmds := make([]*redis.StringCmd, len(todo))
-		for j, p := range todo {
-			cmds[j] = pipe.Get(ctx, p.key)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			c.count.redisErrors.Add(1)
-			return nil, fmt.Errorf("hotkey: get %d keys: %w", len(todo), err)
-		}
-		for j, cmd := range cmds {
-			if b, err := cmd.Bytes(); err == nil {
-				raw[j] = b
-			}
-		}
-		return raw, nil
+	keys := make([]string, len(todo))
+	for j, p := range todo {
+		keys[j] = p.key
 	}
-	for start := 0; start < len(todo); start += mgetChunk {
-		chunk := todo[start:min(start+mgetChunk, len(todo))]
-		keys := make([]string, len(chunk))
-		for j, p := range chunk {
-			keys[j] = p.key
-		}
-		vals, err := c.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			c.count.redisErrors.Add(1)
-			return nil, fmt.Errorf("hotkey: get %d keys: %w", len(keys), err)
-		}
-		for j, v := range vals {
-			if s, ok := v.(string); ok {
-				raw[start+j] = []byte(s)
-			}
-		}
+	raw, errs := c.mget(ctx, keys)
+	if err := firstError(errs); err != nil {
+		return nil, err
 	}
 	return raw, nil
 }

@@ -1,0 +1,95 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// mgetChunk bounds the keys of one MGET: a reply of a few hundred values
+// keeps Redis's latency for other clients low, and batches of this size
+// already make the round trip per key negligible.
+const mgetChunk = 500
+
+// mget reads keys with MGETs of at most mgetChunk keys, all in one
+// pipeline: one round trip on a single server, one per node (in parallel)
+// on a cluster, where each MGET holds keys of one hash slot. It returns
+// each key's bytes, nil where Redis has none, and the error of each key
+// whose MGET failed, or a nil slice when none did.
+func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []error) {
+	vals := make([][]byte, len(keys))
+	var errs []error
+	groups := mgetGroups(keys, c.isCluster)
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(groups))
+	for g, idx := range groups {
+		args := make([]string, len(idx))
+		for j, i := range idx {
+			args[j] = keys[i]
+		}
+		cmds[g] = pipe.MGet(ctx, args...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		c.count.redisErrors.Add(1)
+	}
+	for g, idx := range groups {
+		res, err := cmds[g].Result()
+		if err == nil && len(res) != len(idx) {
+			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(res))
+		}
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, len(keys))
+			}
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("hotkey: get %q: %w", keys[i], err)
+			}
+			continue
+		}
+		for j, i := range idx {
+			if s, ok := res[j].(string); ok {
+				vals[i] = []byte(s)
+			}
+		}
+	}
+	return vals, errs
+}
+
+// mgetGroups splits the indexes of keys into MGETs: chunks of mgetChunk
+// in order, or, on a cluster, chunks of the keys of each hash slot.
+func mgetGroups(keys []string, cluster bool) [][]int {
+	var groups [][]int
+	if !cluster {
+		for start := 0; start < len(keys); start += mgetChunk {
+			idx := make([]int, 0, min(mgetChunk, len(keys)-start))
+			for i := start; i < min(start+mgetChunk, len(keys)); i++ {
+				idx = append(idx, i)
+			}
+			groups = append(groups, idx)
+		}
+		return groups
+	}
+	bySlot := map[int]int{} // slot → its open group
+	for i, k := range keys {
+		s := hashSlot(k)
+		g, ok := bySlot[s]
+		if !ok || len(groups[g]) == mgetChunk {
+			g = len(groups)
+			groups = append(groups, nil)
+			bySlot[s] = g
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// firstError returns the first error of errs, nil when there is none.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

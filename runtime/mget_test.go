@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+func TestHashSlot(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		slot int
+	}{
+		{"123456789", 12739}, // the CRC16 check value 0x31C3, mod 16384
+		{"user:1000", hashSlot("user:1000")},
+		{"{user1000}.following", hashSlot("user1000")},
+		{"{user1000}.followers", hashSlot("user1000")},
+		{"foo{}{bar}", int(crc16("foo{}{bar}") % slotCount)}, // an empty tag hashes the whole key
+		{"foo{{bar}}zap", hashSlot("{bar")},
+		{"foo{bar}{zap}", hashSlot("bar")},
+		{"{", int(crc16("{") % slotCount)},
+	} {
+		if got := hashSlot(c.key); got != c.slot {
+			t.Errorf("hashSlot(%q) = %d, want %d", c.key, got, c.slot)
+		}
+	}
+}
+
+func TestMgetGroups(t *testing.T) {
+	keys := make([]string, 1200)
+	for i := range keys {
+		keys[i] = "k:" + strconv.Itoa(i)
+	}
+	single := mgetGroups(keys, false)
+	if len(single) != 3 || len(single[0]) != 500 || len(single[1]) != 500 || len(single[2]) != 200 {
+		t.Fatalf("one server: groups of %v, want 500, 500, 200", groupSizes(single))
+	}
+	tagged := make([]string, 1200)
+	for i := range tagged {
+		tagged[i] = "{t}:" + strconv.Itoa(i)
+	}
+	keys = append(keys, tagged...)
+	seen := make([]bool, len(keys))
+	for _, g := range mgetGroups(keys, true) {
+		if len(g) > mgetChunk {
+			t.Fatalf("a cluster MGET of %d keys", len(g))
+		}
+		for _, i := range g {
+			if hashSlot(keys[i]) != hashSlot(keys[g[0]]) {
+				t.Fatalf("one MGET spans slots: %q and %q", keys[g[0]], keys[i])
+			}
+			if seen[i] {
+				t.Fatalf("%q read twice", keys[i])
+			}
+			seen[i] = true
+		}
+	}
+	if slices.Contains(seen, false) {
+		t.Fatal("a key was left out")
+	}
+}
+
+func groupSizes(groups [][]int) []int {
+	var n []int
+	for _, g := range groups {
+		n = append(n, len(g))
+	}
+	return n
+}
+
+// forceHot makes keys hot at once and loads their local copies with one
+// GetMany, as many reads would.
+func forceHot[V any](t testing.TB, c *Cache[string, V], keys []string) {
+	t.Helper()
+	d := c.det
+	view := make([]KeyRate[string], len(keys))
+	for i, k := range keys {
+		view[i] = KeyRate[string]{Key: k, Name: k}
+	}
+	d.mu.Lock()
+	d.applyLocked(Decision[string]{Promote: keys}, view)
+	d.mu.Unlock()
+	if _, err := c.GetMany(context.Background(), keys); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.RegistrySize != len(keys) {
+		t.Fatalf("%d keys registered for refresh, want %d", st.RegistrySize, len(keys))
+	}
+}
+
+// Refreshing 1,200 hot keys costs one pipeline of three MGETs, not 1,200
+// round trips, and picks up every change.
+func TestRefreshBatchesKeysInMGETs(t *testing.T) {
+	const n = 1200
+	e := newEnv(t, WithTopN(n), WithLocalSize(2*n))
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "p:" + strconv.Itoa(i)
+		e.put(keys[i], sample(int64(i), "old"))
+	}
+	forceHot(t, e.c, keys)
+	for i := 0; i < n; i += 100 {
+		e.put(keys[i], sample(int64(i), "new"))
+	}
+	var h cmdCounter
+	e.c.rdb.AddHook(&h)
+	e.c.refresh()
+	if pipes, cmds := h.snapshot(); pipes != 1 || cmds["mget"] != 3 || len(cmds) != 1 {
+		t.Fatalf("refresh sent %d pipelines with %v; want one pipeline of 3 MGETs", pipes, cmds)
+	}
+	for i, k := range keys {
+		want := "old"
+		if i%100 == 0 {
+			want = "new"
+		}
+		if got := e.get(k); got.Name != want {
+			t.Fatalf("%s after refresh = %q, want %q", k, got.Name, want)
+		}
+	}
+	if _, cmds := h.snapshot(); len(cmds) != 0 {
+		t.Fatalf("reads after refresh went to Redis: %v", cmds)
+	}
+}
