@@ -132,9 +132,10 @@ func (c *Cache[K, V]) refresh() {
 		return
 	}
 	raw, errs := c.mget(c.ctx, keys)
+	var failed refreshFailures
 	for i, j := range jobs {
 		if errs != nil && errs[i] != nil {
-			c.refreshFailed(j.e, errs[i])
+			failed.add(j.e.key, c.refreshFailed(j.e), errs[i])
 			continue
 		}
 		if raw[i] == nil {
@@ -147,7 +148,7 @@ func (c *Cache[K, V]) refresh() {
 			err, v = nil, nil // the placeholder of an absent row
 		}
 		if err != nil {
-			c.refreshFailed(j.e, err)
+			failed.add(j.e.key, c.refreshFailed(j.e), err)
 			continue
 		}
 		c.count.refreshes.Add(1)
@@ -156,6 +157,7 @@ func (c *Cache[K, V]) refresh() {
 		j.e.mu.Unlock()
 		c.store(j.e, j.gen, v)
 	}
+	c.logRefreshFailures(failed)
 }
 
 // dropLocal forgets e's local copy and registration unless a write came in
@@ -168,20 +170,57 @@ func (c *Cache[K, V]) dropLocal(e *hotEntry[K], gen uint64) {
 	}
 }
 
-func (c *Cache[K, V]) refreshFailed(e *hotEntry[K], err error) {
+// refreshFailed counts a failed refresh of e and drops its copy after
+// RefreshFailures in a row, reporting whether it did.
+func (c *Cache[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
 	c.count.refreshErrors.Add(1)
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	failures := e.failures + 1
 	c.det.setFailuresLocked(e, failures)
 	if failures >= c.cfg.RefreshFailures {
 		c.det.forgetLocked(e)
+		return true
 	}
-	e.mu.Unlock()
-	if failures >= c.cfg.RefreshFailures {
-		c.log.Warn("hotkey: refresh failed; local copy dropped", "key", e.key, "failures", failures, "err", err)
-	} else {
-		c.log.Warn("hotkey: refresh failed", "key", e.key, "failures", failures, "err", err)
+	return false
+}
+
+// refreshFailures sums up the failures of one refresh, for one log line.
+type refreshFailures struct {
+	keys, dropped int
+	key           string // the first key that failed, and its error
+	err           error
+}
+
+func (f *refreshFailures) add(key string, dropped bool, err error) {
+	if f.keys == 0 {
+		f.key, f.err = key, err
 	}
+	f.keys++
+	if dropped {
+		f.dropped++
+	}
+}
+
+// refreshLogEvery spaces the lines about failed refreshes: with Redis down,
+// every refresh of every hot key fails, and one line now and then says so.
+const refreshLogEvery = 10 * time.Second
+
+// logRefreshFailures logs a refresh's failures, at most once per
+// refreshLogEvery, counting the refreshes whose failures went unlogged.
+// Only the background tick calls it, under tickMu.
+func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
+	if f.keys == 0 {
+		return
+	}
+	now := c.cfg.Clock.Now()
+	if now.Before(c.refreshLog.next) {
+		c.refreshLog.suppressed++
+		return
+	}
+	c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", f.key, "err", f.err,
+		"unlogged_refreshes", c.refreshLog.suppressed)
+	c.refreshLog.next, c.refreshLog.suppressed = now.Add(refreshLogEvery), 0
 }
 
 // logStats writes the periodic monitor line.

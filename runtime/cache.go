@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -76,7 +77,12 @@ type Cache[K comparable, V any] struct {
 	getSnaps [ring]atomic.Uint64
 	hist     history
 
-	tickMu    sync.Mutex // serialises ticks
+	tickMu sync.Mutex // serialises ticks
+	// refreshLog rate-limits the lines about failed refreshes (tickMu).
+	refreshLog struct {
+		next       time.Time
+		suppressed int
+	}
 	sched     schedule
 	ctx       context.Context // cancelled by Close; bounds background I/O
 	cancel    context.CancelFunc

@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -252,5 +255,34 @@ func TestHotAbsentKeyIsAnsweredLocally(t *testing.T) {
 	}
 	if got := e.get("p:404"); got.Name != "found" {
 		t.Fatalf("after Set got %q", got.Name)
+	}
+}
+
+// When every refresh of every hot key fails (Redis down, or here values
+// that no longer decode), the log says so in one line per
+// refreshLogEvery, counting the refreshes it left out.
+func TestRefreshFailuresAreLoggedOncePerInterval(t *testing.T) {
+	var logs syncBuffer
+	const every = time.Second
+	e := newEnv(t, WithRefresh(every), WithRefreshFailures(100), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	for _, k := range []string{"p:1", "p:2", "p:3"} {
+		e.put(k, sample(1, k))
+		e.heat(k)
+		if err := e.raw.Set(e.ctx, k, []byte{0xc1}, 0).Err(); err != nil { // never valid msgpack
+			t.Fatal(err)
+		}
+	}
+	refreshes := int(refreshLogEvery / every) // all within one interval
+	for range refreshes {
+		e.tick(every)
+	}
+	lines := logs.linesWith("hotkey: refresh failed")
+	if len(lines) != 1 || !strings.Contains(lines[0], "keys=3") {
+		t.Fatalf("after %d failed refreshes the log has %d lines about them, want 1 for 3 keys: %q", refreshes, len(lines), lines)
+	}
+	e.tick(every)
+	lines = logs.linesWith("hotkey: refresh failed")
+	if want := fmt.Sprintf("unlogged_refreshes=%d", refreshes-1); len(lines) != 2 || !strings.Contains(lines[1], want) {
+		t.Fatalf("after the interval: %q, want a second line with %s", lines, want)
 	}
 }
