@@ -24,9 +24,11 @@ generate:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime ./examples/userstore
 
-# demo runs the userstore example under a skewed load; it uses REDIS_ADDR
-# when set and an embedded Redis otherwise. DEMO_FLAGS passes flags, e.g.
-# DEMO_FLAGS='-duration 0' to run until Ctrl-C.
+# demo runs the userstore example under a skewed load with a flash crowd,
+# serves the live page on http://127.0.0.1:8080/debug/hotkeys/ and runs
+# until Ctrl-C; it uses REDIS_ADDR when set and an embedded Redis
+# otherwise. DEMO_FLAGS passes flags, e.g. DEMO_FLAGS='-duration 30s' to
+# stop by itself, or DEMO_FLAGS="-http ''" to serve no page.
 DEMO_FLAGS ?=
 demo:
 	$(GO) run ./examples/userstore/demo $(DEMO_FLAGS)

@@ -1,25 +1,27 @@
-// Command demo runs a skewed read load on a few thousand users and prints,
-// as it goes, which keys are hot and how much traffic the local copies
-// absorb.
+// Command demo runs a skewed read load on the userstore example's
+// repositories, with a flash crowd that moves to new users every ten
+// seconds, and shows which keys are hot: on a live page at
+// http://127.0.0.1:8080/debug/hotkeys/ and as a table printed every few
+// seconds.
 //
 // It uses the Redis at REDIS_ADDR (or -redis) when set; otherwise it starts
 // an embedded in-process Redis, so it runs on a machine with nothing but Go.
+// It runs until Ctrl-C, or for -duration.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
-	"strconv"
-	"sync"
+	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -29,29 +31,63 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
+// config is what the flags set.
+type config struct {
+	redis    string        // Redis address; empty starts an embedded one
+	http     string        // address of the live page; empty serves none
+	duration time.Duration // 0 runs until ctx ends
+	every    time.Duration // how often the table is printed
+	verbose  bool          // log promotions and demotions
+	load     load
+}
+
+// defaultLoad is the load the flags default to: 20,000 reads a second,
+// a fifth of them of orders; of the user reads, 30% go to a crowd of three
+// that moves every ten seconds.
+var defaultLoad = load{Users: 5000, Orders: 200, Workers: 4, Rate: 20000, Skew: 1.1, OrderShare: 0.2, Crowd: 3, CrowdShare: 0.3, CrowdEvery: 10 * time.Second}
+
 func main() {
-	addr := flag.String("redis", os.Getenv("REDIS_ADDR"), "Redis address; empty starts an embedded Redis")
-	users := flag.Int("users", 5000, "number of users")
-	workers := flag.Int("workers", 4, "concurrent readers")
-	skew := flag.Float64("skew", 1.1, "Zipf exponent of the read load (above 1)")
-	duration := flag.Duration("duration", 30*time.Second, "how long to run; 0 runs until Ctrl-C")
-	every := flag.Duration("every", 2*time.Second, "how often to print")
-	verbose := flag.Bool("v", false, "log promotions and demotions")
+	var c config
+	d := defaultLoad
+	flag.StringVar(&c.redis, "redis", os.Getenv("REDIS_ADDR"), "Redis address; empty starts an embedded Redis")
+	flag.StringVar(&c.http, "http", "127.0.0.1:8080", "address of the live page; empty serves none")
+	flag.DurationVar(&c.duration, "duration", 0, "how long to run; 0 runs until Ctrl-C")
+	flag.DurationVar(&c.every, "every", 5*time.Second, "how often to print the hot keys")
+	flag.BoolVar(&c.verbose, "v", false, "log promotions and demotions")
+	flag.IntVar(&c.load.Users, "users", d.Users, "number of users")
+	flag.IntVar(&c.load.Orders, "orders", d.Orders, "orders per tenant")
+	flag.IntVar(&c.load.Workers, "workers", d.Workers, "concurrent readers")
+	flag.Float64Var(&c.load.Rate, "rate", d.Rate, "reads per second in all; 0 reads as fast as Redis answers")
+	flag.Float64Var(&c.load.Skew, "skew", d.Skew, "Zipf exponent of the read load (above 1)")
+	flag.Float64Var(&c.load.OrderShare, "order-share", d.OrderShare, "share of reads that are of orders")
+	flag.IntVar(&c.load.Crowd, "crowd", d.Crowd, "users in the flash crowd; 0 disables it")
+	flag.Float64Var(&c.load.CrowdShare, "crowd-share", d.CrowdShare, "share of user reads that go to the flash crowd")
+	flag.DurationVar(&c.load.CrowdEvery, "crowd-every", d.CrowdEvery, "how often the flash crowd moves to new users")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *duration > 0 {
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+	}()
+	if c.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeout(ctx, c.duration)
 		defer cancel()
 	}
-	if err := run(ctx, *addr, *users, *workers, *skew, *every, *verbose); err != nil {
+	if err := run(ctx, c, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, addr string, users, workers int, skew float64, every time.Duration, verbose bool) error {
+// run runs the demo until ctx ends, then stops the load, the page and the
+// repositories, and returns nil.
+func run(ctx context.Context, c config, out io.Writer) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	addr := c.redis
 	if addr == "" {
 		mr, err := miniredis.Run()
 		if err != nil {
@@ -59,75 +95,86 @@ func run(ctx context.Context, addr string, users, workers int, skew float64, eve
 		}
 		defer mr.Close()
 		addr = mr.Addr()
-		fmt.Println("using an embedded Redis (set REDIS_ADDR to use a real one)")
+		fmt.Fprintf(out, "using an embedded Redis at %s (set REDIS_ADDR or -redis to use a real one)\n", addr)
+	} else {
+		fmt.Fprintf(out, "using the Redis at %s\n", addr)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if verbose {
+	if c.verbose {
 		logger = slog.Default()
 	}
-	repo := userstore.NewUserRepo(rdb, runtime.WithLogger(logger))
-	defer repo.Close()
+	r := openRepos(rdb, logger, c.load.Users, c.load.Orders)
+	defer r.Close()
 
-	fmt.Printf("writing %d users to %s\n", users, addr)
-	for id := range int64(users) {
-		u := &userstore.User{ID: id, Name: "user " + strconv.FormatInt(id, 10), Email: fmt.Sprintf("u%d@example.com", id)}
-		if err := repo.SetUser(ctx, u); err != nil {
-			return err
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan error, 2)
+	running := 0
+	if c.http != "" {
+		ln, err := net.Listen("tcp", c.http)
+		if err != nil {
+			return fmt.Errorf("live page: %w (-http changes the address, -http '' serves none)", err)
 		}
+		fmt.Fprintf(out, "live page: http://%s%s\n", ln.Addr(), pagePath)
+		running++
+		go func() { done <- serve(ctx, ln, newMux(r.observables()...)) }()
 	}
-
-	fmt.Printf("reading with %d workers, Zipf skew %.2f; Ctrl-C stops\n\n", workers, skew)
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 42))
-			zipf := rand.NewZipf(r, skew, 1, uint64(users-1))
-			for ctx.Err() == nil {
-				if _, err := repo.GetUser(ctx, int64(zipf.Uint64())); err != nil && ctx.Err() == nil {
-					errs <- err
-					return
-				}
+	running++
+	go func() {
+		done <- c.load.run(ctx, r, func(crowd []int64) {
+			keys := make([]string, len(crowd))
+			for i, id := range crowd {
+				keys[i] = userstore.UserKey(id)
 			}
-		}()
+			fmt.Fprintf(out, "flash crowd: %s\n", strings.Join(keys, " "))
+		})
+	}()
+	rate := "as fast as Redis answers"
+	if c.load.Rate > 0 {
+		rate = fmt.Sprintf("%.0f reads/s", c.load.Rate)
 	}
+	fmt.Fprintf(out, "reading %d users and %d orders (loaded into Redis on first read) with %d workers at %s, Zipf skew %.2f; Ctrl-C stops\n\n",
+		c.load.Users, c.load.Orders*len(tenants), c.load.Workers, rate, c.load.Skew)
 
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	start := time.Now()
-	for {
+	tick := time.NewTicker(c.every)
+	defer tick.Stop()
+	var errs []error
+	for running > 0 {
 		select {
-		case err := <-errs:
-			wg.Wait()
-			return err
-		case <-ctx.Done():
-			wg.Wait()
-			printStats(time.Since(start), repo.Stats())
-			fmt.Println("stopped")
-			return nil
+		case err := <-done:
+			running--
+			if err != nil {
+				errs = append(errs, err)
+				cancel(err) // stop the rest
+			}
 		case <-tick.C:
-			printStats(time.Since(start), repo.Stats())
+			if ctx.Err() == nil {
+				printTable(out, time.Since(start), runtime.NewReport(time.Now(), r.observables()...))
+			}
 		}
 	}
+	if len(errs) == 0 {
+		printTable(out, time.Since(start), runtime.NewReport(time.Now(), r.observables()...))
+		fmt.Fprintln(out, "stopped")
+	}
+	return errors.Join(errs...)
 }
 
-func printStats(elapsed time.Duration, st runtime.Stats) {
-	fmt.Printf("%5.0fs  reads/s %-8.0f hit rate %5.1f%%  traffic share %5.1f%%  local %d  redis errors %d\n",
-		elapsed.Seconds(), st.GetQPS, 100*st.HitRate, 100*st.TrafficShare, st.LocalSize, st.RedisErrors)
-	if len(st.HotKeys) == 0 {
-		fmt.Println("       no hot keys yet")
-		return
+func (c config) check() error {
+	l := c.load
+	switch {
+	case l.Users < 2 || l.Orders < 1 || l.Workers < 1:
+		return errors.New("-users must be at least 2, -orders and -workers at least 1")
+	case l.Skew <= 1:
+		return errors.New("-skew must be above 1")
+	case l.Crowd > 0 && l.CrowdEvery <= 0:
+		return errors.New("-crowd-every must be positive")
+	case c.every <= 0:
+		return errors.New("-every must be positive")
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\thot key\tQPS\thot for\t")
-	for _, k := range st.HotKeys {
-		fmt.Fprintf(tw, "\t%s\t%.0f\t%s\t\n", k.Key, k.QPS, time.Since(k.Since).Truncate(time.Second))
-	}
-	tw.Flush()
-	fmt.Println()
+	return nil
 }

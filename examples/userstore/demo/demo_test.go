@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m) // stopping the demo stops everything it started
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// testLoad is a light load, so a browser has the CPU it needs, under
+// which two crowd users are hot at once.
+var testLoad = load{Users: 500, Orders: 20, Workers: 2, Rate: 4000, Skew: 1.1, OrderShare: 0.1, Crowd: 2, CrowdShare: 0.5, CrowdEvery: time.Hour}
+
+// demoServer is the demo's load and page, running on a real redis-server.
+type demoServer struct {
+	repos *repos
+	url   string // of the live page
+	stop  func() // stops the load and the server, failing t if either failed
+}
+
+func startDemo(t *testing.T, l load) *demoServer {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
+	r := openRepos(rdb, quiet, l.Users, l.Orders)
+	t.Cleanup(r.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var loadErr, serveErr error
+	wg.Go(func() { loadErr = l.run(ctx, r, nil) })
+	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.observables()...)) })
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			if loadErr != nil || serveErr != nil {
+				t.Errorf("load: %v; server: %v", loadErr, serveErr)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &demoServer{repos: r, url: "http://" + ln.Addr().String() + pagePath, stop: stop}
+}
+
+// waitHot waits until the page has at least keys hot users and points
+// seconds of history to draw.
+func (d *demoServer) waitHot(t *testing.T, keys, points int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st, h := d.repos.users.Stats(), d.repos.users.History()
+		if len(st.HotKeys) >= keys && len(h) >= points {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 15 s, %d hot users and %d seconds of history; want %d and %d", len(st.HotKeys), len(h), keys, points)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkEndpoints reads the page's JSON and follows / as a browser would.
+func (d *demoServer) checkEndpoints(t *testing.T) {
+	t.Helper()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(d.url + "hotkeys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep runtime.Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Entities) != 2 || rep.Entities[0].Entity != "user" || rep.Entities[1].Entity != "order" || len(rep.Entities[0].HotKeys) < 2 {
+		t.Fatalf("report %+v, want users with hot keys, then orders", rep)
+	}
+	root, err := client.Get(strings.TrimSuffix(d.url, pagePath) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.Body.Close()
+	if root.StatusCode != http.StatusFound || root.Header.Get("Location") != pagePath {
+		t.Fatalf("GET /: %s to %q, want a redirect to %s", root.Status, root.Header.Get("Location"), pagePath)
+	}
+}
+
+// tableRow is a hot user in the printed table: key, QPS, hot for, hits.
+var tableRow = regexp.MustCompile(`(?m)^ +user:\d+ +\d+ +\d+s +\d+$`)
+
+// TestRunStopsCleanly runs the whole demo, on its embedded Redis, as
+// `make demo` does, and stops it as Ctrl-C does: run returns nil, and
+// TestMain finds no goroutine left behind.
+func TestRunStopsCleanly(t *testing.T) {
+	l := testLoad
+	// One crowd user at 2,000 reads/s: whichever second it falls in, it
+	// reaches hot_qps within it and is promoted.
+	l.Crowd, l.CrowdShare, l.CrowdEvery = 1, 0.6, time.Second
+	c := config{http: "127.0.0.1:0", every: time.Second, load: l}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	// A file takes the demo's writes from several goroutines at once.
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	runErr := run(ctx, c, out)
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if runErr != nil {
+		t.Fatalf("run: %v\n%s", runErr, got)
+	}
+	for _, want := range []string{"using an embedded Redis", "live page: http://127.0.0.1:", "flash crowd: user:", "stopped"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !tableRow.MatchString(got) {
+		t.Errorf("no hot key was printed:\n%s", got)
+	}
+	if n := strings.Count(got, "flash crowd:"); n < 3 {
+		t.Errorf("the crowd moved %d times in 3 s, want every second:\n%s", n, got)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	ok := config{every: time.Second, load: testLoad}
+	if err := ok.check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]func(*config){
+		"one user":       func(c *config) { c.load.Users = 1 },
+		"no workers":     func(c *config) { c.load.Workers = 0 },
+		"flat skew":      func(c *config) { c.load.Skew = 1 },
+		"crowd never":    func(c *config) { c.load.CrowdEvery = 0 },
+		"never printing": func(c *config) { c.every = 0 },
+	} {
+		c := ok
+		bad(&c)
+		if c.check() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// load is the demo's read traffic: users drawn from a Zipf distribution,
+// so a few are read far more than the rest, plus a flash crowd, a few
+// users picked at random who suddenly draw a large share of the reads,
+// until the crowd moves on to others. Some reads are of orders instead.
+type load struct {
+	Users      int           // users 0..Users-1 are read
+	Orders     int           // orders 1..Orders of every tenant are read
+	Workers    int           // concurrent readers
+	Rate       float64       // reads per second in all; 0 reads as fast as Redis answers
+	Skew       float64       // Zipf exponent, above 1
+	OrderShare float64       // share of reads that are of orders
+	Crowd      int           // users in the flash crowd; 0 disables it
+	CrowdShare float64       // share of user reads that go to the crowd
+	CrowdEvery time.Duration // how often the crowd moves to new users
+}
+
+// run reads until ctx ends, and returns the first read error, if any,
+// before then. moved, when not nil, is told each new crowd.
+func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) error {
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	var crowd atomic.Pointer[[]int64]
+	move := func(rng *rand.Rand) {
+		c := make([]int64, l.Crowd)
+		for i := range c {
+			// From the tail, so the crowd's users were cold before.
+			c[i] = int64(min(l.Users-1, l.Users/50+rng.IntN(max(1, l.Users-l.Users/50))))
+		}
+		crowd.Store(&c)
+		if moved != nil {
+			moved(c)
+		}
+	}
+	var wg sync.WaitGroup
+	if l.Crowd > 0 {
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+		move(rng)
+		wg.Go(func() {
+			tick := time.NewTicker(l.CrowdEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					move(rng)
+				}
+			}
+		})
+	}
+	for w := range l.Workers {
+		wg.Go(func() {
+			if err := l.read(ctx, r, &crowd, uint64(w)); err != nil && ctx.Err() == nil {
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	if parent.Err() != nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
+
+// read is one worker: it paces itself to its part of Rate in batches of
+// 10 ms.
+func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64], seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	users := rand.NewZipf(rng, l.Skew, 1, uint64(l.Users-1))
+	orders := rand.NewZipf(rng, l.Skew, 1, uint64(len(tenants)*l.Orders-1))
+	const batch = 10 * time.Millisecond
+	perBatch := l.Rate / float64(l.Workers) * batch.Seconds()
+	next, owed := time.Now(), 0.0
+	for ctx.Err() == nil {
+		n := 1
+		if l.Rate > 0 {
+			owed += perBatch
+			n, owed = int(owed), owed-float64(int(owed))
+			if next = next.Add(batch); time.Since(next) > time.Second {
+				next = time.Now() // a slow Redis is not made up for in a burst
+			}
+			sleep(ctx, time.Until(next))
+		}
+		for range n {
+			var err error
+			switch p := rng.Float64(); {
+			case p < l.OrderShare:
+				o := int(orders.Uint64())
+				_, err = r.orders.GetOrder(ctx, tenants[o%len(tenants)], uint32(o/len(tenants)+1))
+			case p < l.OrderShare+(1-l.OrderShare)*l.CrowdShare && l.Crowd > 0:
+				c := *crowd.Load()
+				_, err = r.users.GetUser(ctx, c[rng.IntN(len(c))])
+			default:
+				_, err = r.users.GetUser(ctx, int64(users.Uint64()))
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
