@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"hash/maphash"
 	"time"
 )
 
@@ -143,6 +144,11 @@ func (c *Cache[K, V]) refresh() {
 			c.count.refreshes.Add(1)
 			continue
 		}
+		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
+		if c.unchanged(j.e, j.gen, sum) {
+			c.count.refreshes.Add(1)
+			continue
+		}
 		v, err := c.decodeValue(j.e.key, raw[i])
 		if errors.Is(err, ErrNotFound) {
 			err, v = nil, nil // the placeholder of an absent row
@@ -155,9 +161,26 @@ func (c *Cache[K, V]) refresh() {
 		j.e.mu.Lock()
 		c.det.setFailuresLocked(j.e, 0)
 		j.e.mu.Unlock()
-		c.store(j.e, j.gen, v)
+		c.storeRaw(j.e, j.gen, v, sum)
 	}
 	c.logRefreshFailures(failed)
+}
+
+// rawSeed seeds the hashes of refreshed values.
+var rawSeed = maphash.MakeSeed()
+
+// unchanged reports that e's local copy was stored by a refresh from bytes
+// hashing to sum, with nothing written since: the copy is current, and
+// decoding the same bytes again would only cost time. Its failure count is
+// reset as for any good refresh.
+func (c *Cache[K, V]) unchanged(e *hotEntry[K], gen, sum uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || e.sum != sum || e.gen.Load() != gen {
+		return false
+	}
+	c.det.setFailuresLocked(e, 0)
+	return true
 }
 
 // dropLocal forgets e's local copy and registration unless a write came in

@@ -245,12 +245,18 @@ func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode
 // records a row known to be absent (Redis holds the null placeholder), so
 // a hot missing id is answered locally too; it lives no longer than
 // null_ttl.
-func (c *Cache[K, V]) store(e *hotEntry[K], gen uint64, v *V) {
+func (c *Cache[K, V]) store(e *hotEntry[K], gen uint64, v *V) { c.storeRaw(e, gen, v, 0) }
+
+// storeRaw is store, recording sum, the hash of the bytes v was decoded
+// from (0 for unknown), so the next refresh can tell an unchanged value
+// without decoding it.
+func (c *Cache[K, V]) storeRaw(e *hotEntry[K], gen uint64, v *V, sum uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || e.gen.Load() != gen {
 		return
 	}
+	e.sum = sum
 	ttl := c.cfg.LocalTTL
 	if v == nil {
 		if c.cfg.NullTTL == 0 {

@@ -17,6 +17,10 @@ type hotEntry[K comparable] struct {
 	key   string // the Redis key
 	since time.Time
 	gen   atomic.Uint64 // bumped under mu by every write, delete and demotion
+	// sum is the hash of the bytes the local copy was decoded from, when
+	// refresh stored it (0 otherwise): a refresh reading the same bytes at
+	// the same generation keeps the copy instead of decoding it again.
+	sum uint64 // under mu
 	// hits counts local hits since promotion, sampled like the recorder
 	// (see hit), so cores reading the key do not contend on it.
 	hits atomic.Uint64

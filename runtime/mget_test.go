@@ -122,3 +122,37 @@ func TestRefreshBatchesKeysInMGETs(t *testing.T) {
 		t.Fatalf("reads after refresh went to Redis: %v", cmds)
 	}
 }
+
+// A refresh that reads the bytes it stored last keeps the local copy
+// instead of decoding it again; any other store in between (here a read
+// after the copy expired) makes the next refresh decode, so a value that
+// changed and changed back is never missed.
+func TestRefreshKeepsUnchangedCopies(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	held := func() *profile {
+		v, _ := e.c.local.Get("p:1")
+		return v
+	}
+	e.c.refresh() // the copy came from a read: decoded and stored again
+	first := held()
+	e.c.refresh()
+	if held() != first {
+		t.Fatal("a refresh of unchanged bytes replaced the local copy")
+	}
+	if st := e.c.Stats(); st.Refreshes != 2 || st.RefreshErrors != 0 {
+		t.Fatalf("Refreshes %d RefreshErrors %d, want 2 and 0", st.Refreshes, st.RefreshErrors)
+	}
+
+	e.put("p:1", sample(1, "bob")) // changed unseen (invalidation is off)
+	e.c.local.Delete("p:1")        // the copy expires
+	if got := e.get("p:1"); got.Name != "bob" {
+		t.Fatalf("read after expiry = %q", got.Name)
+	}
+	e.put("p:1", sample(1, "ada")) // and back to the bytes refresh saw last
+	e.c.refresh()
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("after refresh the copy reads %q, want ada", got.Name)
+	}
+}
