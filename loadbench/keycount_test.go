@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
 	"maps"
+	"net"
+	"slices"
 	"testing"
 )
 
@@ -31,5 +35,38 @@ func TestRespScannerCountsReadKeys(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Fatalf("byte by byte: counted %v, want %v", got, want)
+	}
+}
+
+// TestKeyCounterSeesTheWire counts through the hook's connection wrapper,
+// as every system's client does.
+func TestKeyCounterSeesTheWire(t *testing.T) {
+	kc := NewKeyCounter(10)
+	client, server := net.Pipe()
+	defer server.Close()
+	go io.Copy(io.Discard, server)
+	dial := kc.Hook().DialHook(func(context.Context, string, string) (net.Conn, error) { return client, nil })
+	conn, err := dial(context.Background(), "tcp", "redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, cmd := range []string{
+		"*2\r\n$3\r\nGET\r\n$6\r\nitem:3\r\n",
+		"*3\r\n$4\r\nMGET\r\n$6\r\nitem:3\r\n$6\r\nitem:9\r\n",
+		"*2\r\n$3\r\nGET\r\n$7\r\nitem:10\r\n", // beyond the counted keys
+		"*2\r\n$3\r\nGET\r\n$6\r\nuser:3\r\n",  // not an item
+		"*3\r\n$3\r\nSET\r\n$6\r\nitem:4\r\n$1\r\nx\r\n",
+	} {
+		if _, err := conn.Write([]byte(cmd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := kc.Take()
+	if want := []uint64{0, 0, 0, 2, 0, 0, 0, 0, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("counted %v, want %v", got, want)
+	}
+	if again := kc.Take(); slices.Max(again) != 0 {
+		t.Errorf("Take did not start again from zero: %v", again)
 	}
 }

@@ -73,6 +73,8 @@ type Result struct {
 	DemoteMs *float64   `json:"demote_ms,omitempty"`
 
 	Extras map[string]float64 `json:"extras,omitempty"`
+	// Timeline holds, per round, the reads completed in each 100 ms.
+	Timeline [][]uint64 `json:"reads_per_100ms"`
 }
 
 // result turns the rounds' figures into the table's.
@@ -88,7 +90,7 @@ func (s *sample) result(system, workload string, rounds int, bound time.Duration
 		Commands:    s.calls,
 		HeapBytes:   s.heap,
 		StaleReads:  s.stale, StaleBeyondBound: s.beyond, StaleBoundMs: ms(bound), LongestStaleMs: ms(s.longest),
-		Crowd: s.crowd, Extras: s.extras,
+		Crowd: s.crowd, Extras: s.extras, Timeline: s.timeline,
 	}
 	if s.lastErr != nil {
 		r.LastError = s.lastErr.Error()

@@ -54,6 +54,7 @@ func (b *Bench) Close() error { return b.admin.Close() }
 type worker struct {
 	hist                  *hdrhistogram.Histogram // read latency, ns
 	offered               []uint32                // reads per key
+	timeline              []uint32                // reads per timeStep since the start
 	reads, writes, errors uint64
 	lastErr               error
 }
@@ -72,7 +73,12 @@ type sample struct {
 	heap                  int64
 	extras                map[string]float64
 	crowd                 []CrowdKey
+	timeline              [][]uint64 // per round: reads per timeStep
 }
+
+// timeStep is the resolution of the reads timeline in the JSON output,
+// which shows warm-up, stalls and what a flash crowd does to throughput.
+const timeStep = 100 * time.Millisecond
 
 // Run drives w through the system for w.Duration and measures it. Every
 // run starts from the same data: all keys at version 0.
@@ -103,13 +109,13 @@ func (b *Bench) Run(ctx context.Context, si systemInfo, w *Workload, round int) 
 	workers := make([]*worker, b.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		wk := &worker{hist: newHist(), offered: make([]uint32, b.cfg.Keys)}
+		wk := &worker{hist: newHist(), offered: make([]uint32, b.cfg.Keys), timeline: make([]uint32, w.Duration/timeStep+1)}
 		workers[i] = wk
 		p := newPicker(w, b.zipf, b.cfg.Seed, i, start)
-		wg.Go(func() { b.drive(ctx, sys, stale, p, wk, deadline) })
+		wg.Go(func() { b.drive(ctx, sys, stale, p, wk, start, deadline) })
 	}
 	wg.Wait()
-	s := &sample{elapsed: time.Since(start), hist: newHist(), offered: make([]uint64, b.cfg.Keys)}
+	s := &sample{elapsed: time.Since(start), hist: newHist(), offered: make([]uint64, b.cfg.Keys), timeline: [][]uint64{make([]uint64, w.Duration/timeStep+1)}}
 	if crowd != nil {
 		s.crowd = crowd.stop()
 	}
@@ -139,6 +145,9 @@ func (b *Bench) Run(ctx context.Context, si systemInfo, w *Workload, round int) 
 		}
 		for id, n := range wk.offered {
 			s.offered[id] += uint64(n)
+		}
+		for i, n := range wk.timeline {
+			s.timeline[0][i] += uint64(n)
 		}
 	}
 	for i := range s.crowd {
@@ -175,10 +184,11 @@ func (s *sample) add(o *sample) {
 	s.heap = max(s.heap, o.heap)
 	s.extras = o.extras
 	s.crowd = append(s.crowd, o.crowd...)
+	s.timeline = append(s.timeline, o.timeline...)
 }
 
 // drive runs one worker's operations until the deadline.
-func (b *Bench) drive(ctx context.Context, sys System, stale *Staleness, p *picker, wk *worker, deadline time.Time) {
+func (b *Bench) drive(ctx context.Context, sys System, stale *Staleness, p *picker, wk *worker, start, deadline time.Time) {
 	now := time.Now()
 	for now.Before(deadline) {
 		id, write := p.next(now)
@@ -201,11 +211,15 @@ func (b *Bench) drive(ctx context.Context, sys System, stale *Staleness, p *pick
 		if err != nil {
 			wk.errors++
 			wk.lastErr = err
+			if ctx.Err() != nil {
+				return // interrupted
+			}
 			continue
 		}
 		wk.hist.RecordValue(int64(now.Sub(t0)))
 		wk.reads++
 		wk.offered[id]++
+		wk.timeline[min(int(now.Sub(start)/timeStep), len(wk.timeline)-1)]++ // the last read may end past the deadline
 		stale.Observe(id, acked, v.Version, t0)
 	}
 }
