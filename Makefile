@@ -35,7 +35,7 @@ demo:
 
 # loadbench drives the same workloads through hotkeygen and its peers
 # against a redis-server it starts, prints one table and writes it to
-# loadbench/results/latest.{csv,json,md}; it takes about six minutes.
+# loadbench/results/latest.{csv,json,md}; it takes about seven minutes.
 # LOADBENCH_FLAGS passes flags, e.g. LOADBENCH_FLAGS='-duration 1s -keys 2000'.
 LOADBENCH_FLAGS ?=
 loadbench:
