@@ -1,12 +1,13 @@
 GO ?= go
 
-.PHONY: test vet check generate bench demo
+.PHONY: test vet check generate bench demo loadbench
 
 # test runs everything CI runs: formatting, vet, generated files being
 # fresh, and every test under the race detector, including those against
 # a real redis-server.
 test: vet check
 	$(GO) test -race -count=1 ./...
+	cd loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -16,6 +17,7 @@ vet:
 # check fails when a generated file is stale, missing or superfluous.
 check:
 	$(GO) run ./cmd/hotkeygen -check ./...
+	cd loadbench && $(GO) run github.com/hotkeygen/hotkeygen/cmd/hotkeygen -check ./...
 
 generate:
 	$(GO) generate ./...
@@ -32,3 +34,11 @@ bench:
 DEMO_FLAGS ?=
 demo:
 	$(GO) run ./examples/userstore/demo $(DEMO_FLAGS)
+
+# loadbench drives the same workloads through hotkeygen and its peers
+# against a redis-server it starts, prints one table and writes it to
+# loadbench/results/latest.{csv,json,md}; it takes about seven minutes.
+# LOADBENCH_FLAGS passes flags, e.g. LOADBENCH_FLAGS='-duration 1s -keys 2000'.
+LOADBENCH_FLAGS ?=
+loadbench:
+	cd loadbench && $(GO) run . $(LOADBENCH_FLAGS)
