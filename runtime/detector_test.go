@@ -86,6 +86,50 @@ func TestInlinePromotionRespectsTopN(t *testing.T) {
 	}
 }
 
+// A newcomer that reaches hot_qps while the hot set is full ties with
+// the incumbents and stays out; at twice the rate, still within the slot,
+// it is promoted without waiting for the next selection.
+func TestInlinePromotionRetriesAsTheRateClimbs(t *testing.T) {
+	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithTopN(1))
+	for range 100 {
+		d.observe("incumbent")
+	}
+	d.advance(time.Second)
+	for range 100 {
+		d.observe("incumbent")
+	}
+	for range 199 {
+		d.observe("newcomer")
+	}
+	if got := d.hotKeys(); !slices.Equal(got, []string{"incumbent"}) {
+		t.Fatalf("hot = %v: a newcomer at the incumbent's rate displaced it", got)
+	}
+	d.observe("newcomer") // the 200th read: twice the hot rate
+	if got := d.hotKeys(); !slices.Equal(got, []string{"newcomer"}) {
+		t.Fatalf("hot = %v, want [newcomer] promoted inline at twice the hot rate", got)
+	}
+}
+
+func TestCrossed(t *testing.T) {
+	for _, c := range []struct {
+		prev, n, burst uint32
+		want           bool
+	}{
+		{99, 100, 100, true},   // reaches the hot rate
+		{100, 101, 100, false}, // past it
+		{199, 200, 100, true},  // twice
+		{399, 400, 100, true},
+		{1599, 1600, 100, true}, // sixteen times, the last step
+		{3199, 3200, 100, false},
+		{0, 16, 10, true}, // a sampled add of 16 jumps over 10
+		{math.MaxUint32 - 1, math.MaxUint32, 1 << 31, false},
+	} {
+		if got := crossed(c.prev, c.n, c.burst); got != c.want {
+			t.Errorf("crossed(%d, %d, %d) = %v, want %v", c.prev, c.n, c.burst, got, c.want)
+		}
+	}
+}
+
 func TestDemotionCleansUp(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10))
 	for range 100 {

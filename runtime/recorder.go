@@ -127,7 +127,26 @@ func (r *Recorder[K]) add(key K, w uint32) bool {
 	if e.last.Load() != cur && e.last.Swap(cur) != cur {
 		r.distinct[cur%ring].Add(1)
 	}
-	return n >= r.burstCount && n-w < r.burstCount
+	return crossed(n-w, n, r.burstCount)
+}
+
+// burstSteps is how many times past the hot rate a key's count in a slot
+// is reported again: at 2, 4, 8 and 16 times the burst count.
+const burstSteps = 4
+
+// crossed reports whether a count going from prev to n passed the burst
+// count or one of its doublings. A key reaching the hot rate is reported
+// at once; one that could not then displace a full hot set (its rate
+// equals the threshold, short of the margin over the incumbents) is
+// reported again as its rate climbs, so it need not wait for the next
+// slot's selection.
+func crossed(prev, n, burst uint32) bool {
+	for t := uint64(burst); t <= uint64(burst)<<burstSteps; t <<= 1 {
+		if uint64(n) >= t && uint64(prev) < t {
+			return true
+		}
+	}
+	return false
 }
 
 // insert starts tracking key unless the recorder is full: a full recorder

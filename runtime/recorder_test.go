@@ -78,11 +78,15 @@ func TestRecorderJumpClearsEverything(t *testing.T) {
 	}
 }
 
-func TestRecorderBurstCrossingOncePerSlot(t *testing.T) {
-	// hot_qps 10 with 1s slots: the 10th access of a slot crosses.
+func TestRecorderBurstCrossingOncePerStep(t *testing.T) {
+	// hot_qps 10 with 1s slots: the 10th access of a slot crosses, then
+	// the 20th, 40th, 80th and 160th, and no more.
 	r := NewRecorder(testConfig(WithHotQPS(10), WithWarmQPS(1)), epoch, ident)
-	if n := recordN(r, "k", 25); n != 1 {
-		t.Fatalf("crossings in slot 0 = %d, want 1", n)
+	if n := recordN(r, "k", 25); n != 2 {
+		t.Fatalf("crossings in 25 accesses = %d, want 2 (10th and 20th)", n)
+	}
+	if n := recordN(r, "k", 1000); n != 3 {
+		t.Fatalf("crossings in the next 1,000 = %d, want 3 (40th, 80th, 160th)", n)
 	}
 	r.Advance(epoch.Add(time.Second))
 	if n := recordN(r, "k", 9); n != 0 {
