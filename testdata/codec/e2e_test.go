@@ -7,6 +7,7 @@ package codec
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func sample() *Item {
 		F32: 1.5, F64: -2.25, Raw: []byte{0, 1, 2}, RawOpt: []byte("x"), Tags: []string{"a", "b"},
 		Attrs: map[string]int{"k": 1}, Where: Point{1, 2}, Ptr: &Point{3, 4}, Opt: &opt,
 		At: time.Unix(1700000000, 5).UTC(), AtOpt: time.Unix(1, 0).UTC(), Status: "active", Any: "anything",
+		Wait: 3 * time.Second, Level: slog.LevelWarn,
 	}
 }
 

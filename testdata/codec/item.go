@@ -2,7 +2,10 @@
 // reflection, both ways, for every kind of field.
 package codec
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 //go:generate hotkeygen
 
@@ -47,6 +50,10 @@ type Item struct {
 	AtOpt  time.Time `msgpack:",omitempty"`
 	Status Status
 	Any    any
+	// Wait is a named type of another package, written natively; Level
+	// has MarshalText, which msgpack honours, so it goes to reflection.
+	Wait  time.Duration
+	Level slog.Level
 }
 
 // Legacy keeps msgpack's reflection.
