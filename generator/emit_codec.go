@@ -7,11 +7,6 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// checked is `if err := call; err != nil { return err }`.
-func checked(call jen.Code) jen.Code {
-	return jen.If(jen.Err().Op(":=").Add(call), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
-}
-
 // wr is a function of the wire package.
 func wr(name string) *jen.Statement { return jen.Qual(wirePath, name) }
 
@@ -127,13 +122,11 @@ func appendStruct(plan *codecPlan, x func() *jen.Statement, depth int) []jen.Cod
 			body = append(body, jen.If(present(fieldOf(x, fc), fc.Empty)).Block(stmts...))
 		}
 	}
-	if hasFallback(plan) && depth == 0 {
+	if !allWired(plan) && depth == 0 {
 		body = append([]jen.Code{jen.Var().Err().Error()}, body...)
 	}
 	return body
 }
-
-func hasFallback(plan *codecPlan) bool { return !allWired(plan) }
 
 // fieldOf is x.F.
 func fieldOf(x func() *jen.Statement, fc *codecField) func() *jen.Statement {

@@ -70,7 +70,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	from := rec.cur.Load()
 	rec.Advance(now)
 	to := rec.cur.Load()
-	gets := c.gets()
+	gets, hits := c.reads()
 	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
 		c.getSnaps[slot%ring].Store(gets)
 	}
@@ -94,7 +94,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if due(&s.refresh, s.refreshEvery, now) {
 		c.refresh()
 	}
-	c.hist.add(now, gets, c.local.Stats().Hits())
+	c.hist.add(now, gets, hits)
 	if due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}

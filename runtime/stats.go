@@ -157,9 +157,11 @@ func (c *Cache[K, V]) Stats() Stats {
 	}
 }
 
-// gets is the total of reads: local hits plus the reads that went to Redis.
-func (c *Cache[K, V]) gets() uint64 {
-	return c.local.Stats().Hits() + c.count.misses.Load() + c.count.cold.Load()
+// reads returns the total of reads, local hits plus the reads that went to
+// Redis, and of those hits.
+func (c *Cache[K, V]) reads() (gets, hits uint64) {
+	hits = c.local.Stats().Hits()
+	return hits + c.count.misses.Load() + c.count.cold.Load(), hits
 }
 
 // localBytes sums the encoded size of the local values. It encodes each

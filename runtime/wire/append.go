@@ -76,16 +76,10 @@ func appendLen(b []byte, n int, fix, code16, code32 byte) []byte {
 
 // AppendString appends s as a msgpack str.
 func AppendString(b []byte, s string) []byte {
-	n := len(s)
-	switch {
-	case n < 32:
+	if n := len(s); n < 32 {
 		b = append(b, fixStr|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, codeStr8, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, codeStr16), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, codeStr32), uint32(n))
+	} else {
+		b = appendSized(b, n, codeStr8, codeStr16, codeStr32)
 	}
 	return append(b, s...)
 }
@@ -95,16 +89,19 @@ func AppendBytes(b []byte, p []byte) []byte {
 	if p == nil {
 		return AppendNil(b)
 	}
-	n := len(p)
+	return append(appendSized(b, len(p), codeBin8, codeBin16, codeBin32), p...)
+}
+
+// appendSized appends the header of a str or bin of n bytes in the
+// smallest of its 8, 16 and 32-bit forms.
+func appendSized(b []byte, n int, code8, code16, code32 byte) []byte {
 	switch {
 	case n <= math.MaxUint8:
-		b = append(b, codeBin8, byte(n))
+		return append(b, code8, byte(n))
 	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, codeBin16), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, codeBin32), uint32(n))
+		return binary.BigEndian.AppendUint16(append(b, code16), uint16(n))
 	}
-	return append(b, p...)
+	return binary.BigEndian.AppendUint32(append(b, code32), uint32(n))
 }
 
 // AppendInt appends n in the fewest bytes, as msgpack writes int.

@@ -89,24 +89,15 @@ func ReadStringBytes(b []byte) ([]byte, []byte, error) {
 	case c == codeNil:
 		return nil, b[1:], nil
 	case c == codeStr8 || c == codeBin8:
-		if err := need(b, 2); err != nil {
-			return nil, b, err
-		}
-		n, h = int(b[1]), 2
+		n, h = lenAt(b, 1), 2
 	case c == codeStr16 || c == codeBin16:
-		if err := need(b, 3); err != nil {
-			return nil, b, err
-		}
-		n, h = int(binary.BigEndian.Uint16(b[1:])), 3
+		n, h = lenAt(b, 2), 3
 	case c == codeStr32 || c == codeBin32:
-		if err := need(b, 5); err != nil {
-			return nil, b, err
-		}
-		n, h = int(binary.BigEndian.Uint32(b[1:])), 5
+		n, h = lenAt(b, 4), 5
 	default:
 		return nil, b, fmt.Errorf("msgpack: invalid code=%x decoding string/bytes length", c)
 	}
-	if err := need(b, h+n); err != nil {
+	if err := need(b, h+n); err != nil { // a short header reads as n = 0
 		return nil, b, err
 	}
 	return b[h : h+n : h+n], b[h+n:], nil
@@ -308,35 +299,17 @@ func Skip(b []byte) ([]byte, error) {
 		case c >= fixStr && c <= 0xbf:
 			head, body = 1, int(c-fixStr)
 		case c == codeBin8 || c == codeStr8:
-			head = 2
-			if len(b) >= 2 {
-				body = int(b[1])
-			}
+			head, body = 2, lenAt(b, 1)
 		case c == codeBin16 || c == codeStr16:
-			head = 3
-			if len(b) >= 3 {
-				body = int(binary.BigEndian.Uint16(b[1:]))
-			}
+			head, body = 3, lenAt(b, 2)
 		case c == codeBin32 || c == codeStr32:
-			head = 5
-			if len(b) >= 5 {
-				body = int(binary.BigEndian.Uint32(b[1:]))
-			}
-		case c == codeExt8:
-			head = 3
-			if len(b) >= 2 {
-				body = int(b[1])
-			}
+			head, body = 5, lenAt(b, 4)
+		case c == codeExt8: // the length, then the type byte
+			head, body = 3, lenAt(b, 1)
 		case c == codeExt16:
-			head = 4
-			if len(b) >= 3 {
-				body = int(binary.BigEndian.Uint16(b[1:]))
-			}
+			head, body = 4, lenAt(b, 2)
 		case c == codeExt32:
-			head = 6
-			if len(b) >= 5 {
-				body = int(binary.BigEndian.Uint32(b[1:]))
-			}
+			head, body = 6, lenAt(b, 4)
 		case c == codeFloat || c == codeUint32 || c == codeInt32:
 			head = 5
 		case c == codeDouble || c == codeUint64 || c == codeInt64:
@@ -347,24 +320,14 @@ func Skip(b []byte) ([]byte, error) {
 			head = 3
 		case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16
 			head = 2 + 1<<(c-0xd4)
-		case c == codeArray16 || c == codeMap16:
-			head = 3
-			if len(b) >= 3 {
-				n := int(binary.BigEndian.Uint16(b[1:]))
-				pending += n
-				if c == codeMap16 {
-					pending += n
-				}
-			}
-		case c == codeArray32 || c == codeMap32:
-			head = 5
-			if len(b) >= 5 {
-				n := int(binary.BigEndian.Uint32(b[1:]))
-				pending += n
-				if c == codeMap32 {
-					pending += n
-				}
-			}
+		case c == codeArray16:
+			head, pending = 3, pending+lenAt(b, 2)
+		case c == codeArray32:
+			head, pending = 5, pending+lenAt(b, 4)
+		case c == codeMap16:
+			head, pending = 3, pending+2*lenAt(b, 2)
+		case c == codeMap32:
+			head, pending = 5, pending+2*lenAt(b, 4)
 		default:
 			return b, fmt.Errorf("msgpack: invalid code=%x", c)
 		}
@@ -376,4 +339,20 @@ func Skip(b []byte) ([]byte, error) {
 		b = b[head+body:]
 	}
 	return b, nil
+}
+
+// lenAt returns the big-endian length of width bytes that follows the
+// type code at b[0], or 0 when b ends first (the caller's check of the
+// header's size then fails).
+func lenAt(b []byte, width int) int {
+	if len(b) < 1+width {
+		return 0
+	}
+	switch width {
+	case 1:
+		return int(b[1])
+	case 2:
+		return int(binary.BigEndian.Uint16(b[1:]))
+	}
+	return int(binary.BigEndian.Uint32(b[1:]))
 }
