@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -60,8 +61,12 @@ type Cache[K comparable, V any] struct {
 	// unless degrade=loader.
 	degradeSlots chan struct{}
 
-	local *theine.Cache[K, *V]
+	local *theine.Cache[K, *localCopy[V]]
 	det   *detector[K]
+	// nodes and gens are what the freshness protocol (freshness.go)
+	// checks every local copy against.
+	nodes nodeSet
+	gens  *generations
 	agg   *aggregator[K] // nil unless cfg.Aggregate
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close
@@ -71,7 +76,10 @@ type Cache[K comparable, V any] struct {
 	big   bigValues
 
 	invalidationUp atomic.Int32 // live invalidation subscriptions
-	pubsubFallback atomic.Bool  // tracking was refused: announce writes instead
+	pubsubFallback atomic.Bool  // tracking is unknown to the server: announce writes instead
+	// passedOver counts local hits not served because the copy was
+	// unverified while Redis answered; theine counted them as hits.
+	passedOver atomic.Uint64
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
 	getSnaps [ring]atomic.Uint64
@@ -127,7 +135,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
-	local, err := theine.NewBuilder[K, *V](int64(cfg.LocalSize)).Build()
+	local, err := theine.NewBuilder[K, *localCopy[V]](int64(cfg.LocalSize)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
@@ -144,16 +152,18 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		local:       local,
 		flights:     map[K]*loadCall[V]{},
 		done:        make(chan struct{}),
+		gens:        &generations{seed: maphash.MakeSeed()},
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
-	c.det = newDetector(cfg, glue.Key, local.Delete)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.nodes.one = newNode(c.ctx, "redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
 	}
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	if err := c.startInvalidation(glue.Prefix); err != nil {
 		c.Close()
@@ -201,15 +211,12 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	if v, ok := c.local.Get(key); ok { // a hit, counted by theine
-		c.det.hit(key, rand.Uint32())
-		if c.det.staleRead(key) {
-			c.count.staleReads.Add(1)
+	cp, held := c.local.Get(key) // a hit, counted by theine
+	if held {
+		if ok, stale := cp.meta.servable(); ok {
+			return c.serve(key, cp, stale)
 		}
-		if v == nil {
-			return nil, fmt.Errorf("get %q: %w", c.key(key), ErrNotFound)
-		}
-		return c.clone(v), nil
+		c.passedOver.Add(1)
 	}
 	c.det.observe(key)
 	e := c.det.lookup(key)
@@ -231,58 +238,61 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	c.count.misses.Add(1)
 	v, err := c.resolve(ctx, key, e, nil)
 	if err != nil {
+		if held && redisFailed(err) {
+			// Redis failed while the copy waited to be vouched for: an
+			// unverified copy beats an error (stale-while-error).
+			return c.serve(key, cp, true)
+		}
 		return c.degrade(ctx, key, err)
 	}
 	return c.clone(v), nil
+}
+
+// serve answers a read from the local copy cp; stale says it is
+// unverified, served because Redis cannot be asked.
+func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
+	c.det.hit(key, rand.Uint32())
+	if stale {
+		c.count.staleReads.Add(1)
+	}
+	if cp.v == nil {
+		return nil, fmt.Errorf("get %q: %w", c.key(key), ErrNotFound)
+	}
+	return c.clone(cp.v), nil
 }
 
 // needsLoad reports a read the loader should answer: the key is missing
 // from Redis, or holds bytes that are not a value of the entity.
 func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode) }
 
-// store puts v, read from Redis when e's generation was gen, into the local
-// store, unless a write, delete or demotion came in between. A nil v
-// records a row known to be absent (Redis holds the null placeholder), so
-// a hot missing id is answered locally too; it lives no longer than
-// null_ttl.
-func (c *Cache[K, V]) store(e *hotEntry[K], gen uint64, v *V) { c.storeRaw(e, gen, v, 0) }
-
-// storeRaw is store, recording sum, the hash of the bytes v was decoded
-// from (0 for unknown), so the next refresh can tell an unchanged value
-// without decoding it.
-func (c *Cache[K, V]) storeRaw(e *hotEntry[K], gen uint64, v *V, sum uint64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.dead || e.gen.Load() != gen {
-		return
-	}
-	e.sum = sum
-	ttl := c.cfg.LocalTTL
-	if v == nil {
-		if c.cfg.NullTTL == 0 {
-			return
-		}
-		ttl = min(ttl, c.cfg.NullTTL)
-	}
-	c.local.SetWithTTL(e.k, v, 1, ttl)
-	e.registered = true
-}
-
 // cachedAbsence reports an error that says the row is known to be absent:
 // Redis holds the null placeholder, as opposed to holding nothing.
 func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNoKey(err) }
 
-// fetch reads and decodes key from Redis.
+// fetch reads and decodes key from Redis; while the key's node is
+// unreachable it fails at once.
 func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
+	v, _, err := c.fetchSized(ctx, key)
+	return v, err
+}
+
+// fetchSized is fetch, also returning the size of the bytes read.
+func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, error) {
+	n := c.nodes.of(key)
+	if n.unreachable() {
+		return nil, 0, c.refuse(n, "get", key)
+	}
 	b, err := c.rdb.Get(ctx, key).Bytes()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("get %q: %w", key, noKey{})
+			return nil, 0, fmt.Errorf("get %q: %w", key, noKey{})
 		}
 		c.count.redisErrors.Add(1)
-		return nil, fmt.Errorf("hotkey: get %q: %w", key, err)
+		c.failed(n, err)
+		return nil, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
-	return c.decodeValue(key, b)
+	v, err := c.decodeValue(key, b)
+	return v, len(b), err
 }
 
 func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
@@ -313,33 +323,19 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if err := c.checkSize("write", key, len(b)); err != nil {
 		return err
 	}
-	before := c.det.lookup(k)
-	var gen uint64
-	if before != nil {
-		gen = before.gen.Load()
+	t := c.begin(key)
+	if t.n.unreachable() {
+		return c.refuse(t.n, "set", key)
 	}
 	if err := c.rdb.Set(ctx, key, b, c.ttl(c.cfg.TTL)).Err(); err != nil {
 		c.count.redisErrors.Add(1)
+		c.failed(t.n, err)
+		// The write may have landed: no copy or shared read may outlive it.
+		c.wrote(k, key, t, nil, 0)
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
 	c.announce(ctx, key)
-	e := c.det.lookup(k)
-	if e == nil {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	// Replace only if nothing touched the key since before the write;
-	// otherwise another write may have landed after ours, and dropping the
-	// copy is the only safe choice.
-	replace := e == before && e.gen.Load() == gen && !e.dead
-	e.gen.Add(1)
-	if replace {
-		c.local.SetWithTTL(k, c.clone(v), 1, c.cfg.LocalTTL)
-		e.registered = true
-	} else {
-		c.local.Delete(k)
-	}
+	c.wrote(k, key, t, v, len(b))
 	return nil
 }
 
@@ -349,17 +345,18 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		return ErrClosed
 	}
 	key := c.key(k)
-	if err := c.rdb.Del(ctx, key).Err(); err != nil {
+	t := c.begin(key)
+	if t.n.unreachable() {
+		return c.refuse(t.n, "del", key)
+	}
+	err := c.rdb.Del(ctx, key).Err()
+	c.wrote(k, key, t, nil, 0)
+	if err != nil {
 		c.count.redisErrors.Add(1)
+		c.failed(t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
 	c.announce(ctx, key)
-	if e := c.det.lookup(k); e != nil {
-		e.mu.Lock()
-		e.gen.Add(1)
-		c.local.Delete(k)
-		e.mu.Unlock()
-	}
 	return nil
 }
 

@@ -9,29 +9,23 @@ import (
 )
 
 // hotEntry is the runtime's record of one hot key. Its mutex orders every
-// change of the key's local copy: a store lands only if no write, delete or
-// demotion happened since the value was read from Redis (gen unchanged),
-// so a slow reader can never put back a value older than a newer write.
+// change of the key's local copy (see freshness.go): a copy is stored only
+// if nothing invalidated, wrote, deleted or demoted the key since the
+// value was read from Redis, so a slow reader can never put back a value
+// older than a newer write.
 type hotEntry[K comparable] struct {
 	k     K
 	key   string // the Redis key
 	since time.Time
-	gen   atomic.Uint64 // bumped under mu by every write, delete and demotion
-	// sum is the hash of the bytes the local copy was decoded from, when
-	// refresh stored it (0 otherwise): a refresh reading the same bytes at
-	// the same generation keeps the copy instead of decoding it again.
-	sum uint64 // under mu
 	// hits counts local hits since promotion, sampled like the recorder
 	// (see hit), so cores reading the key do not contend on it.
 	hits atomic.Uint64
 
 	mu         sync.Mutex
-	dead       bool // demoted: nothing may be stored for it any more
-	registered bool // holds a local copy that refresh reloads
-	failures   int  // consecutive refresh failures
-	// stale is set while the last refresh failed; the copy is still served
-	// (stale-while-error) until RefreshFailures is reached.
-	stale atomic.Bool
+	dead       bool      // demoted: nothing may be stored for it any more
+	registered bool      // holds a local copy that refresh reloads
+	held       *copyMeta // the local copy's metadata, nil when none was stored
+	failures   int       // consecutive refresh failures
 }
 
 // hotSet is an immutable set of hot keys, swapped whole on every change so
@@ -56,8 +50,9 @@ type detector[K comparable] struct {
 	th    Thresholds
 	clock Clock
 	log   *slog.Logger
-	// drop removes a key's local value; it runs under the entry's mutex.
-	drop func(K)
+	// forget drops a demoted key's local copy and registration; it runs
+	// under the entry's mutex.
+	forget func(*hotEntry[K])
 
 	hot atomic.Pointer[hotSet[K]]
 	mu  sync.Mutex // serialises changes of hot
@@ -71,18 +66,15 @@ type detector[K comparable] struct {
 
 	promotions atomic.Uint64
 	demotions  atomic.Uint64
-	// stale counts hot keys whose last refresh failed, so the read path
-	// looks for one only while there is any.
-	stale atomic.Int32
 }
 
-func newDetector[K comparable](cfg Config, name func(K) string, drop func(K)) *detector[K] {
+func newDetector[K comparable](cfg Config, name func(K) string, forget func(*hotEntry[K])) *detector[K] {
 	d := &detector[K]{
-		rec:   NewRecorder(cfg, cfg.Clock.Now(), name),
-		th:    Thresholds{Hot: cfg.HotQPS, Warm: cfg.WarmQPS, TopN: cfg.TopN},
-		clock: cfg.Clock,
-		log:   cfg.Logger,
-		drop:  drop,
+		rec:    NewRecorder(cfg, cfg.Clock.Now(), name),
+		th:     Thresholds{Hot: cfg.HotQPS, Warm: cfg.WarmQPS, TopN: cfg.TopN},
+		clock:  cfg.Clock,
+		log:    cfg.Logger,
+		forget: forget,
 
 		clusterScale: cfg.HotQPS / cfg.clusterHotQPS(),
 	}
@@ -198,7 +190,7 @@ func (d *detector[K]) applyLocked(dec Decision[K], view []KeyRate[K]) {
 	for _, e := range demoted {
 		e.mu.Lock()
 		e.dead = true
-		d.forgetLocked(e)
+		d.forget(e)
 		e.mu.Unlock()
 		d.demotions.Add(1)
 		d.log.Info("hotkey: demoted", append(d.rateAttrs(e.key, rates[e.k]), "hot_for", now.Sub(e.since))...)
@@ -219,29 +211,6 @@ func (d *detector[K]) rateAttrs(name string, kr KeyRate[K]) []any {
 	return attrs
 }
 
-// forgetLocked drops the local copy, the refresh registration and the
-// failure count, and bumps the generation so no read in flight stores its
-// value afterwards. The caller holds e.mu.
-func (d *detector[K]) forgetLocked(e *hotEntry[K]) {
-	e.gen.Add(1)
-	d.drop(e.k)
-	e.registered = false
-	d.setFailuresLocked(e, 0)
-}
-
-// setFailuresLocked records e's consecutive refresh failures and whether
-// its copy is therefore stale. The caller holds e.mu.
-func (d *detector[K]) setFailuresLocked(e *hotEntry[K], n int) {
-	e.failures = n
-	if stale := n > 0; e.stale.Swap(stale) != stale {
-		if stale {
-			d.stale.Add(1)
-		} else {
-			d.stale.Add(-1)
-		}
-	}
-}
-
 // hit records a local hit of k, given a uniformly random rnd: in the
 // recorder, and one time in 1<<sampleBits in the entry's hit count,
 // weighted to keep the expected count exact.
@@ -251,14 +220,4 @@ func (d *detector[K]) hit(k K, rnd uint32) {
 			e.hits.Add(1 << sampleBits)
 		}
 	}
-}
-
-// staleRead reports whether a local hit of k serves a copy whose last
-// refresh failed.
-func (d *detector[K]) staleRead(k K) bool {
-	if d.stale.Load() == 0 {
-		return false
-	}
-	e := d.lookup(k)
-	return e != nil && e.stale.Load()
 }

@@ -11,3 +11,9 @@ var (
 	// ErrClosed reports a call on a Cache after Close.
 	ErrClosed = errors.New("hotkey: cache closed")
 )
+
+// ErrUnavailable reports a call refused without asking Redis, because a
+// recent call found Redis unreachable: reads of hot keys go on from
+// memory, and a background probe lets calls through again as soon as
+// Redis answers.
+var ErrUnavailable = errors.New("hotkey: Redis unavailable")

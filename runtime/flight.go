@@ -11,6 +11,9 @@ import (
 // misses, shared by every caller that misses the key while it runs. Its
 // value is shared too: callers hand out clones.
 type loadCall[V any] struct {
+	// t is what the read knew when it was sent: a caller may share it
+	// only if it knows no more (see freshness.go).
+	t       token
 	done    chan struct{}
 	v       *V
 	err     error
@@ -20,19 +23,23 @@ type loadCall[V any] struct {
 // resolve reads k once for all concurrent callers: from Redis, then from
 // the loader if Redis misses; a hot key (e not nil) is then stored locally.
 // A caller that has just read Redis passes what it got as seen, so a new
-// load does not read it again.
+// load does not read it again. A caller joins a read in flight only if no
+// invalidation, write or session change was handled since that read was
+// sent; otherwise the read may answer from before a write the caller
+// already knows of, and the caller starts its own.
 // The read runs on a goroutine of its own, so a caller whose context ends
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
 func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen error) (*V, error) {
+	t := c.begin(c.key(k))
 	c.flightMu.Lock()
 	call := c.flights[k]
-	if call == nil {
+	if call == nil || !call.t.same(t) {
 		if c.closed.Load() {
 			c.flightMu.Unlock()
 			return nil, ErrClosed
 		}
-		call = &loadCall[V]{done: make(chan struct{})}
+		call = &loadCall[V]{t: t, done: make(chan struct{})}
 		c.flights[k] = call
 		c.wg.Add(1)
 		go c.runLoad(context.WithoutCancel(ctx), k, e, seen, call)
@@ -54,14 +61,12 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	defer context.AfterFunc(c.ctx, cancel)()
 
 	key := c.key(k)
-	var gen uint64
-	if e != nil {
-		gen = e.gen.Load()
-	}
+	inRedis := seen == nil
+	var size int
 	if seen != nil {
 		call.err = seen
 	} else {
-		call.v, call.err = c.fetch(ctx, key)
+		call.v, size, call.err = c.fetchSized(ctx, key)
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {
@@ -71,13 +76,16 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 				c.count.redisErrors.Add(1)
 			}
 		}
-		call.v, call.err = c.loadThrough(ctx, k, key)
+		call.v, inRedis, call.err = c.loadThrough(ctx, k, key)
+		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
-	if e != nil && (call.err == nil || cachedAbsence(call.err)) {
-		c.store(e, gen, call.v)
+	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
+		c.keep(e, call.t, call.v, 0, size)
 	}
 	c.flightMu.Lock()
-	delete(c.flights, k)
+	if c.flights[k] == call {
+		delete(c.flights, k)
+	}
 	c.flightMu.Unlock()
 	close(call.done)
 }

@@ -11,10 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// gateHook holds every GET until release is closed, and counts them.
+// gateHook holds every GET until release is closed, and counts them. With
+// replies set, it lets the GETs reach Redis and holds the first one's
+// reply instead: a read answered before a write, delivered after it.
 type gateHook struct {
 	gets    atomic.Int32
 	release chan struct{}
+	replies bool
 }
 
 func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -23,10 +26,18 @@ func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "get" {
-			h.gets.Add(1)
-			<-h.release
+		if cmd.Name() != "get" {
+			return next(ctx, cmd)
 		}
+		if h.replies {
+			err := next(ctx, cmd)
+			if h.gets.Add(1) == 1 {
+				<-h.release
+			}
+			return err
+		}
+		h.gets.Add(1)
+		<-h.release
 		return next(ctx, cmd)
 	}
 }

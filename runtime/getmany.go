@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // pending is a key of a GetMany that was not a local hit.
-type pending[K comparable] struct {
+type pending[K comparable, V any] struct {
 	i   int // index in the caller's keys
 	k   K
 	key string
-	e   *hotEntry[K] // nil for a cold key
-	gen uint64
+	e   *hotEntry[K]  // nil for a cold key
+	cp  *localCopy[V] // an unverified copy, served if Redis fails
+	t   token
 }
 
 // GetMany returns the values of ks, aligned with ks: nil where a key is
@@ -29,22 +29,22 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		return nil, ErrClosed
 	}
 	out := make([]*V, len(ks))
-	var todo []pending[K]
+	var todo []pending[K, V]
 	for i, k := range ks {
-		if v, ok := c.local.Get(k); ok {
-			c.det.hit(k, rand.Uint32())
-			if c.det.staleRead(k) {
-				c.count.staleReads.Add(1)
+		cp, held := c.local.Get(k)
+		if held {
+			if ok, stale := cp.meta.servable(); ok {
+				out[i], _ = c.serve(k, cp, stale) // nil: known absent
+				continue
 			}
-			if v != nil { // nil: known absent
-				out[i] = c.clone(v)
-			}
-			continue
+			c.passedOver.Add(1)
+		} else {
+			cp = nil
 		}
 		c.det.observe(k)
-		p := pending[K]{i: i, k: k, key: c.key(k), e: c.det.lookup(k)}
+		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.lookup(k), cp: cp}
+		p.t = c.begin(p.key)
 		if p.e != nil {
-			p.gen = p.e.gen.Load()
 			c.count.misses.Add(1)
 		} else {
 			c.count.cold.Add(1)
@@ -56,9 +56,9 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	}
 	raw, err := c.readMany(ctx, todo)
 	if err != nil {
-		return nil, err
+		return c.serveStale(out, todo, err)
 	}
-	var load []pending[K]
+	var load []pending[K, V]
 	for j, p := range todo {
 		if raw[j] == nil {
 			load = append(load, p)
@@ -68,7 +68,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {
-				c.store(p.e, p.gen, nil)
+				c.keep(p.e, p.t, nil, 0, len(raw[j]))
 			}
 			continue
 		case err != nil && c.loader == nil && c.batchLoader == nil:
@@ -79,7 +79,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 			load = append(load, p)
 			continue
 		}
-		c.deliver(out, p, v)
+		c.deliver(out, p, v, len(raw[j]))
 	}
 	if len(load) > 0 {
 		if err := c.loadMany(ctx, out, load); err != nil {
@@ -89,11 +89,29 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	return out, nil
 }
 
-// deliver puts v, read for p, in out, storing it locally first when p's
-// key is hot.
-func (c *Cache[K, V]) deliver(out []*V, p pending[K], v *V) {
+// serveStale answers a GetMany whose Redis read failed with err from the
+// unverified local copies of its keys, when every key not served yet has
+// one; otherwise it returns err.
+func (c *Cache[K, V]) serveStale(out []*V, todo []pending[K, V], err error) ([]*V, error) {
+	if !redisFailed(err) {
+		return nil, err
+	}
+	for _, p := range todo {
+		if p.cp == nil {
+			return nil, err
+		}
+	}
+	for _, p := range todo {
+		out[p.i], _ = c.serve(p.k, p.cp, true)
+	}
+	return out, nil
+}
+
+// deliver puts v, read for p, in out, keeping it locally first when p's
+// key is hot; size is the length of the bytes it was decoded from.
+func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int) {
 	if p.e != nil {
-		c.store(p.e, p.gen, v)
+		c.keep(p.e, p.t, v, 0, size)
 		v = c.clone(v)
 	}
 	out[p.i] = v
@@ -101,7 +119,7 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K], v *V) {
 
 // readMany returns the bytes of every key of todo, nil where Redis has
 // none.
-func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K]) ([][]byte, error) {
+func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, error) {
 	keys := make([]string, len(todo))
 	for j, p := range todo {
 		keys[j] = p.key
@@ -116,7 +134,7 @@ func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K]) ([][]byte
 // loadMany fills out for the keys Redis lacked: through the batch loader
 // in one call when there is one, else key by key through the loader. With
 // neither, the keys stay nil.
-func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K]) error {
+func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, V]) error {
 	switch {
 	case c.batchLoader != nil:
 		return c.batchLoad(ctx, out, load)
@@ -137,8 +155,9 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K])
 
 // batchLoad calls the batch loader once for the distinct keys of load and
 // writes back what it returns, and placeholders for the rest, in one
-// pipeline.
-func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K]) error {
+// pipeline. A hot key keeps a loaded value only if its write-back landed:
+// one refused by SET NX means a writer stored something newer.
+func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K, V]) error {
 	seen := make(map[K]bool, len(load))
 	ks := make([]K, 0, len(load))
 	for _, p := range load {
@@ -154,27 +173,38 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K]
 		return fmt.Errorf("hotkey: load %d keys: %w", len(ks), err)
 	}
 	pipe := c.rdb.Pipeline()
-	written := map[K]bool{}
+	type writeBack struct {
+		cmd  *redis.BoolCmd
+		size int
+	}
+	written := map[K]writeBack{}
 	for _, p := range load {
-		v := rows[p.k]
-		if !written[p.k] {
-			written[p.k] = true
-			switch {
-			case v == nil && c.cfg.NullTTL > 0:
-				pipe.SetNX(ctx, p.key, nullValue, c.ttl(c.cfg.NullTTL))
-			case v != nil:
-				if b, err := c.codec.encode(v); err == nil {
-					pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL))
-				}
+		if _, ok := written[p.k]; ok {
+			continue
+		}
+		var w writeBack
+		switch v := rows[p.k]; {
+		case v == nil && c.cfg.NullTTL > 0:
+			w = writeBack{pipe.SetNX(ctx, p.key, nullValue, c.ttl(c.cfg.NullTTL)), len(nullValue)}
+		case v != nil:
+			if b, err := c.codec.encode(v); err == nil {
+				w = writeBack{pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL)), len(b)}
 			}
 		}
-		if v != nil {
-			c.deliver(out, p, c.clone(v)) // the loader's value may be shared by duplicates
-		}
+		written[p.k] = w
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		c.count.redisErrors.Add(1)
 		c.log.Warn("hotkey: write-back failed", "keys", len(ks), "err", err)
+	}
+	for _, p := range load {
+		v := rows[p.k]
+		if w := written[p.k]; p.e != nil && w.cmd != nil && w.cmd.Val() {
+			c.keep(p.e, p.t, v, 0, w.size)
+		}
+		if v != nil {
+			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates
+		}
 	}
 	return nil
 }

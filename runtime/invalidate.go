@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,178 +33,159 @@ const (
 // whose keys start with prefix.
 func invalidateChannel(prefix string) string { return "hotkeygen:invalidate:" + prefix }
 
-// invalidated drops the local copies of keys, whoever wrote them: the next
-// read goes to Redis. Invalidations are not trusted to carry the new
-// value, so nothing is reloaded here.
-func (c *Cache[K, V]) invalidated(keys []string) {
-	hs := c.det.hot.Load()
-	for _, key := range keys {
-		if e := hs.byName[key]; e != nil {
-			e.mu.Lock()
-			e.gen.Add(1)
-			c.local.Delete(e.k)
-			e.mu.Unlock()
-			c.count.invalidations.Add(1)
-		}
-	}
-	if c.cfg.onInvalidate != nil {
-		c.cfg.onInvalidate(keys)
-	}
+// session is one live subscription. next blocks for the next batch of
+// invalidated keys; it returns a nil batch and no error when it timed out
+// and the connection is still healthy, and flush when the node was
+// emptied (FLUSHALL, FLUSHDB).
+type session interface {
+	next(ctx context.Context) (keys []string, flush bool, err error)
+	// arm hands the session the function that ends its coverage, for a
+	// session that can tell it is lost before next returns.
+	arm(end func())
+	close()
 }
 
-// invalidateAll drops every local copy: the invalidation connection was
-// lost, so any of them may have changed unseen.
-func (c *Cache[K, V]) invalidateAll() {
-	for _, e := range c.det.hot.Load().m {
-		e.mu.Lock()
-		e.gen.Add(1)
-		c.local.Delete(e.k)
-		e.mu.Unlock()
-	}
-}
-
-// listener keeps one subscription for invalidations alive, resubscribing
-// after any failure, and drops every local copy whenever it had to: while
-// it was away, writes went unseen.
+// listener keeps the session of one node alive. Between the end of one
+// session and the start of the next the node is uncovered, and its copies
+// are unverified (see freshness.go).
 type listener struct {
 	name    string // for logs: the node address, or the channel
+	n       *node
 	connect func(ctx context.Context) (session, error)
 }
 
-// session is one live subscription; next blocks for the next batch of
-// invalidated keys, returning a nil batch and no error when it timed out
-// and the connection is still healthy.
-type session interface {
-	next(ctx context.Context) ([]string, error)
-	close()
-}
+// Session retry timing: the first retry is immediate (a killed connection
+// on a healthy server is the common case), later ones back off.
+const (
+	sessionBackoff    = 50 * time.Millisecond
+	sessionBackoffMax = time.Second
+)
 
 // listen runs l until ctx ends.
 func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 	defer c.wg.Done()
-	backoff := 50 * time.Millisecond
-	lost := false
+	backoff := time.Duration(0)
+	var failing error // logged once per run of failures
 	for ctx.Err() == nil {
 		s, err := l.connect(ctx)
 		if errors.As(err, new(noTracking)) {
-			// The server has no client-side caching (before Redis 6, or
-			// CLIENT renamed away): fall back to announcing our own writes.
-			c.log.Warn("hotkey: Redis refused client tracking; invalidating through Pub/Sub, which sees only the repositories' own writes", "via", l.name, "err", err)
+			// The server does not know client tracking (before Redis 6, or
+			// CLIENT renamed away): announce our own writes instead.
+			c.log.Warn("hotkey: Redis does not support client tracking; invalidating through Pub/Sub, which sees only the repositories' own writes", "via", l.name, "err", err)
 			c.pubsubFallback.Store(true)
-			l = pubsubListener(c.rdb, invalidateChannel(c.prefix))
+			l.connect = pubsubListener(c.rdb, invalidateChannel(c.prefix))
 			continue
 		}
 		if err == nil {
-			if lost {
+			if failing != nil {
 				c.log.Info("hotkey: invalidation connection back", "via", l.name)
-				lost = false
+				failing = nil
 			}
+			backoff = 0
+			l.n.sessionStarted()
 			c.invalidationUp.Add(1)
-			backoff = 50 * time.Millisecond
+			end := sync.OnceFunc(func() {
+				c.invalidationUp.Add(-1)
+				l.n.sessionEnded()
+			})
+			s.arm(end)
+			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
-			c.invalidationUp.Add(-1)
+			end()
 			s.close()
+			if ctx.Err() != nil {
+				return
+			}
+			c.count.invalidationResets.Add(1)
+		} else if ctx.Err() == nil {
+			c.failed(l.n, err)
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		c.invalidateAll()
-		c.count.invalidationResets.Add(1)
-		if !lost {
-			c.log.Warn("hotkey: invalidation connection lost; local copies dropped until it is back", "via", l.name, "err", err)
-			lost = true
+		if failing == nil {
+			c.log.Warn("hotkey: invalidation connection lost; hot keys are read from Redis until it is back", "via", l.name, "err", err)
+			failing = err
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		if backoff > 0 {
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
-		backoff = min(2*backoff, 2*time.Second)
+		backoff = min(max(2*backoff, sessionBackoff), sessionBackoffMax)
 	}
 }
 
 func (c *Cache[K, V]) receive(ctx context.Context, s session) error {
 	for {
-		keys, err := s.next(ctx)
-		if err != nil {
+		keys, flush, err := s.next(ctx)
+		switch {
+		case err != nil:
 			return err
+		case flush:
+			c.flushed()
+		case len(keys) > 0:
+			c.invalidate(keys)
 		}
-		if len(keys) > 0 {
-			c.invalidated(keys)
+		if c.cfg.onInvalidate != nil && (flush || len(keys) > 0) {
+			c.cfg.onInvalidate(keys)
 		}
 	}
 }
 
-// startInvalidation starts one listener per Redis node (tracking) or one
-// for the entity's channel (pubsub).
+// startInvalidation starts the listeners: one per node with tracking (per
+// master on a cluster, following the topology), one for the entity's
+// channel with Pub/Sub, none when invalidation is off.
 func (c *Cache[K, V]) startInvalidation(prefix string) error {
-	var ls []listener
 	switch c.cfg.Invalidate {
 	case InvalidateOff:
+		c.nodes.one.sessionStarted() // refresh alone keeps copies fresh: always covered
 		return nil
 	case InvalidatePubSub:
-		ls = append(ls, pubsubListener(c.rdb, invalidateChannel(prefix)))
-	case InvalidateTracking:
-		nodes, err := nodeOptions(c.ctx, c.rdb)
-		if err != nil {
-			return err
-		}
-		// A single-node client may be a Sentinel failover client, whose
-		// master moves: each session checks it still tracks the server the
-		// client's own commands reach.
-		follow, _ := c.rdb.(*redis.Client)
-		for _, o := range nodes {
-			ls = append(ls, trackingListener(o, prefix, follow))
-		}
+		c.spawnListener(c.ctx, listener{name: invalidateChannel(prefix), n: c.nodes.one, connect: pubsubListener(c.rdb, invalidateChannel(prefix))})
+		return nil
 	}
-	for _, l := range ls {
+	switch r := c.rdb.(type) {
+	case *redis.Client:
+		// A Sentinel failover client's master moves: the session checks
+		// that it still tracks the server the client's own commands reach.
+		o := connOptions(r.Options())
+		c.spawnListener(c.ctx, listener{name: o.Addr, n: c.nodes.one, connect: trackingListener(o, prefix, r)})
+	case *redis.ClusterClient:
 		c.wg.Add(1)
-		go c.listen(c.ctx, l)
+		go c.followCluster(r, prefix)
+	default:
+		return fmt.Errorf("hotkey: invalidation: tracking needs a *redis.Client or *redis.ClusterClient, got %T; use WithInvalidate(%q)", c.rdb, InvalidatePubSub)
 	}
 	return nil
 }
 
-// nodeOptions returns the connection options of every node whose writes
-// must be tracked: the one node of a single client (or the current master
-// of a Sentinel failover client), every master of a cluster.
-func nodeOptions(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Options, error) {
-	switch r := rdb.(type) {
-	case *redis.Client:
-		return []*redis.Options{connOptions(r.Options())}, nil
-	case *redis.ClusterClient:
-		var opts []*redis.Options
-		ch := make(chan *redis.Options, 64)
-		err := r.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			ch <- connOptions(node.Options())
-			return nil
-		})
-		close(ch)
-		for o := range ch {
-			opts = append(opts, o)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("hotkey: invalidation: list cluster masters: %w", err)
-		}
-		return opts, nil
-	default:
-		return nil, fmt.Errorf("hotkey: invalidation: tracking needs a *redis.Client or *redis.ClusterClient, got %T; use WithInvalidate(%q)", rdb, InvalidatePubSub)
-	}
+func (c *Cache[K, V]) spawnListener(ctx context.Context, l listener) {
+	c.wg.Add(1)
+	go c.listen(ctx, l)
 }
 
-// noTracking reports a server that refuses what tracking needs (CLIENT ID,
-// CLIENT TRACKING), as opposed to a connection failure.
+// noTracking reports a server that does not know what tracking needs
+// (CLIENT ID, CLIENT TRACKING), as opposed to a connection failure or a
+// refusal that may pass (-BUSY, -LOADING, an ACL being changed).
 type noTracking struct{ err error }
 
 func (e noTracking) Error() string { return e.err.Error() }
 func (e noTracking) Unwrap() error { return e.err }
 
-// refused wraps err as noTracking when Redis itself answered with an error.
+// refused wraps err as noTracking when Redis answered that it does not
+// know the command or subcommand.
 func refused(err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
-		return noTracking{err}
+		msg := strings.ToLower(rerr.Error())
+		if strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand") {
+			return noTracking{err}
+		}
 	}
 	return err
 }
@@ -232,104 +214,132 @@ func connOptions(o *redis.Options) *redis.Options {
 	}
 }
 
-// receiveTimeout bounds a wait for invalidations, after which the session
-// checks its connections.
-const receiveTimeout = time.Second
+// quietCheck bounds a wait for invalidations, after which the session
+// checks that its connection still answers, and that a failover client
+// still reaches the server it tracks.
+const quietCheck = 100 * time.Millisecond
 
-// trackingSession is a subscription to __redis__:invalidate on one
-// connection, and a second connection whose CLIENT TRACKING in BCAST mode
-// redirects the node's invalidations for the prefix to it.
+// trackingSession is one RESP2 connection that turned on CLIENT TRACKING
+// in BCAST mode for the prefix, redirected to itself, and subscribed to
+// __redis__:invalidate. With tracking and invalidations on one connection,
+// losing either is losing the connection, which the session sees at once.
 type trackingSession struct {
-	sub, trk *redis.Client
-	ps       *redis.PubSub
-	conn     *redis.Conn
-	redial   atomic.Int32 // connections the subscriber made; more than one means it reconnected
+	sub *redis.Client
+	ps  *redis.PubSub
+	// dials counts the connections the client made, and first the count
+	// when the session started: go-redis reconnects a subscription by
+	// itself, and a new connection is a new session.
+	dials, first atomic.Int32
+	// end ends the session's coverage, when its connection is seen to go;
+	// nil until the listener arms it.
+	end atomic.Pointer[func()]
 	// follow is the caller's client when it is a *redis.Client, and runID
-	// the server the session tracks: when follow's commands reach another
-	// server (a Sentinel promoted a replica), the session ends.
+	// the server the session tracks, read on its connection: when
+	// follow's commands reach another server (a Sentinel promoted a
+	// replica), the session ends.
 	follow *redis.Client
-	runID  string
+	runID  string // set before the subscription is confirmed
 }
 
-func trackingListener(base *redis.Options, prefix string, follow *redis.Client) listener {
-	return listener{name: base.Addr, connect: func(ctx context.Context) (session, error) {
+func trackingListener(base *redis.Options, prefix string, follow *redis.Client) func(context.Context) (session, error) {
+	return func(ctx context.Context) (session, error) {
 		s := &trackingSession{follow: follow}
-		var subID atomic.Int64
-		// RESP2: invalidations arrive as plain messages on the subscribed
-		// connection, which go-redis hands to Receive.
-		subOpts := *base
-		subOpts.Protocol = 2
-		subOpts.PoolSize, subOpts.MinIdleConns, subOpts.MaxIdleConns = 1, 0, 1
-		subOpts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
-			s.redial.Add(1)
+		opts := *base
+		opts.Protocol = 2 // invalidations arrive as plain Pub/Sub messages
+		opts.PoolSize, opts.MinIdleConns, opts.MaxIdleConns = 1, 0, 1
+		opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			s.dials.Add(1)
 			id, err := cn.ClientID(ctx).Result()
-			subID.Store(id)
-			return err
+			if err != nil {
+				return fmt.Errorf("CLIENT ID: %w", refused(err))
+			}
+			args := []any{"CLIENT", "TRACKING", "on", "REDIRECT", id, "BCAST"}
+			if prefix != "" {
+				args = append(args, "PREFIX", prefix)
+			}
+			if err := cn.Do(ctx, args...).Err(); err != nil {
+				return fmt.Errorf("CLIENT TRACKING: %w", refused(err))
+			}
+			if s.follow != nil {
+				// Without INFO (renamed away) the check is skipped:
+				// failovers are then noticed when the old master drops
+				// its clients.
+				s.runID, _ = serverID(ctx, cn)
+			}
+			return nil
 		}
-		s.sub = redis.NewClient(&subOpts)
-		trkOpts := *base
-		trkOpts.Protocol = 2
-		trkOpts.PoolSize, trkOpts.MinIdleConns, trkOpts.MaxIdleConns, trkOpts.OnConnect = 1, 0, 1, nil
-		s.trk = redis.NewClient(&trkOpts)
+		s.sub = redis.NewClient(&opts)
+		s.sub.AddHook(s)
 		s.ps = s.sub.Subscribe(ctx, "__redis__:invalidate")
 		// Closing the subscription interrupts a blocked receive; the rest
 		// is closed by the goroutine that uses it.
 		context.AfterFunc(ctx, func() { s.ps.Close() })
 		if _, err := s.ps.Receive(ctx); err != nil { // the subscription's confirmation
 			s.close()
-			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", refused(err))
+			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", err)
 		}
-		s.conn = s.trk.Conn()
-		args := []any{"CLIENT", "TRACKING", "on", "REDIRECT", subID.Load(), "BCAST"}
-		if prefix != "" {
-			args = append(args, "PREFIX", prefix)
-		}
-		if err := s.conn.Do(ctx, args...).Err(); err != nil {
-			s.close()
-			return nil, fmt.Errorf("CLIENT TRACKING: %w", refused(err))
-		}
-		if s.follow != nil {
-			// Without INFO (renamed away) the check is skipped: failovers
-			// are then noticed when the old master drops its clients.
-			if id, err := serverID(ctx, s.conn); err == nil {
-				s.runID = id
-			} else {
-				s.follow = nil
-			}
-		}
+		s.first.Store(s.dials.Load())
 		return s, nil
-	}}
+	}
 }
 
-func (s *trackingSession) next(ctx context.Context) ([]string, error) {
-	msg, err := s.ps.ReceiveTimeout(ctx, receiveTimeout)
-	if s.redial.Load() > 1 {
-		return nil, errors.New("the subscriber reconnected: its tracking redirect is gone")
+// DialHook ends the session the moment its client dials again: go-redis
+// redials a lost subscription inside the receive call, and the runtime
+// must not wait for that dial to learn the session is gone.
+func (s *trackingSession) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if end := s.end.Load(); end != nil {
+			(*end)()
+		}
+		return next(ctx, network, addr)
+	}
+}
+
+func (s *trackingSession) arm(end func()) { s.end.Store(&end) }
+
+func (s *trackingSession) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (s *trackingSession) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
+	msg, err := s.ps.ReceiveTimeout(ctx, quietCheck)
+	if s.dials.Load() != s.first.Load() {
+		return nil, false, errors.New("the subscriber reconnected")
 	}
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		// Quiet: check that the tracking connection is still there, or
-		// invalidations would stop without a word.
-		if err := s.conn.Ping(ctx).Err(); err != nil {
-			return nil, fmt.Errorf("tracking connection: %w", err)
+		// Quiet: a half-open connection would stop invalidations without
+		// a word, so make it answer.
+		if err := s.ps.Ping(ctx); err != nil {
+			return nil, false, fmt.Errorf("ping: %w", err)
 		}
-		if s.follow != nil {
+		if s.follow != nil && s.runID != "" {
 			if id, err := serverID(ctx, s.follow); err == nil && id != s.runID {
-				return nil, errors.New("the client's commands reach another server now (a failover?)")
+				return nil, false, errors.New("the client's commands reach another server now (a failover?)")
 			}
 		}
-		return nil, nil
+		return nil, false, nil
+	case err != nil && isFlush(err):
+		return nil, true, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	if m, ok := msg.(*redis.Message); ok {
 		if m.PayloadSlice != nil {
-			return m.PayloadSlice, nil
+			return m.PayloadSlice, false, nil
 		}
-		return []string{m.Payload}, nil
+		return []string{m.Payload}, false, nil
 	}
-	return nil, nil
+	return nil, false, nil
+}
+
+// isFlush recognises the invalidation FLUSHALL and FLUSHDB send: a message
+// whose payload is null, which go-redis reports as an error after reading
+// it whole (the connection stays usable).
+func isFlush(err error) bool {
+	return strings.Contains(err.Error(), "unsupported pubsub message payload: <nil>")
 }
 
 // serverID returns the run_id of the server rdb's commands reach.
@@ -349,12 +359,8 @@ func serverID(ctx context.Context, rdb interface {
 }
 
 func (s *trackingSession) close() {
-	if s.conn != nil {
-		s.conn.Close()
-	}
 	s.ps.Close()
 	s.sub.Close()
-	s.trk.Close()
 }
 
 // pubsubSession is a subscription to an entity's channel, on which the
@@ -364,8 +370,8 @@ type pubsubSession struct {
 	subs int // subscription confirmations seen; go-redis resubscribes silently after a reconnect
 }
 
-func pubsubListener(rdb redis.UniversalClient, channel string) listener {
-	return listener{name: channel, connect: func(ctx context.Context) (session, error) {
+func pubsubListener(rdb redis.UniversalClient, channel string) func(context.Context) (session, error) {
+	return func(ctx context.Context) (session, error) {
 		s := &pubsubSession{ps: rdb.Subscribe(ctx, channel)}
 		context.AfterFunc(ctx, func() { s.ps.Close() })
 		if _, err := s.ps.Receive(ctx); err != nil {
@@ -374,30 +380,34 @@ func pubsubListener(rdb redis.UniversalClient, channel string) listener {
 		}
 		s.subs = 1
 		return s, nil
-	}}
+	}
 }
 
-func (s *pubsubSession) next(ctx context.Context) ([]string, error) {
-	msg, err := s.ps.ReceiveTimeout(ctx, receiveTimeout)
+func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
+	msg, err := s.ps.ReceiveTimeout(ctx, quietCheck)
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, s.ps.Ping(ctx)
+		return nil, false, s.ps.Ping(ctx)
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
 	switch m := msg.(type) {
 	case *redis.Subscription:
 		if s.subs++; s.subs > 1 {
-			return nil, errors.New("the subscriber reconnected")
+			return nil, false, errors.New("the subscriber reconnected")
 		}
 	case *redis.Message:
-		return []string{m.Payload}, nil
+		return []string{m.Payload}, false, nil
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 func (s *pubsubSession) close() { s.ps.Close() }
+
+// arm does nothing: the caller's client redials a lost subscription, and
+// next reports the loss when that dial returns.
+func (s *pubsubSession) arm(func()) {}
 
 // announce publishes a write of key for InvalidatePubSub. A failed publish
 // is counted and logged: the key's other copies then wait for refresh.

@@ -91,33 +91,6 @@ func TestKeysOutsideThePrefixAreNotTracked(t *testing.T) {
 	}
 }
 
-func TestLostInvalidationConnectionDropsCopiesAndRecovers(t *testing.T) {
-	srv := redistest.Start(t)
-	es := instances(t, srv, 1, InvalidateTracking)
-	e := es[0]
-	if err := e.raw.Do(e.ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
-		t.Fatal(err)
-	}
-	dropped(t, e, "p:1")
-	waitFor(t, "the subscription to come back", func() bool {
-		st := e.c.Stats()
-		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
-	})
-	e.heat("p:1")
-	e.put("p:1", sample(1, "after reconnect"))
-	dropped(t, e, "p:1")
-	if got := e.get("p:1"); got.Name != "after reconnect" {
-		t.Fatalf("got %q", got.Name)
-	}
-
-	// Killing the tracking connection is noticed too.
-	e.heat("p:1")
-	if err := e.raw.Do(e.ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
-		t.Fatal(err)
-	}
-	dropped(t, e, "p:1")
-}
-
 func TestPubSubInvalidatesOtherInstances(t *testing.T) {
 	srv := redistest.Start(t)
 	es := instances(t, srv, 2, InvalidatePubSub)

@@ -39,40 +39,42 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // NullTTL when the row is absent. Write-backs use SET NX, so a value a
 // writer stored while the loader ran is never overwritten by an older row.
 // With RebuildLock, a process that finds another loading the key waits for
-// its result instead.
-func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (*V, error) {
+// its result instead. inRedis reports that Redis holds what was returned
+// (our write-back landed, or the lock holder's did): only then may a hot
+// key keep it locally, since a write-back refused by SET NX means a writer
+// stored something newer.
+func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, inRedis bool, err error) {
 	if c.cfg.RebuildLock {
 		v, found, release, err := c.lockOrWait(ctx, key)
 		defer release()
 		if found {
-			return v, err
+			return v, true, err
 		}
 	}
 	c.count.loads.Add(1)
-	v, err := c.loader(ctx, k)
+	v, err = c.loader(ctx, k)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
+			inRedis = c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
 		}
-		return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, inRedis, fmt.Errorf("get %q: %w", key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
-		return nil, fmt.Errorf("hotkey: load %q: %w", key, err)
+		return nil, false, fmt.Errorf("hotkey: load %q: %w", key, err)
 	case v == nil:
 		c.count.loadErrors.Add(1)
-		return nil, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
+		return nil, false, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
 	}
 	b, err := c.codec.encode(v)
 	if err != nil {
-		return nil, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
+		return nil, false, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
 	}
 	if err := c.checkSize("write", key, len(b)); err != nil {
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
-		return v, nil
+		return v, false, nil
 	}
-	c.writeBack(ctx, key, b, c.ttl(c.cfg.TTL))
-	return v, nil
+	return v, c.writeBack(ctx, key, b, c.ttl(c.cfg.TTL)), nil
 }
 
 // redisFailed reports an error of Redis itself, as opposed to an absent
@@ -110,13 +112,16 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 }
 
 // writeBack stores what the loader returned unless the key holds a value
-// already. A failed write-back costs the next reader a load, nothing more,
-// so it is counted and logged but not returned.
-func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) {
-	if err := c.rdb.SetNX(ctx, key, b, ttl).Err(); err != nil {
+// already, and reports whether it did. A failed write-back costs the next
+// reader a load, nothing more, so it is counted and logged but not
+// returned.
+func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) bool {
+	ok, err := c.rdb.SetNX(ctx, key, b, ttl).Result()
+	if err != nil {
 		c.count.redisErrors.Add(1)
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
 	}
+	return ok
 }
 
 // decodeValue turns bytes read from Redis into a value: nil with an error

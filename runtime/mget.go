@@ -16,25 +16,39 @@ const mgetChunk = 500
 // pipeline: one round trip on a single server, one per node (in parallel)
 // on a cluster, where each MGET holds keys of one hash slot. It returns
 // each key's bytes, nil where Redis has none, and the error of each key
-// whose MGET failed, or a nil slice when none did.
+// whose MGET failed, or a nil slice when none did. The keys of a node that
+// is unreachable fail at once, without a command.
 func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []error) {
 	vals := make([][]byte, len(keys))
 	var errs []error
 	groups := mgetGroups(keys, c.isCluster)
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(groups))
+	nodes := make([]*node, len(groups))
 	for g, idx := range groups {
+		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
+		if nodes[g].unreachable() {
+			continue
+		}
 		args := make([]string, len(idx))
 		for j, i := range idx {
 			args[j] = keys[i]
 		}
 		cmds[g] = pipe.MGet(ctx, args...)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		c.count.redisErrors.Add(1)
+	if pipe.Len() > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			c.count.redisErrors.Add(1)
+		}
 	}
 	for g, idx := range groups {
-		res, err := cmds[g].Result()
+		var res []any
+		var err error
+		if cmds[g] == nil {
+			err = c.refuse(nodes[g], "mget", keys[idx[0]])
+		} else if res, err = cmds[g].Result(); err != nil {
+			c.failed(nodes[g], err)
+		}
 		if err == nil && len(res) != len(idx) {
 			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(res))
 		}

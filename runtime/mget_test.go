@@ -132,8 +132,8 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	held := func() *profile {
-		v, _ := e.c.local.Get("p:1")
-		return v
+		cp, _ := e.c.local.Get("p:1")
+		return cp.v
 	}
 	e.c.refresh() // the copy came from a read: decoded and stored again
 	first := held()

@@ -40,9 +40,13 @@ type Stats struct {
 
 	Loads      uint64 // loader calls
 	LoadErrors uint64 // loader calls that failed
-	// StaleReads are local hits of a key whose last refresh failed: served
-	// while Redis could not confirm them (stale-while-error).
+	// StaleReads are reads answered from a local copy that no live
+	// invalidation session vouched for, because Redis could not be asked
+	// (stale-while-error; see the README's "When Redis fails").
 	StaleReads uint64
+	// FailedFast counts calls refused without asking Redis, because a
+	// recent call found it unreachable (see ErrUnavailable).
+	FailedFast uint64
 	// BigValues counts reads and writes of values above MaxValueBytes.
 	BigValues uint64
 	// DegradedLoads are loader calls made because Redis failed.
@@ -51,8 +55,8 @@ type Stats struct {
 	// Invalidations are local copies dropped because their key was written,
 	// here or by another instance or program.
 	Invalidations uint64
-	// InvalidationResets count losses of an invalidation connection, each
-	// of which dropped every local copy.
+	// InvalidationResets count losses of an invalidation session; until
+	// the next one starts, the copies it covered are unverified.
 	InvalidationResets uint64
 	// InvalidationLive is the number of invalidation subscriptions up now.
 	InvalidationLive int
@@ -86,7 +90,7 @@ type HotKey struct {
 type counters struct {
 	cold, misses                                        atomic.Uint64
 	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
-	loads, loadErrors, staleReads                       atomic.Uint64
+	loads, loadErrors, staleReads, failedFast           atomic.Uint64
 	bigValues, degradedLoads                            atomic.Uint64
 	invalidations, invalidationResets                   atomic.Uint64
 	aggregateReports, aggregateErrors                   atomic.Uint64
@@ -101,10 +105,9 @@ func ratio(a, b uint64) float64 {
 
 // Stats returns a snapshot of the counters and the current hot keys.
 func (c *Cache[K, V]) Stats() Stats {
-	hits := c.local.Stats().Hits()
+	gets, hits := c.reads()
 	misses := c.count.misses.Load()
 	hotAccesses := hits + misses
-	gets := hotAccesses + c.count.cold.Load()
 	hs := c.det.hot.Load()
 	hot := make([]HotKey, 0, len(hs.m))
 	registered := 0
@@ -147,6 +150,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		Loads:              c.count.loads.Load(),
 		LoadErrors:         c.count.loadErrors.Load(),
 		StaleReads:         c.count.staleReads.Load(),
+		FailedFast:         c.count.failedFast.Load(),
 		BigValues:          c.count.bigValues.Load(),
 		DegradedLoads:      c.count.degradedLoads.Load(),
 		Invalidations:      c.count.invalidations.Load(),
@@ -160,21 +164,21 @@ func (c *Cache[K, V]) Stats() Stats {
 // reads returns the total of reads, local hits plus the reads that went to
 // Redis, and of those hits.
 func (c *Cache[K, V]) reads() (gets, hits uint64) {
+	// theine counts every hit; those passed over for being unverified
+	// went to Redis and are counted as misses.
+	passed := c.passedOver.Load() // first: each was a theine hit before
 	hits = c.local.Stats().Hits()
+	hits -= min(hits, passed)
 	return hits + c.count.misses.Load() + c.count.cold.Load(), hits
 }
 
-// localBytes sums the encoded size of the local values. It encodes each
-// one, which costs microseconds per hot key: fine for a snapshot taken
-// every few seconds, and nothing on the read path pays for it.
+// localBytes sums the encoded size of the local values, counted once
+// when each was stored: a snapshot costs a walk of the hot set, not an
+// encoding of every value.
 func (c *Cache[K, V]) localBytes() int64 {
 	var n int64
-	c.local.Range(func(_ K, v *V) bool {
-		if v != nil {
-			if b, err := c.codec.encode(v); err == nil {
-				n += int64(len(b))
-			}
-		}
+	c.local.Range(func(_ K, cp *localCopy[V]) bool {
+		n += int64(cp.meta.size)
 		return true
 	})
 	return n

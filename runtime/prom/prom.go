@@ -24,8 +24,9 @@
 //	hotkeygen_promotions_total            keys that became hot
 //	hotkeygen_demotions_total             hot keys that cooled
 //	hotkeygen_invalidations_total         local copies dropped by a write
-//	hotkeygen_invalidation_resets_total   invalidation connections lost
-//	hotkeygen_stale_reads_total           local reads while refreshes failed
+//	hotkeygen_invalidation_resets_total   invalidation sessions lost
+//	hotkeygen_stale_reads_total           local reads no live session vouched for, while Redis was unreachable
+//	hotkeygen_failed_fast_total           calls refused at once while Redis was unreachable
 //	hotkeygen_loads_total                 loader calls
 //	hotkeygen_load_errors_total           loader calls that failed
 //	hotkeygen_degraded_loads_total        loader calls because Redis failed
@@ -102,7 +103,7 @@ var metrics = []metric{
 		func(s *runtime.Stats) uint64 { return s.HotAccesses }),
 	counter("hits", "Reads of hot keys answered from the in-process copy, without a Redis round trip.",
 		func(s *runtime.Stats) uint64 { return s.Hits }),
-	counter("misses", "Reads of hot keys that went to Redis because no local copy was held at the time.",
+	counter("misses", "Reads of hot keys that went to Redis because no local copy could be served: none was held, or no live invalidation session vouched for it.",
 		func(s *runtime.Stats) uint64 { return s.Misses }),
 	counter("refreshes", "Background reloads of hot keys from Redis that succeeded.",
 		func(s *runtime.Stats) uint64 { return s.Refreshes }),
@@ -118,10 +119,12 @@ var metrics = []metric{
 		func(s *runtime.Stats) uint64 { return s.Demotions }),
 	counter("invalidations", "Local copies dropped because their key was written, by this instance or anyone else.",
 		func(s *runtime.Stats) uint64 { return s.Invalidations }),
-	counter("invalidation_resets", "Losses of an invalidation connection, each of which dropped every local copy of the entity.",
+	counter("invalidation_resets", "Losses of an invalidation session; until the next one starts, local copies are read from Redis again.",
 		func(s *runtime.Stats) uint64 { return s.InvalidationResets }),
-	counter("stale_reads", "Local reads of hot keys whose last refresh failed: served while Redis could not confirm them.",
+	counter("stale_reads", "Reads answered from a local copy no live invalidation session vouched for, because Redis could not be reached.",
 		func(s *runtime.Stats) uint64 { return s.StaleReads }),
+	counter("failed_fast", "Calls refused without asking Redis, because a recent call found it unreachable.",
+		func(s *runtime.Stats) uint64 { return s.FailedFast }),
 	counter("loads", "Calls of the loader, the source of truth behind Redis.",
 		func(s *runtime.Stats) uint64 { return s.Loads }),
 	counter("load_errors", "Loader calls that failed.",

@@ -135,24 +135,25 @@ var families = []family{
 	{"hotkeygen_decode_errors_total", "counter", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys."},
 	{"hotkeygen_degraded_loads_total", "counter", "Loader calls made because Redis failed (degrade=loader)."},
 	{"hotkeygen_demotions_total", "counter", "Hot keys that cooled below warm_qps and went back to Redis."},
+	{"hotkeygen_failed_fast_total", "counter", "Calls refused without asking Redis, because a recent call found it unreachable."},
 	{"hotkeygen_hits_total", "counter", "Reads of hot keys answered from the in-process copy, without a Redis round trip."},
 	{"hotkeygen_hot_keys", "gauge", "Keys hot now, served from memory."},
 	{"hotkeygen_hot_reads_total", "counter", "Reads of keys that were hot when read; the other reads went straight to Redis."},
 	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established."},
-	{"hotkeygen_invalidation_resets_total", "counter", "Losses of an invalidation connection, each of which dropped every local copy of the entity."},
+	{"hotkeygen_invalidation_resets_total", "counter", "Losses of an invalidation session; until the next one starts, local copies are read from Redis again."},
 	{"hotkeygen_invalidations_total", "counter", "Local copies dropped because their key was written, by this instance or anyone else."},
 	{"hotkeygen_load_errors_total", "counter", "Loader calls that failed."},
 	{"hotkeygen_loads_total", "counter", "Calls of the loader, the source of truth behind Redis."},
 	{"hotkeygen_local_bytes", "gauge", "Encoded size of the values held in the in-process cache: what they take in Redis, a lower bound of their memory."},
 	{"hotkeygen_local_entries", "gauge", "Values held in the in-process cache."},
-	{"hotkeygen_misses_total", "counter", "Reads of hot keys that went to Redis because no local copy was held at the time."},
+	{"hotkeygen_misses_total", "counter", "Reads of hot keys that went to Redis because no local copy could be served: none was held, or no live invalidation session vouched for it."},
 	{"hotkeygen_promotions_total", "counter", "Keys that became hot and started being served from memory."},
 	{"hotkeygen_reads_total", "counter", "Reads of the entity's keys, served locally or from Redis."},
 	{"hotkeygen_recorder_keys", "gauge", "Distinct keys tracked by hot-key detection, at most recorder_size."},
 	{"hotkeygen_redis_errors_total", "counter", "Redis commands that failed (an absent key is not a failure)."},
 	{"hotkeygen_refresh_errors_total", "counter", "Background reloads of hot keys that failed; after refresh_failures in a row a key's local copy is dropped."},
 	{"hotkeygen_refreshes_total", "counter", "Background reloads of hot keys from Redis that succeeded."},
-	{"hotkeygen_stale_reads_total", "counter", "Local reads of hot keys whose last refresh failed: served while Redis could not confirm them."},
+	{"hotkeygen_stale_reads_total", "counter", "Reads answered from a local copy no live invalidation session vouched for, because Redis could not be reached."},
 }
 
 // exposition is the expected text of every series of families for the
@@ -239,16 +240,18 @@ func TestRedisErrorsCountedWhileHotKeysServeLocally(t *testing.T) {
 	e.heat("account:1")
 	e.srv.Kill()
 	e.read("account:1", 2) // local: unaffected by Redis being down
-	for range 3 {
-		if _, err := e.c.Get(e.ctx, "account:2"); err == nil || errors.Is(err, runtime.ErrNotFound) {
-			t.Fatalf("cold Get with Redis down = %v, want the client's error", err)
+	for i := range 3 {
+		_, err := e.c.Get(e.ctx, "account:2")
+		if err == nil || errors.Is(err, runtime.ErrNotFound) || i > 0 && !errors.Is(err, runtime.ErrUnavailable) {
+			t.Fatalf("cold Get %d with Redis down = %v, want the client's error, then ErrUnavailable", i, err)
 		}
 	}
-	names := []string{"hotkeygen_reads_total", "hotkeygen_hits_total", "hotkeygen_redis_errors_total", "hotkeygen_hot_keys"}
+	names := []string{"hotkeygen_reads_total", "hotkeygen_hits_total", "hotkeygen_redis_errors_total", "hotkeygen_failed_fast_total", "hotkeygen_hot_keys"}
 	want := exposition(map[string]map[string]string{"account": {
 		"hotkeygen_reads_total":        "106",
 		"hotkeygen_hits_total":         "3",
-		"hotkeygen_redis_errors_total": "3",
+		"hotkeygen_redis_errors_total": "1",
+		"hotkeygen_failed_fast_total":  "2",
 		"hotkeygen_hot_keys":           "1",
 	}})
 	compare(t, collector(t, []prom.Source{e.c}), want, names...)

@@ -1,0 +1,288 @@
+package runtime
+
+import (
+	"context"
+	"hash/maphash"
+	"sync/atomic"
+)
+
+// This file holds the one protocol that decides whether a local copy may
+// be kept, and whether it may be served without asking Redis. Every path
+// that touches a copy (Get, GetMany, Set, Del, refresh, invalidation,
+// demotion, the loss and return of an invalidation session, a cluster slot
+// moving) goes through the functions below, and nothing else writes to the
+// local store.
+//
+// The invariant. A session is live from the moment CLIENT TRACKING (or the
+// Pub/Sub subscription) is acknowledged until the runtime notices it is
+// gone. A copy produced by a Redis command C may be served without asking
+// Redis only if
+//   - C was sent while a session covering the key's node was live,
+//   - no session of that node has started or ended since C was sent (the
+//     node's state, an epoch), and
+//   - no invalidation of the key has been processed since C was sent (the
+//     key's generation).
+//
+// A token records the generation and the node's state just before C is
+// sent; keep compares them after C returns. A copy whose node's state has
+// moved on is unverified: it is served only while Redis cannot be reached
+// (a stale read), until refresh_failures reloads have failed, and never
+// when Redis answers. When a session starts, the node's unverified copies
+// are revalidated in one batch (refresh: unchanged bytes keep the copy,
+// changed bytes replace it, a missing key drops it).
+//
+// Why a generation per key and a state per node, and not per connection as
+// go-redis's client-side cache has it: replies arrive on the caller's
+// pooled connections while invalidations arrive on a subscriber of our
+// own, so nothing orders the two but the order in which this process
+// handles them. A read that started before an invalidation was handled may
+// carry the old value, and the generation says so whatever the order of
+// arrival.
+
+// node is one Redis server whose writes must reach the local copies: the
+// server of a single client, one master of a cluster, or the whole
+// keyspace for Pub/Sub and for invalidation off. It carries the coverage
+// state of the session that listens to it, and the breaker that makes
+// reads fail fast while it cannot be reached (health.go).
+type node struct {
+	name string
+	ctx  context.Context // ends when the node is no longer followed
+	// state is odd while a session covering the node is live and even
+	// while none is; each start and each end of a session adds one, so a
+	// state seen once is never seen again after the session ends.
+	state atomic.Uint64
+	health
+}
+
+// live reports whether a session covers the node now.
+func (n *node) live() bool { return n.state.Load()&1 == 1 }
+
+// sessionStarted and sessionEnded bracket a live session; the listener of
+// the node calls them in turn.
+func (n *node) sessionStarted() { n.state.Add(1) }
+func (n *node) sessionEnded()   { n.state.Add(1) }
+
+// genStripes is the number of key generations: invalidations are counted
+// per stripe of the key space, so every key has a generation without a
+// map entry per key. Two keys that share a stripe only cost each other a
+// store now and then.
+const genStripes = 1 << 14
+
+// generations counts, per stripe of Redis keys, the invalidations, writes,
+// deletes and demotions processed here.
+type generations struct {
+	seed maphash.Seed
+	g    [genStripes]atomic.Uint64
+}
+
+func (g *generations) of(key string) *atomic.Uint64 {
+	return &g.g[maphash.String(g.seed, key)&(genStripes-1)]
+}
+
+// bumpAll moves every generation on: FLUSHALL emptied the keyspace.
+func (g *generations) bumpAll() {
+	for i := range g.g {
+		g.g[i].Add(1)
+	}
+}
+
+// token is what a reader knew just before it sent a command: the key's
+// generation and its node's state.
+type token struct {
+	gen   uint64
+	n     *node
+	state uint64
+}
+
+// begin returns the token of a command about to be sent for key.
+func (c *Cache[K, V]) begin(key string) token {
+	n := c.nodes.of(key)
+	// The generation is read first: an invalidation handled after this
+	// line moves it on, whatever the state does.
+	gen := c.gens.of(key).Load()
+	return token{gen: gen, n: n, state: n.state.Load()}
+}
+
+// same reports whether two tokens saw the same world: a caller holding b
+// may take the result of a read begun with a.
+func (a token) same(b token) bool { return a == b }
+
+// verifiedState is the state a copy of key made under t is verified for,
+// or 0 when no session covered t's command from send to now, or the key's
+// slot has moved to another node since.
+func (c *Cache[K, V]) verifiedState(key string, t token) uint64 {
+	if t.state&1 == 1 && t.n.state.Load() == t.state && c.nodes.of(key) == t.n {
+		return t.state
+	}
+	return 0
+}
+
+// copyMeta is what the runtime knows of a local copy besides its value.
+type copyMeta struct {
+	n *node
+	// state is the node state the copy is verified under, 0 when it is
+	// unverified; revoke sets it to 0.
+	state atomic.Uint64
+	sum   uint64 // hash of the bytes it was decoded from; 0 for unknown
+	size  int    // encoded size, counted once when stored
+}
+
+// localCopy is what the local store holds for a hot key: a decoded value
+// (nil for a row known to be absent) and how far it can be trusted.
+type localCopy[V any] struct {
+	v    *V
+	meta copyMeta
+}
+
+// verified reports whether the copy may be served without asking Redis:
+// it is the read path's whole freshness check, two atomic loads.
+func (m *copyMeta) verified() bool {
+	s := m.state.Load()
+	return s != 0 && s == m.n.state.Load()
+}
+
+// servable reports whether a hit on the copy may be answered locally, and
+// whether that answer is a stale read: an unverified copy is served only
+// while its node cannot be reached.
+func (m *copyMeta) servable() (ok, stale bool) {
+	if m.verified() {
+		return true, false
+	}
+	if m.n.unreachable() {
+		return true, true
+	}
+	return false, false
+}
+
+// keep stores v, produced by a command sent under t, as e's local copy,
+// unless the key was invalidated, written or demoted since t: then v may
+// be older than what Redis holds, and the next read asks again. sum and
+// size describe the bytes v was decoded from. It reports whether it
+// stored.
+func (c *Cache[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || c.gens.of(e.key).Load() != t.gen {
+		return false
+	}
+	c.putLocked(e, t, v, sum, size)
+	return true
+}
+
+// putLocked puts v in the local store as e's copy, verified as far as t
+// allows. The caller holds e.mu and has checked the generation.
+func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int) {
+	ttl := c.cfg.LocalTTL
+	if v == nil {
+		if c.cfg.NullTTL == 0 {
+			c.local.Delete(e.k)
+			e.held = nil
+			return
+		}
+		ttl = min(ttl, c.cfg.NullTTL)
+	}
+	cp := &localCopy[V]{v: v, meta: copyMeta{n: t.n, sum: sum, size: size}}
+	cp.meta.state.Store(c.verifiedState(e.key, t))
+	c.local.SetWithTTL(e.k, cp, 1, ttl)
+	e.held = &cp.meta
+	e.registered = true
+}
+
+// reverify marks e's copy verified under t, when the bytes a reload read
+// under t hash to the copy's: the copy is current, and decoding the same
+// bytes again would only cost time. It reports whether it did.
+func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead || e.held == nil || e.held.sum != sum || e.held.n != t.n || c.gens.of(e.key).Load() != t.gen {
+		return false
+	}
+	e.held.state.Store(c.verifiedState(e.key, t))
+	e.failures = 0
+	return true
+}
+
+// wrote applies this process's own acknowledged write of k (key) to the
+// local copy: v becomes the copy when nothing touched the key since t, the
+// token taken before the write was sent; otherwise another write may have
+// landed after ours, and dropping the copy is the only safe choice. A nil
+// v is a delete. The generation moves on either way, so no read begun
+// before the write can store or share its older result.
+func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
+	g := c.gens.of(key)
+	e := c.det.lookup(k)
+	if e == nil {
+		g.Add(1)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fresh := !e.dead && g.Load() == t.gen
+	g.Add(1)
+	if fresh && v != nil {
+		c.putLocked(e, t, c.clone(v), 0, size)
+		return
+	}
+	c.dropLocked(e)
+}
+
+// invalidate drops the copies of keys, which someone wrote: the next read
+// asks Redis. Invalidations are not trusted to carry the new value, so
+// nothing is reloaded here.
+func (c *Cache[K, V]) invalidate(keys []string) {
+	for _, key := range keys {
+		// The generation moves first and the hot set is read after: a key
+		// promoted meanwhile either sees the new generation when it stores,
+		// or is found here and dropped.
+		c.gens.of(key).Add(1)
+		if e := c.det.hot.Load().byName[key]; e != nil {
+			e.mu.Lock()
+			c.dropLocked(e)
+			e.mu.Unlock()
+			c.count.invalidations.Add(1)
+		}
+	}
+}
+
+// flushed drops every copy: FLUSHALL or FLUSHDB emptied the node.
+func (c *Cache[K, V]) flushed() {
+	c.gens.bumpAll()
+	for _, e := range c.det.hot.Load().m {
+		e.mu.Lock()
+		c.dropLocked(e)
+		e.mu.Unlock()
+		c.count.invalidations.Add(1)
+	}
+}
+
+// dropLocked removes e's copy. The caller holds e.mu.
+func (c *Cache[K, V]) dropLocked(e *hotEntry[K]) {
+	c.local.Delete(e.k)
+	e.held = nil
+}
+
+// forgetLocked drops e's copy, its refresh registration and failure count,
+// and moves the generation on so no read in flight stores its value
+// afterwards: e was demoted, or its reloads kept failing. The caller holds
+// e.mu.
+func (c *Cache[K, V]) forgetLocked(e *hotEntry[K]) {
+	c.gens.of(e.key).Add(1)
+	c.dropLocked(e)
+	e.registered = false
+	e.failures = 0
+}
+
+// revoke makes e's copy unverified, without dropping it: the key's slot
+// moved to another node, whose session has not vouched for it yet, or a
+// reload of it failed.
+func (c *Cache[K, V]) revoke(e *hotEntry[K]) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c.revokeLocked(e)
+}
+
+func (c *Cache[K, V]) revokeLocked(e *hotEntry[K]) {
+	if e.held != nil {
+		e.held.state.Store(0)
+	}
+}

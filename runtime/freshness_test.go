@@ -1,0 +1,254 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// These tests attack the freshness protocol (freshness.go) and the breaker
+// (health.go) with the faults of issue 11, each checking what a read
+// returns. Each would fail on the runtime before the protocol: the finding
+// it reproduces is named in its comment.
+
+// bound is the promise: a read that begins this long after a write was
+// acknowledged returns it. Reads here begin later than that only by the
+// time the runtime needs to notice a dead connection.
+const bound = 50 * time.Millisecond
+
+// gatedDialer delays every new connection while closed is set, as a slow
+// network or a busy server does, until the gate opens.
+type gatedDialer struct {
+	closed atomic.Bool
+	open   chan struct{}
+}
+
+func newGatedDialer() *gatedDialer { return &gatedDialer{open: make(chan struct{})} }
+
+func (g *gatedDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g.closed.Load() {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// gatedEnv is an env in tracking mode whose client dials through g; the
+// client's one connection is made first, so reads go on while new
+// connections (the runtime's own) wait when the gate is closed. gated
+// closes it before the Cache is made.
+func gatedEnv(t *testing.T, srv *redistest.Server, g *gatedDialer, gated bool, opts ...Option) *env {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: g.dial, PoolSize: 1, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g.closed.Store(gated)
+	clk := fakeclock.New(epoch)
+	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking)}
+	c, err := New(rdb, profileGlue, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: context.Background()}
+}
+
+// wants reads key and fails unless it returns name.
+func (e *env) wants(key, name, when string) {
+	e.t.Helper()
+	if got := e.get(key); got.Name != name {
+		e.t.Fatalf("%s: %s reads %q, want %q", when, key, got.Name, name)
+	}
+}
+
+// Finding 1: New returned before tracking was on, readers stored copies at
+// once, and a write in that window was never announced to them.
+func TestNoCopyIsServedBeforeTrackingIsOn(t *testing.T) {
+	srv := redistest.Start(t)
+	g := newGatedDialer()
+	e := gatedEnv(t, srv, g, true) // the runtime's subscriber waits at the gate
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.put("p:1", sample(1, "v2")) // tracking is not on: nobody tells the copy
+	e.wants("p:1", "v2", "a write before tracking was on")
+
+	close(g.open) // the session starts; reads go on without waiting for it
+	for i := range 3 {
+		name := []string{"v3", "v4", "v5"}[i]
+		e.put("p:1", sample(1, name))
+		time.Sleep(bound)
+		e.wants("p:1", name, "a write once tracking may be on")
+	}
+}
+
+// Findings 2 and 6: after a lost session, readers stored copies again at
+// once, and a write before the new session started was never seen; losing
+// only the tracking connection went unnoticed for a second.
+func TestNoCopyIsServedWhileTheSessionIsDown(t *testing.T) {
+	srv := redistest.Start(t)
+	g := newGatedDialer()
+	e := gatedEnv(t, srv, g, false)
+	waitFor(t, "the first session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+
+	g.closed.Store(true) // the session cannot come back until the gate opens
+	// Kill the connection that carries tracking, and nothing else.
+	for line := range strings.Lines(e.raw.ClientList(e.ctx).Val()) {
+		if strings.Contains(line, "flags=Pt") {
+			id := strings.Fields(line)[0][len("id="):]
+			if err := e.raw.Do(e.ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, name := range []string{"v2", "v3", "v4"} {
+		e.put("p:1", sample(1, name))
+		time.Sleep(bound)
+		e.wants("p:1", name, "a write while the session is down")
+		e.heat("p:1") // readers keep trying to hold it locally
+	}
+	close(g.open)
+	waitFor(t, "the session to come back", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v5"))
+	time.Sleep(bound)
+	e.wants("p:1", "v5", "a write after the session came back")
+}
+
+// Finding 5: FLUSHALL arrived as an invalidation the session could not
+// parse, and reset it.
+func TestFlushAllDropsEveryCopyWithoutAReset(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	if err := e.raw.FlushAll(e.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(bound)
+	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after FLUSHALL the hot key reads %v, want ErrNotFound", err)
+	}
+	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
+		t.Fatalf("FLUSHALL reset the session: resets %d live %d", st.InvalidationResets, st.InvalidationLive)
+	}
+}
+
+// Finding 4: a caller that had seen a write joined a shared read answered
+// before it, and got the old value; the old read also stored its value.
+func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.c.local.Delete("p:1") // as if evicted: the next read misses
+
+	h := &gateHook{release: make(chan struct{}), replies: true}
+	e.c.rdb.AddHook(h)
+	old := make(chan string, 1)
+	go func() { v, _ := e.c.Get(e.ctx, "p:1"); old <- v.Name }()
+	waitFor(t, "a read answered with v1", func() bool { return h.gets.Load() == 1 })
+
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	e.wants("p:1", "v2", "a read after our own write, with an older read in flight")
+	close(h.release)
+	if got := <-old; got != "v1" {
+		t.Fatalf("the older read returned %q", got)
+	}
+	e.wants("p:1", "v2", "after the older read finished")
+}
+
+// Finding 3: losing the invalidation connection dropped every copy, so an
+// outage served no hot read; finding 8: cold reads waited on the client's
+// retries for up to seconds.
+func TestHotKeysAreServedThroughAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+
+	srv.Kill()
+	e.c.Get(e.ctx, "p:2") // the first failure opens the breaker
+	for i := range 100 {
+		v, err := e.c.Get(e.ctx, "p:1")
+		if err != nil || v.Name != "v1" {
+			t.Fatalf("hot read %d during the outage: %+v, %v", i, v, err)
+		}
+		if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("cold read %d during the outage = %v, want ErrUnavailable at once", i, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := e.c.Stats(); st.StaleReads < 100 {
+		t.Fatalf("StaleReads = %d, want every hot read of the outage counted", st.StaleReads)
+	}
+
+	srv.Restart(t) // empty
+	e.put("p:1", sample(1, "v2"))
+	waitFor(t, "the hot key to read v2", func() bool { v, err := e.c.Get(e.ctx, "p:1"); return err == nil && v.Name == "v2" })
+	for range 50 { // once Redis answers, the old copy is never served again
+		e.wants("p:1", "v2", "after the outage")
+	}
+	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cold read after the outage = %v, want ErrNotFound", err)
+	}
+}
+
+// Finding 7: any error while setting up tracking (here an ACL that denies
+// CLIENT) switched to Pub/Sub for good, which never sees other writers.
+// Only a server that does not know the command falls back.
+func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-client").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
+	t.Cleanup(func() { rdb.Close() })
+	var log syncBuffer
+	c, err := New(rdb, profileGlue, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithHotQPS(100), WithWarmQPS(10), WithClock(fakeclock.New(epoch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := &env{t: t, c: c, raw: admin, ctx: ctx}
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.put("p:1", sample(1, "v2"))
+	e.wants("p:1", "v2", "while tracking is refused") // nothing vouches for the copy
+
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "+client").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+	e.heat("p:1")
+	e.put("p:1", sample(1, "v3")) // another program's write: only tracking sees it
+	time.Sleep(bound)
+	e.wants("p:1", "v3", "a write by another program once tracking is on")
+	if lines := log.linesWith("Pub/Sub"); len(lines) > 0 {
+		t.Fatalf("fell back to Pub/Sub: %v", lines)
+	}
+	if lines := log.linesWith("invalidation connection lost"); len(lines) != 1 {
+		t.Fatalf("the refusal was logged %d times, want once: %v", len(lines), log.String())
+	}
+}

@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"time"
+)
+
+// refresh reloads every registered hot key (see reload): the one
+// freshness mechanism of invalidate=off, and a backstop for the others.
+func (c *Cache[K, V]) refresh() {
+	var es []*hotEntry[K]
+	for _, e := range c.det.hot.Load().m {
+		e.mu.Lock()
+		if e.registered {
+			es = append(es, e)
+		}
+		e.mu.Unlock()
+	}
+	c.logRefreshFailures(c.reload(c.ctx, es))
+}
+
+// revalidate reloads the copies of n that are unverified, when a session
+// of n has just started: unchanged bytes make a copy verified again,
+// changed bytes replace it, a missing key drops it. Until then reads of
+// those keys ask Redis.
+func (c *Cache[K, V]) revalidate(ctx context.Context, n *node) {
+	var es []*hotEntry[K]
+	for _, e := range c.det.hot.Load().m {
+		e.mu.Lock()
+		if e.registered && e.held != nil && e.held.n == n && !e.held.verified() {
+			es = append(es, e)
+		}
+		e.mu.Unlock()
+	}
+	c.reload(ctx, es)
+}
+
+// reload reads the keys of es with pipelined MGETs (see mget), whose cost
+// grows with round trips of hundreds of keys, not with keys, and applies
+// each answer through the freshness protocol. A key missing from Redis is
+// dropped locally; a key that fails RefreshFailures times in a row is
+// dropped too, because its staleness is unknown.
+func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFailures {
+	var failed refreshFailures
+	if len(es) == 0 {
+		return failed
+	}
+	keys := make([]string, len(es))
+	ts := make([]token, len(es))
+	for i, e := range es {
+		keys[i] = e.key
+		ts[i] = c.begin(e.key)
+	}
+	raw, errs := c.mget(ctx, keys)
+	for i, e := range es {
+		t := ts[i]
+		if errs != nil && errs[i] != nil {
+			failed.add(e.key, c.refreshFailed(e), errs[i])
+			continue
+		}
+		if raw[i] == nil {
+			c.dropIfUnchanged(e, t) // deleted
+			c.count.refreshes.Add(1)
+			continue
+		}
+		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
+		if c.reverify(e, t, sum) {
+			c.count.refreshes.Add(1)
+			continue
+		}
+		v, err := c.decodeValue(e.key, raw[i])
+		if errors.Is(err, ErrNotFound) {
+			err, v = nil, nil // the placeholder of an absent row
+		}
+		if err != nil {
+			failed.add(e.key, c.refreshFailed(e), err)
+			continue
+		}
+		c.count.refreshes.Add(1)
+		if c.keep(e, t, v, sum, len(raw[i])) {
+			e.mu.Lock()
+			e.failures = 0
+			e.mu.Unlock()
+		}
+	}
+	return failed
+}
+
+// rawSeed seeds the hashes of refreshed values.
+var rawSeed = maphash.MakeSeed()
+
+// dropIfUnchanged forgets e's copy, which a reload under t found deleted
+// from Redis, unless a write came in since, whose copy is newer than
+// what the reload saw.
+func (c *Cache[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.gens.of(e.key).Load() == t.gen {
+		c.forgetLocked(e)
+	}
+}
+
+// refreshFailed counts a failed reload of e: its copy is unverified from
+// now on, since nothing confirmed it (with invalidation off, the reload is
+// all that vouches for it), and after RefreshFailures in a row it is
+// dropped. It reports whether it dropped the copy.
+func (c *Cache[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
+	c.count.refreshErrors.Add(1)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures++
+	if e.failures >= c.cfg.RefreshFailures {
+		c.forgetLocked(e)
+		return true
+	}
+	c.revokeLocked(e)
+	return false
+}
+
+// refreshFailures sums up the failures of one refresh, for one log line.
+type refreshFailures struct {
+	keys, dropped int
+	key           string // the first key that failed, and its error
+	err           error
+}
+
+func (f *refreshFailures) add(key string, dropped bool, err error) {
+	if f.keys == 0 {
+		f.key, f.err = key, err
+	}
+	f.keys++
+	if dropped {
+		f.dropped++
+	}
+}
+
+// refreshLogEvery spaces the lines about failed refreshes: with Redis down,
+// every refresh of every hot key fails, and one line now and then says so.
+const refreshLogEvery = 10 * time.Second
+
+// logRefreshFailures logs a refresh's failures, at most once per
+// refreshLogEvery, counting the refreshes whose failures went unlogged.
+// Only the background tick calls it, under tickMu.
+func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
+	if f.keys == 0 {
+		return
+	}
+	now := c.cfg.Clock.Now()
+	if now.Before(c.refreshLog.next) {
+		c.refreshLog.suppressed++
+		return
+	}
+	c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", f.key, "err", f.err,
+		"unlogged_refreshes", c.refreshLog.suppressed)
+	c.refreshLog.next, c.refreshLog.suppressed = now.Add(refreshLogEvery), 0
+}
