@@ -2,9 +2,13 @@ package runtime
 
 import (
 	"context"
+	"net"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
@@ -94,5 +98,129 @@ func TestOnACluster(t *testing.T) {
 	}
 	if v, err := c.Get(ctx, "p:0"); err != nil || v.Name != "row 0" {
 		t.Fatalf("Get after Del = %+v, %v; want the loader's row again", v, err)
+	}
+}
+
+// Finding 9: sessions listened to the masters known when the repository
+// was made, so after a slot moved to a new master, writes there were never
+// seen. Here a master joins and the hot key's slot moves to it, live.
+func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := t.Context()
+	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	writer := cl.Client(t) // another program
+	write := func(name string) {
+		t.Helper()
+		b, _ := msgpack.Marshal(sample(1, name))
+		if err := writer.Set(ctx, "p:1", b, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(want, when string) {
+		t.Helper()
+		if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != want {
+			t.Fatalf("%s: p:1 reads %+v, %v; want %q", when, v, err, want)
+		}
+	}
+	write("v1")
+	for range 101 {
+		read("v1", "before the move")
+	}
+	if !holds(c, "p:1") {
+		t.Fatal("p:1 not held locally")
+	}
+
+	added := joinCluster(t, cl)
+	moveSlot(t, cl, writer.ClusterKeySlot(ctx, "p:1").Val(), added)
+	for _, name := range []string{"v2", "v3", "v4"} {
+		write(name) // lands on the new master
+		time.Sleep(bound)
+		read(name, "a write on the new master")
+		for range 101 {
+			c.Get(ctx, "p:1") // keep it hot and held
+		}
+	}
+}
+
+// joinCluster starts a server and adds it to cl as a master without slots.
+func joinCluster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
+	t.Helper()
+	s, err := redistest.Launch("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	host, port, _ := net.SplitHostPort(cl.Addrs[0])
+	admin := s.Client(t)
+	if err := admin.ClusterMeet(t.Context(), host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "cluster_known_nodes:" + strconv.Itoa(len(cl.Addrs)+1)
+	waitFor(t, "every node to know the new one", func() bool {
+		for _, addr := range append(cl.Addrs, s.Addr) {
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			info := rdb.ClusterInfo(t.Context()).Val()
+			rdb.Close()
+			if !strings.Contains(info, want) || !strings.Contains(info, "cluster_state:ok") {
+				return false
+			}
+		}
+		return true
+	})
+	return s
+}
+
+// moveSlot migrates slot, and its keys, to the node to, as redis-cli
+// --cluster reshard does: IMPORTING, MIGRATING, MIGRATE, then NODE on
+// every master.
+func moveSlot(t *testing.T, cl *redistest.Cluster, slot int64, to *redistest.Server) {
+	t.Helper()
+	ctx := t.Context()
+	dst := to.Client(t)
+	dstID := dst.Do(ctx, "CLUSTER", "MYID").Val().(string)
+	var src *redis.Client
+	for _, addr := range cl.Addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { rdb.Close() })
+		if n, _ := rdb.ClusterCountKeysInSlot(ctx, int(slot)).Result(); n > 0 {
+			src = rdb
+		}
+	}
+	if src == nil {
+		t.Fatalf("no master holds keys of slot %d", slot)
+	}
+	srcID := src.Do(ctx, "CLUSTER", "MYID").Val().(string)
+	host, port, _ := net.SplitHostPort(to.Addr)
+	steps := []struct {
+		rdb  *redis.Client
+		args []any
+	}{
+		{dst, []any{"CLUSTER", "SETSLOT", slot, "IMPORTING", srcID}},
+		{src, []any{"CLUSTER", "SETSLOT", slot, "MIGRATING", dstID}},
+	}
+	for _, s := range steps {
+		if err := s.rdb.Do(ctx, s.args...).Err(); err != nil {
+			t.Fatalf("%v: %v", s.args, err)
+		}
+	}
+	keys := src.ClusterGetKeysInSlot(ctx, int(slot), 1000).Val()
+	args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	if err := src.Do(ctx, args...).Err(); err != nil {
+		t.Fatalf("MIGRATE: %v", err)
+	}
+	for _, addr := range append(cl.Addrs, to.Addr) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		err := rdb.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err()
+		rdb.Close()
+		if err != nil {
+			t.Fatalf("SETSLOT NODE on %s: %v", addr, err)
+		}
 	}
 }

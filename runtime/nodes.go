@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -30,22 +32,73 @@ func newNode(ctx context.Context, name string, ping func(context.Context) error)
 	return n
 }
 
-// topologyEvery paces the reading of a cluster's slots: a slot that moves
-// or a master that appears is covered within this long.
+// topologyEvery paces the reading of a cluster's topology: a slot that
+// moves is attributed to its new owner within this long. Writes on the new
+// owner are heard before that, since every node of the cluster, replicas
+// and masters without slots included, has a session of its own.
 const topologyEvery = 250 * time.Millisecond
 
-// clusterNode is a master the runtime listens to, with what stops it.
+// clusterNode is a node the runtime listens to, with what stops it.
 type clusterNode struct {
 	n      *node
 	stop   context.CancelFunc
 	client *redis.Client // for the breaker's probe
 }
 
-// followCluster keeps one session on every master of r: it reads the slot
-// table every topologyEvery, starts a session for each new master, stops
-// those of nodes that own no slot any more, and makes the copies of keys
-// whose slot changed owner unverified until the new owner's session has
-// vouched for them (revalidated at once).
+// shard is one master's slots and the addresses of its nodes, the
+// master's first.
+type shard struct {
+	slots [][2]int
+	addrs []string
+}
+
+// clusterShards reads the topology: CLUSTER SHARDS (Redis 7), which lists
+// masters that own no slot yet, or CLUSTER SLOTS before it.
+func clusterShards(ctx context.Context, r *redis.ClusterClient) ([]shard, error) {
+	if shards, err := r.ClusterShards(ctx).Result(); err == nil {
+		out := make([]shard, 0, len(shards))
+		for _, cs := range shards {
+			var sh shard
+			for _, n := range cs.Nodes { // the master first
+				if n.Health != "online" {
+					continue
+				}
+				addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+				if n.Role == "master" {
+					sh.addrs = append([]string{addr}, sh.addrs...)
+				} else {
+					sh.addrs = append(sh.addrs, addr)
+				}
+			}
+			for _, sr := range cs.Slots {
+				sh.slots = append(sh.slots, [2]int{int(sr.Start), int(sr.End)})
+			}
+			out = append(out, sh)
+		}
+		return out, nil
+	}
+	slots, err := r.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shard, 0, len(slots))
+	for _, s := range slots {
+		sh := shard{slots: [][2]int{{s.Start, s.End}}}
+		for _, n := range s.Nodes {
+			sh.addrs = append(sh.addrs, n.Addr)
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// followCluster keeps one session on every node of r's cluster: it reads
+// the topology every topologyEvery, starts a session for each new node,
+// stops those of nodes that left, and makes the copies of keys whose slot
+// changed owner unverified until the new owner's session has vouched for
+// them (revalidated at once). Replicas get sessions too: a replica hears
+// the writes it replicates, so when it is promoted its session is already
+// live.
 func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 	defer c.wg.Done()
 	opts := r.Options()
@@ -56,13 +109,11 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 			cn.client.Close()
 		}
 	}()
-	// Until the first reading, every key is on a node no session covers.
-	uncovered := c.nodes.one
 	t := time.NewTicker(topologyEvery)
 	defer t.Stop()
 	for {
-		if slots, err := r.ClusterSlots(c.ctx).Result(); err == nil && len(slots) > 0 {
-			c.applyTopology(slots, known, uncovered, opts, prefix)
+		if shards, err := clusterShards(c.ctx, r); err == nil && len(shards) > 0 {
+			c.applyTopology(shards, known, opts, prefix)
 		}
 		select {
 		case <-c.ctx.Done():
@@ -72,26 +123,38 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 	}
 }
 
-// applyTopology installs the slot table slots describes.
-func (c *Cache[K, V]) applyTopology(slots []redis.ClusterSlot, known map[string]*clusterNode, uncovered *node, opts *redis.ClusterOptions, prefix string) {
+// applyTopology installs the slot table and the sessions shards describe.
+// Until the first reading every key is on c.nodes.one, which no session
+// covers.
+func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) {
 	table := new([slotCount]*node)
 	for i := range table {
-		table[i] = uncovered
+		table[i] = c.nodes.one
 	}
-	owners := map[string]bool{}
-	for _, s := range slots {
-		if len(s.Nodes) == 0 || s.Start < 0 || s.End >= slotCount || s.Start > s.End {
-			continue
+	present := map[string]bool{}
+	for _, sh := range shards {
+		for i, addr := range sh.addrs {
+			cn := known[addr]
+			if cn == nil {
+				cn = c.watchNode(addr, opts, prefix)
+				known[addr] = cn
+			}
+			present[addr] = true
+			if i > 0 {
+				continue
+			}
+			for _, r := range sh.slots {
+				for s := max(r[0], 0); s <= min(r[1], slotCount-1); s++ {
+					table[s] = cn.n
+				}
+			}
 		}
-		addr := s.Nodes[0].Addr
-		cn := known[addr]
-		if cn == nil {
-			cn = c.watchMaster(addr, opts, prefix)
-			known[addr] = cn
-		}
-		owners[addr] = true
-		for i := s.Start; i <= s.End; i++ {
-			table[i] = cn.n
+	}
+	for addr, cn := range known {
+		if !present[addr] {
+			cn.stop()
+			cn.client.Close()
+			delete(known, addr)
 		}
 	}
 	old := c.nodes.slots.Load()
@@ -99,13 +162,6 @@ func (c *Cache[K, V]) applyTopology(slots []redis.ClusterSlot, known map[string]
 		return
 	}
 	c.nodes.slots.Store(table)
-	for addr, cn := range known {
-		if !owners[addr] {
-			cn.stop()
-			cn.client.Close()
-			delete(known, addr)
-		}
-	}
 	if old == nil {
 		return
 	}
@@ -116,13 +172,11 @@ func (c *Cache[K, V]) applyTopology(slots []redis.ClusterSlot, known map[string]
 			moved = append(moved, e)
 		}
 	}
-	if len(moved) > 0 {
-		c.reload(c.ctx, moved)
-	}
+	c.reload(c.ctx, moved)
 }
 
-// watchMaster starts the session of the master at addr.
-func (c *Cache[K, V]) watchMaster(addr string, opts *redis.ClusterOptions, prefix string) *clusterNode {
+// watchNode starts the session of the node at addr.
+func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix string) *clusterNode {
 	o := clusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(c.ctx)
 	probe := *o
