@@ -21,10 +21,30 @@ import (
 // returns. Each would fail on the runtime before the protocol: the finding
 // it reproduces is named in its comment.
 
-// bound is the promise: a read that begins this long after a write was
-// acknowledged returns it. Reads here begin later than that only by the
-// time the runtime needs to notice a dead connection.
-const bound = 50 * time.Millisecond
+// The promise is that a read beginning 50 ms after a write was
+// acknowledged returns it. These tests check what must hold whatever the
+// machine's load: a copy nobody vouches for is never served, and a write
+// is seen long before refresh would bring it (they wait up to settle for
+// it); the history checker (internal/soak) measures the bound itself.
+const settle = time.Second
+
+// eventually reads key until it returns name, and fails if it still does
+// not after settle: refresh, the only other way a change arrives, is far
+// off on the tests' manual clock.
+func (e *env) eventually(key, name, when string) {
+	e.t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		v, err := e.c.Get(e.ctx, key)
+		if err == nil && v.Name == name {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %s still reads %+v, %v after %v; want %q", when, key, v, err, settle, name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // gatedDialer delays every new connection while closed is set, as a slow
 // network or a busy server does, until the gate opens.
@@ -89,11 +109,10 @@ func TestNoCopyIsServedBeforeTrackingIsOn(t *testing.T) {
 	e.wants("p:1", "v2", "a write before tracking was on")
 
 	close(g.open) // the session starts; reads go on without waiting for it
-	for i := range 3 {
-		name := []string{"v3", "v4", "v5"}[i]
+	for _, name := range []string{"v3", "v4", "v5"} {
 		e.put("p:1", sample(1, name))
-		time.Sleep(bound)
-		e.wants("p:1", name, "a write once tracking may be on")
+		e.eventually("p:1", name, "a write once tracking may be on")
+		e.heat("p:1")
 	}
 }
 
@@ -118,17 +137,18 @@ func TestNoCopyIsServedWhileTheSessionIsDown(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"v2", "v3", "v4"} {
-		e.put("p:1", sample(1, name))
-		time.Sleep(bound)
-		e.wants("p:1", name, "a write while the session is down")
+	e.put("p:1", sample(1, "v2"))
+	e.eventually("p:1", "v2", "a write just after the session was lost")
+	for _, name := range []string{"v3", "v4"} {
 		e.heat("p:1") // readers keep trying to hold it locally
+		e.put("p:1", sample(1, name))
+		e.wants("p:1", name, "a write while the session is down") // at once: no copy is vouched for
 	}
 	close(g.open)
 	waitFor(t, "the session to come back", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.heat("p:1")
 	e.put("p:1", sample(1, "v5"))
-	time.Sleep(bound)
-	e.wants("p:1", "v5", "a write after the session came back")
+	e.eventually("p:1", "v5", "a write after the session came back")
 }
 
 // Finding 5: FLUSHALL arrived as an invalidation the session could not
@@ -142,10 +162,7 @@ func TestFlushAllDropsEveryCopyWithoutAReset(t *testing.T) {
 	if err := e.raw.FlushAll(e.ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(bound)
-	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("after FLUSHALL the hot key reads %v, want ErrNotFound", err)
-	}
+	waitFor(t, "the hot key to read as absent", func() bool { _, err := e.c.Get(e.ctx, "p:1"); return errors.Is(err, ErrNotFound) })
 	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
 		t.Fatalf("FLUSHALL reset the session: resets %d live %d", st.InvalidationResets, st.InvalidationLive)
 	}
@@ -243,8 +260,7 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 	waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v3")) // another program's write: only tracking sees it
-	time.Sleep(bound)
-	e.wants("p:1", "v3", "a write by another program once tracking is on")
+	e.eventually("p:1", "v3", "a write by another program once tracking is on")
 	if lines := log.linesWith("Pub/Sub"); len(lines) > 0 {
 		t.Fatalf("fell back to Pub/Sub: %v", lines)
 	}
