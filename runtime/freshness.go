@@ -286,3 +286,31 @@ func (c *Cache[K, V]) revokeLocked(e *hotEntry[K]) {
 		e.held.state.Store(0)
 	}
 }
+
+// dropIfUnchanged forgets e's copy, which a reload under t found deleted
+// from Redis, unless a write came in since, whose copy is newer than
+// what the reload saw.
+func (c *Cache[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.gens.of(e.key).Load() == t.gen {
+		c.forgetLocked(e)
+	}
+}
+
+// refreshFailed counts a failed reload of e: its copy is unverified from
+// now on, since nothing confirmed it (with invalidation off, the reload is
+// all that vouches for it), and after RefreshFailures in a row it is
+// dropped. It reports whether it dropped the copy.
+func (c *Cache[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
+	c.count.refreshErrors.Add(1)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures++
+	if e.failures >= c.cfg.RefreshFailures {
+		c.forgetLocked(e)
+		return true
+	}
+	c.revokeLocked(e)
+	return false
+}

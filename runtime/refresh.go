@@ -91,34 +91,6 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 // rawSeed seeds the hashes of refreshed values.
 var rawSeed = maphash.MakeSeed()
 
-// dropIfUnchanged forgets e's copy, which a reload under t found deleted
-// from Redis, unless a write came in since, whose copy is newer than
-// what the reload saw.
-func (c *Cache[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if c.gens.of(e.key).Load() == t.gen {
-		c.forgetLocked(e)
-	}
-}
-
-// refreshFailed counts a failed reload of e: its copy is unverified from
-// now on, since nothing confirmed it (with invalidation off, the reload is
-// all that vouches for it), and after RefreshFailures in a row it is
-// dropped. It reports whether it dropped the copy.
-func (c *Cache[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
-	c.count.refreshErrors.Add(1)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.failures++
-	if e.failures >= c.cfg.RefreshFailures {
-		c.forgetLocked(e)
-		return true
-	}
-	c.revokeLocked(e)
-	return false
-}
-
 // refreshFailures sums up the failures of one refresh, for one log line.
 type refreshFailures struct {
 	keys, dropped int
@@ -144,7 +116,7 @@ const refreshLogEvery = 10 * time.Second
 // refreshLogEvery, counting the refreshes whose failures went unlogged.
 // Only the background tick calls it, under tickMu.
 func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
-	if f.keys == 0 {
+	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
 	now := c.cfg.Clock.Now()
