@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,29 +169,61 @@ func TestFlushAllDropsEveryCopyWithoutAReset(t *testing.T) {
 	}
 }
 
-// Finding 4: a caller that had seen a write joined a shared read answered
-// before it, and got the old value; the old read also stored its value.
+// Finding 4: a caller that had seen an invalidation joined a shared read
+// answered before that write, and got the old value.
 func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
-	e := newEnv(t)
+	srv := redistest.Start(t)
+	handled := make(chan []string, 16)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.onInvalidate = func(keys []string) { handled <- keys } })
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
 	e.put("p:1", sample(1, "v1"))
+	<-handled
 	e.heat("p:1")
 	e.c.local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
+	release := sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(release) // before Close, which waits for the held read
 	old := make(chan string, 1)
 	go func() { v, _ := e.c.Get(e.ctx, "p:1"); old <- v.Name }()
 	waitFor(t, "a read answered with v1", func() bool { return h.gets.Load() == 1 })
 
-	if err := e.c.Set(e.ctx, "p:1", sample(1, "v2")); err != nil {
-		t.Fatal(err)
+	e.put("p:1", sample(1, "v2")) // another program's write
+	<-handled                     // this instance has seen it
+	ctx, cancel := context.WithTimeout(e.ctx, settle)
+	defer cancel()
+	if v, err := e.c.Get(ctx, "p:1"); err != nil || v.Name != "v2" {
+		t.Fatalf("a read after an invalidation, with an older read in flight: %+v, %v; want v2", v, err)
 	}
-	e.wants("p:1", "v2", "a read after our own write, with an older read in flight")
-	close(h.release)
+	release()
 	if got := <-old; got != "v1" {
 		t.Fatalf("the older read returned %q", got)
 	}
 	e.wants("p:1", "v2", "after the older read finished")
+}
+
+// Read-your-writes: the same with the instance's own write, which must
+// not be overtaken by the older read storing its value.
+func TestOwnWriteIsNotOvertakenByAnOlderRead(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.c.local.Delete("p:1")
+
+	h := &gateHook{release: make(chan struct{}), replies: true}
+	e.c.rdb.AddHook(h)
+	done := make(chan struct{})
+	go func() { e.c.Get(e.ctx, "p:1"); close(done) }()
+	waitFor(t, "a read answered with v1", func() bool { return h.gets.Load() == 1 })
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	<-done
+	for range 10 {
+		e.wants("p:1", "v2", "after the older read stored what it read")
+	}
 }
 
 // Finding 3: losing the invalidation connection dropped every copy, so an
