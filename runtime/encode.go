@@ -19,7 +19,7 @@ type codec[V any] struct {
 	append func(*V, []byte) ([]byte, error)
 	read   func(*V, []byte) error
 	// hint is the capacity the next encoding starts with: it follows the
-	// sizes of recent values, up at once and down by halves (see next).
+	// size of the last value, up at once and down by quarters (nextHint).
 	hint atomic.Int64
 }
 
@@ -50,18 +50,12 @@ func (c *codec[V]) encode(v *V) ([]byte, error) {
 }
 
 // nextHint is the buffer to start the next encoding with, after one of n
-// bytes began with hint. A larger value raises it at once, with a quarter
-// to spare so that sizes varying a little do not grow the buffer again;
-// a smaller one halves the excess, so one huge value costs the next few
-// encodings a shrinking buffer (about its size in all) instead of making
-// every later one allocate as much.
-func nextHint(hint, n int64) int64 {
-	want := max(n+n/4, minHint)
-	if want >= hint {
-		return want
-	}
-	return hint - (hint-want)/2
-}
+// bytes began with hint: room for n with a quarter to spare, so that
+// sizes varying a little do not grow the buffer again, but never less
+// than a quarter of hint. One huge value thus costs the next few
+// encodings a buffer shrinking fourfold each time (a third of its size
+// in all) instead of making every later encoding allocate as much.
+func nextHint(hint, n int64) int64 { return max(n+n/4, hint/4, minHint) }
 
 // decode returns the value b holds.
 func (c *codec[V]) decode(b []byte) (*V, error) {
