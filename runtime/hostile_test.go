@@ -2,24 +2,12 @@ package runtime
 
 import (
 	"errors"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
 )
-
-// allocated returns the bytes f allocates, averaged over runs calls.
-func allocated(runs int, f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
-}
 
 // readBudget is what a read refusing a value of n bytes may allocate:
 // go-redis's copies of the reply, the error, and what decoding did before
@@ -47,13 +35,13 @@ func TestHostileValuesOnEveryReadPath(t *testing.T) {
 			}
 			var err error
 			_, _ = e.c.GetMany(e.ctx, []string{key}) // the first calls of a path allocate once for good
-			if n := allocated(3, func() { _, err = e.c.Get(e.ctx, key) }); n > readBudget(len(h.Bytes)) {
+			if n := wiretest.Allocated(3, func() { _, err = e.c.Get(e.ctx, key) }); n > readBudget(len(h.Bytes)) {
 				t.Errorf("Get of %d bytes allocated %d bytes", len(h.Bytes), n)
 			}
 			if !errors.Is(err, ErrDecode) {
 				t.Errorf("Get = %v, want ErrDecode", err)
 			}
-			if n := allocated(3, func() { _, err = e.c.GetMany(e.ctx, []string{"p:hot", key}) }); n > readBudget(len(h.Bytes)) {
+			if n := wiretest.Allocated(3, func() { _, err = e.c.GetMany(e.ctx, []string{"p:hot", key}) }); n > readBudget(len(h.Bytes)) {
 				t.Errorf("GetMany of %d bytes allocated %d bytes", len(h.Bytes), n)
 			}
 			if !errors.Is(err, ErrDecode) {
@@ -64,7 +52,7 @@ func TestHostileValuesOnEveryReadPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := e.c.Stats()
-			if n := allocated(1, func() { e.tick(DefaultRefresh) }); n > readBudget(len(h.Bytes)) {
+			if n := wiretest.Allocated(1, func() { e.tick(DefaultRefresh) }); n > readBudget(len(h.Bytes)) {
 				t.Errorf("a refresh of %d bytes allocated %d bytes", len(h.Bytes), n)
 			}
 			after := e.c.Stats()
@@ -87,7 +75,7 @@ func TestCodecDecodeRefusesHostileValues(t *testing.T) {
 	c := newCodec[profile](nil, nil)
 	for _, h := range wiretest.Hostile() {
 		var err error
-		if n := allocated(3, func() { _, err = c.decode(h.Bytes) }); n > uint64(2*len(h.Bytes))+16<<10 {
+		if n := wiretest.Allocated(3, func() { _, err = c.decode(h.Bytes) }); n > uint64(2*len(h.Bytes))+16<<10 {
 			t.Errorf("%s: decode allocated %d bytes", h.Name, n)
 		}
 		if err == nil {
@@ -104,7 +92,7 @@ func TestEncodeBufferFollowsValueSizes(t *testing.T) {
 	c := newCodec(func(v *blob, b []byte) ([]byte, error) { return append(b, v.B...), nil }, nil)
 	big, small := &blob{make([]byte, 4<<20)}, &blob{make([]byte, 12)}
 	encode := func(v *blob) uint64 {
-		return allocated(1, func() {
+		return wiretest.Allocated(1, func() {
 			if b, err := c.encode(v); err != nil || len(b) != len(v.B) {
 				t.Fatalf("encode: %d bytes, %v", len(b), err)
 			}

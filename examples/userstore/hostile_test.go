@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -14,15 +13,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after goruntime.MemStats
-	goruntime.ReadMemStats(&before)
-	f()
-	goruntime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // The generated repositories refuse every hostile value in Redis with
 // ErrDecode, on Get, on GetMany and in the background refresh of a hot
@@ -81,7 +71,7 @@ func TestHostileValuesInGeneratedRepositories(t *testing.T) {
 				// which runs meanwhile; a length the value declares would
 				// cost megabytes to gigabytes.
 				var err error
-				if n, max := allocated(func() { err = c.read(id) }), uint64(8*len(c.b))+1<<20; n > max {
+				if n, max := wiretest.Allocated(1, func() { err = c.read(id) }), uint64(8*len(c.b))+1<<20; n > max {
 					t.Errorf("reading %d bytes allocated %d, more than %d", len(c.b), n, max)
 				}
 				if err != nil {

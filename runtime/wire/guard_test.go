@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,17 +13,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
 )
-
-// allocated returns the bytes f allocates, averaged over runs calls.
-func allocated(runs int, f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
-}
 
 // refusalBudget is what refusing a value of n bytes may allocate: the
 // error, and whatever was decoded before the fault, which the value's own
@@ -89,7 +77,7 @@ func TestHostileValuesAreRefused(t *testing.T) {
 				if err == nil {
 					t.Fatalf("% x accepted", head(h.Bytes))
 				}
-				if got, max := allocated(3, func() { _ = d.decode(h.Bytes) }), refusalBudget(len(h.Bytes)); got > max {
+				if got, max := wiretest.Allocated(3, func() { _ = d.decode(h.Bytes) }), refusalBudget(len(h.Bytes)); got > max {
 					t.Fatalf("refusing %d bytes allocated %d bytes, more than %d: %v", len(h.Bytes), got, max, err)
 				}
 			})
@@ -266,7 +254,7 @@ func FuzzUnmarshal(f *testing.F) {
 		var err error
 		// An any holds maps of one pair at about 160 bytes for each byte
 		// of the value: the Go representation, not a declared length.
-		if n, max := allocated(1, func() { got = target{}; err = wire.Unmarshal(b, &got) }), uint64(256*len(b))+64<<10; n > max {
+		if n, max := wiretest.Allocated(1, func() { got = target{}; err = wire.Unmarshal(b, &got) }), uint64(256*len(b))+64<<10; n > max {
 			t.Fatalf("% x: allocated %d bytes, more than %d", head(b), n, max)
 		}
 		if _, skipErr := wire.Skip(b); skipErr != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"example.com/golden/e2e"
@@ -17,17 +16,6 @@ import (
 	hotkey "github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
 )
-
-// allocated returns the bytes f allocates, averaged over runs calls.
-func allocated(runs int, f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
-}
 
 // readBudget is what a read refusing a value of n bytes may allocate:
 // go-redis's copies of the reply, the error, and what decoding did before
@@ -120,7 +108,7 @@ func TestHostileValuesThroughRepositories(t *testing.T) {
 			t.Run(h.Name+"/"+p.name, func(t *testing.T) {
 				b := p.wrap(h.Bytes)
 				var err error
-				n := allocated(1, func() {
+				n := wiretest.Allocated(1, func() {
 					defer func() {
 						if r := recover(); r != nil {
 							err = fmt.Errorf("panic: %v", r)

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 

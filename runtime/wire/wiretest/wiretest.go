@@ -9,6 +9,7 @@ package wiretest
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
@@ -98,4 +99,17 @@ func InField(key string, v []byte) []byte {
 	b := wire.AppendMapLen(nil, 1)
 	b = wire.AppendString(b, key)
 	return append(b, v...)
+}
+
+// Allocated returns the bytes f allocates, averaged over runs calls: what
+// a test compares with the length of the value f decodes. It counts every
+// goroutine's allocations, so a budget leaves room for background work.
+func Allocated(runs int, f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
 }
