@@ -4,8 +4,8 @@
 // reads what that package reads: the common encodings of each type are
 // decoded here, without an io.Reader, a pooled Decoder or reflection; any
 // other encoding of a value is handed to msgpack's reflection, so a value
-// msgpack accepts is never refused and one it refuses is refused with its
-// error.
+// msgpack accepts is never refused (unless nested deeper than MaxDepth)
+// and one it refuses is refused with its error.
 //
 // Input is not trusted: every reader checks a declared length against the
 // bytes left before it allocates, and reflection is only handed values
