@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test vet check generate bench demo loadbench
+.PHONY: test vet check generate bench demo loadbench fuzz
 
 # test runs everything CI runs: formatting, vet, generated files being
 # fresh, and every test under the race detector, including those against
@@ -25,6 +25,19 @@ generate:
 # bench runs the benchmarks that BENCHMARKS.md reports.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime ./examples/userstore
+
+# fuzz runs every fuzz target of the repository (both modules), one at a
+# time, each for FUZZTIME; targets are found with go test -list, so new ones
+# join by themselves. make test runs only their seed corpora.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for dir in $$($(GO) list -f '{{.Dir}}' ./...) $$(cd loadbench && $(GO) list -f '{{.Dir}}' ./...); do \
+		grep -qs '^func Fuzz' $$dir/*_test.go || continue; \
+		for target in $$(cd $$dir && $(GO) test -list '^Fuzz' . | grep '^Fuzz'); do \
+			echo "fuzz: $$target in $$dir for $(FUZZTIME)"; \
+			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) .); \
+		done; \
+	done
 
 # demo runs the userstore example under a skewed load with a flash crowd,
 # serves the live page on http://127.0.0.1:8080/debug/hotkeys/ and runs

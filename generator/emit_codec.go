@@ -179,31 +179,41 @@ func appendValue(w *wireType, x func() *jen.Statement, depth int) []jen.Code {
 	panic("unreachable")
 }
 
-// readStruct reads a map into the struct x, of type typ; whole is the
-// struct as an assignable value (*v when x is a pointer).
+// readStruct reads the struct x, of type typ, from a map of its fields or
+// from an array of all of them in order, as msgpack's reflection reads it;
+// whole is the struct as an assignable value (*v when x is a pointer).
+// Each key, or each position of the array, becomes the index of a field,
+// so each field's reading is written once for both forms.
 func readStruct(plan *codecPlan, x, whole func() *jen.Statement, typ jen.Code, depth int) []jen.Code {
-	n, k := name("n", depth), name("k", depth)
-	var cases []jen.Code
-	for _, fc := range plan.Fields {
+	n, k, a, i, f := name("n", depth), name("k", depth), name("a", depth), name("i", depth), name("f", depth)
+	var keys, cases []jen.Code
+	for at, fc := range plan.Fields {
 		var read []jen.Code
 		if fc.Wire == nil {
 			read = []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadValue")).Call(jen.Id("b"), jen.Op("&").Add(fieldOf(x, fc)())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))}
 		} else {
 			read = readValue(fc.Wire, fieldOf(x, fc), depth+1)
 		}
-		cases = append(cases, jen.Case(jen.Lit(fc.Key)).Block(read...))
+		keys = append(keys, jen.Case(jen.Lit(fc.Key)).Block(f.Clone().Op("=").Lit(at)))
+		cases = append(cases, jen.Case(jen.Lit(at)).Block(read...))
 	}
+	keys = append(keys, jen.Default().Block(f.Clone().Op("=").Lit(-1)))
 	cases = append(cases, jen.Default().Block(
 		jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("Skip")).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 	))
 	return []jen.Code{
 		jen.Var().Add(n.Clone()).Int(),
-		readInto(n.Clone(), "ReadMapLen"),
+		jen.Var().Add(a.Clone()).Bool(),
+		jen.If(jen.List(n.Clone(), a.Clone(), jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadStructLen")).Call(jen.Id("b"), jen.Lit(len(plan.Fields))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.If(n.Clone().Op("<").Lit(0)).Block(whole().Op("=").Add(typ).Values()).Else().Block(
-			jen.For(jen.Range().Add(n.Clone())).Block(
-				jen.Var().Add(k.Clone()).Index().Byte(),
-				readInto(k.Clone(), "ReadStringBytes"),
-				jen.Switch(jen.String().Call(k.Clone())).Block(cases...),
+			jen.For(i.Clone().Op(":=").Range().Add(n.Clone())).Block(
+				f.Clone().Op(":=").Add(i.Clone()),
+				jen.If(jen.Op("!").Add(a.Clone())).Block(
+					jen.Var().Add(k.Clone()).Index().Byte(),
+					readInto(k.Clone(), "ReadStringBytes"),
+					jen.Switch(jen.String().Call(k.Clone())).Block(keys...),
+				),
+				jen.Switch(f.Clone()).Block(cases...),
 			),
 		),
 	}

@@ -124,27 +124,41 @@ func (v *Item) AppendMsgpack(b []byte) ([]byte, error) {
 func (v *Item) ReadMsgpack(b []byte) error {
 	var err error
 	var n0 int
-	if n0, b, err = wire.ReadMapLen(b); err != nil {
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 3); err != nil {
 		return err
 	}
 	if n0 < 0 {
 		*v = Item{}
 	} else {
-		for range n0 {
-			var k0 []byte
-			if k0, b, err = wire.ReadStringBytes(b); err != nil {
-				return err
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Version":
+					f0 = 1
+				case "Payload":
+					f0 = 2
+				default:
+					f0 = -1
+				}
 			}
-			switch string(k0) {
-			case "ID":
+			switch f0 {
+			case 0:
 				if v.ID, b, err = wire.ReadInt64(b); err != nil {
 					return err
 				}
-			case "Version":
+			case 1:
 				if v.Version, b, err = wire.ReadInt64(b); err != nil {
 					return err
 				}
-			case "Payload":
+			case 2:
 				if v.Payload, b, err = wire.ReadString(b); err != nil {
 					return err
 				}

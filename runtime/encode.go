@@ -4,25 +4,34 @@ import (
 	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // codec turns values into the bytes stored in Redis and back: the
 // generated AppendMsgpack and ReadMsgpack when Glue has them, msgpack's
-// reflection otherwise.
+// reflection otherwise. Every read path (Get, GetMany, refresh, loads)
+// decodes through it, so it is where bytes from Redis are checked: the
+// generated decoder checks each length before it allocates, and
+// reflection is given only what wire.Skip has accepted (every declared
+// length within the value, nesting at most wire.MaxDepth deep).
 type codec[V any] struct {
 	append func(*V, []byte) ([]byte, error)
 	read   func(*V, []byte) error
-	// hint is the largest value encoded so far, so the next encoding
-	// allocates its buffer once instead of growing it.
+	// hint is the capacity the next encoding starts with: it follows the
+	// size of the last value, up at once and down by quarters (nextHint).
 	hint atomic.Int64
 }
+
+// minHint is the smallest buffer an encoding starts with.
+const minHint = 64
 
 func newCodec[V any](enc func(*V, []byte) ([]byte, error), dec func(*V, []byte) error) *codec[V] {
 	c := &codec[V]{append: enc, read: dec}
 	if c.read == nil {
-		c.read = func(v *V, b []byte) error { return msgpack.Unmarshal(b, v) }
+		c.read = func(v *V, b []byte) error { return wire.Unmarshal(b, v) }
 	}
-	c.hint.Store(64)
+	c.hint.Store(minHint)
 	return c
 }
 
@@ -34,11 +43,19 @@ func (c *codec[V]) encode(v *V) ([]byte, error) {
 	}
 	hint := c.hint.Load()
 	b, err := c.append(v, make([]byte, 0, hint))
-	if n := int64(cap(b)); err == nil && n > hint {
-		c.hint.CompareAndSwap(hint, n)
+	if err == nil {
+		c.hint.Store(nextHint(hint, int64(len(b))))
 	}
 	return b, err
 }
+
+// nextHint is the buffer to start the next encoding with, after one of n
+// bytes began with hint: room for n with a quarter to spare, so that
+// sizes varying a little do not grow the buffer again, but never less
+// than a quarter of hint. One huge value thus costs the next few
+// encodings a buffer shrinking fourfold each time (a third of its size
+// in all) instead of making every later encoding allocate as much.
+func nextHint(hint, n int64) int64 { return max(n+n/4, hint/4, minHint) }
 
 // decode returns the value b holds.
 func (c *codec[V]) decode(b []byte) (*V, error) {

@@ -148,29 +148,45 @@ func (v *Order) AppendMsgpack(b []byte) ([]byte, error) {
 func (v *Order) ReadMsgpack(b []byte) error {
 	var err error
 	var n0 int
-	if n0, b, err = wire.ReadMapLen(b); err != nil {
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
 		return err
 	}
 	if n0 < 0 {
 		*v = Order{}
 	} else {
-		for range n0 {
-			var k0 []byte
-			if k0, b, err = wire.ReadStringBytes(b); err != nil {
-				return err
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return err
+				}
+				switch string(k0) {
+				case "Tenant":
+					f0 = 0
+				case "Num":
+					f0 = 1
+				case "Items":
+					f0 = 2
+				case "Total":
+					f0 = 3
+				default:
+					f0 = -1
+				}
 			}
-			switch string(k0) {
-			case "Tenant":
+			switch f0 {
+			case 0:
 				if v.Tenant, b, err = wire.ReadString(b); err != nil {
 					return err
 				}
-			case "Num":
+			case 1:
 				var x1 uint64
 				if x1, b, err = wire.ReadUint64(b); err != nil {
 					return err
 				}
 				v.Num = uint32(x1)
-			case "Items":
+			case 2:
 				var n1 int
 				if n1, b, err = wire.ReadArrayLen(b); err != nil {
 					return err
@@ -181,23 +197,35 @@ func (v *Order) ReadMsgpack(b []byte) error {
 					s1 := make([]Item, n1)
 					for i1 := range s1 {
 						var n2 int
-						if n2, b, err = wire.ReadMapLen(b); err != nil {
+						var a2 bool
+						if n2, a2, b, err = wire.ReadStructLen(b, 2); err != nil {
 							return err
 						}
 						if n2 < 0 {
 							s1[i1] = Item{}
 						} else {
-							for range n2 {
-								var k2 []byte
-								if k2, b, err = wire.ReadStringBytes(b); err != nil {
-									return err
+							for i2 := range n2 {
+								f2 := i2
+								if !a2 {
+									var k2 []byte
+									if k2, b, err = wire.ReadStringBytes(b); err != nil {
+										return err
+									}
+									switch string(k2) {
+									case "SKU":
+										f2 = 0
+									case "Qty":
+										f2 = 1
+									default:
+										f2 = -1
+									}
 								}
-								switch string(k2) {
-								case "SKU":
+								switch f2 {
+								case 0:
 									if s1[i1].SKU, b, err = wire.ReadString(b); err != nil {
 										return err
 									}
-								case "Qty":
+								case 1:
 									var x3 int64
 									if x3, b, err = wire.ReadInt64(b); err != nil {
 										return err
@@ -213,7 +241,7 @@ func (v *Order) ReadMsgpack(b []byte) error {
 					}
 					v.Items = s1
 				}
-			case "Total":
+			case 3:
 				if v.Total, b, err = wire.ReadInt64(b); err != nil {
 					return err
 				}
@@ -366,31 +394,47 @@ func (v *User) AppendMsgpack(b []byte) ([]byte, error) {
 func (v *User) ReadMsgpack(b []byte) error {
 	var err error
 	var n0 int
-	if n0, b, err = wire.ReadMapLen(b); err != nil {
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
 		return err
 	}
 	if n0 < 0 {
 		*v = User{}
 	} else {
-		for range n0 {
-			var k0 []byte
-			if k0, b, err = wire.ReadStringBytes(b); err != nil {
-				return err
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Name":
+					f0 = 1
+				case "Email":
+					f0 = 2
+				case "Tags":
+					f0 = 3
+				default:
+					f0 = -1
+				}
 			}
-			switch string(k0) {
-			case "ID":
+			switch f0 {
+			case 0:
 				if v.ID, b, err = wire.ReadInt64(b); err != nil {
 					return err
 				}
-			case "Name":
+			case 1:
 				if v.Name, b, err = wire.ReadString(b); err != nil {
 					return err
 				}
-			case "Email":
+			case 2:
 				if v.Email, b, err = wire.ReadString(b); err != nil {
 					return err
 				}
-			case "Tags":
+			case 3:
 				var n1 int
 				if n1, b, err = wire.ReadArrayLen(b); err != nil {
 					return err

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -50,6 +51,36 @@ func ReadArrayLen(b []byte) (int, []byte, error) {
 	}
 	return n, b, err
 }
+
+// errArrayStruct is msgpack's refusal of a struct written as an array of
+// another number of fields.
+var errArrayStruct = errors.New("msgpack: number of fields in array-encoded struct has changed")
+
+// ReadStructLen reads the header of a struct of fields fields. A struct is
+// a map of its fields, n pairs keyed by name; or, as msgpack's reflection
+// also reads it, an array of exactly fields values in the order of the
+// struct's fields (what msgpack writes with UseArrayEncodedStructs or the
+// as_array tag option), and then asArray is set. n is -1 when the struct
+// is to be zeroed: for nil and for an empty array.
+func ReadStructLen(b []byte, fields int) (n int, asArray bool, rest []byte, err error) {
+	if len(b) == 0 || !isArray(b[0]) {
+		n, b, err = ReadMapLen(b)
+		return n, false, b, err
+	}
+	n, b, err = ReadArrayLen(b)
+	switch {
+	case err != nil:
+		return 0, false, b, err
+	case n == 0:
+		return -1, false, b, nil
+	case n != fields:
+		return 0, false, b, errArrayStruct
+	}
+	return n, true, b, nil
+}
+
+// isArray reports the type code of an array.
+func isArray(c byte) bool { return c >= fixArray && c <= 0x9f || c == codeArray16 || c == codeArray32 }
 
 func readLen(b []byte, fixLow, fixHigh, code16, code32 byte) (int, []byte, error) {
 	if err := need(b, 1); err != nil {
@@ -262,83 +293,10 @@ func ReadTime(b []byte) (time.Time, []byte, error) {
 	return t, b, nil
 }
 
-// ReadValue decodes the value at the start of b into v with msgpack's
-// reflection, for the types and encodings this package leaves to it.
-func ReadValue(b []byte, v any) ([]byte, error) {
-	rest, err := Skip(b)
-	if err != nil {
-		return b, err
-	}
-	if err := msgpack.Unmarshal(b[:len(b)-len(rest)], v); err != nil {
-		return b, err
-	}
-	return rest, nil
-}
-
 // AppendValue appends v as msgpack's reflection writes it.
 func AppendValue(b []byte, v any) ([]byte, error) {
 	p, err := msgpack.Marshal(v)
 	return append(b, p...), err
-}
-
-// Skip returns what follows the value at the start of b.
-func Skip(b []byte) ([]byte, error) {
-	for pending := 1; pending > 0; pending-- {
-		if len(b) == 0 {
-			return b, errShort
-		}
-		c := b[0]
-		var head, body int // bytes of header and of payload
-		switch {
-		case c <= 0x7f || c >= 0xe0, c == codeNil, c == codeFalse, c == codeTrue:
-			head = 1
-		case c >= fixMap && c <= 0x8f:
-			head, pending = 1, pending+2*int(c-fixMap)
-		case c >= fixArray && c <= 0x9f:
-			head, pending = 1, pending+int(c-fixArray)
-		case c >= fixStr && c <= 0xbf:
-			head, body = 1, int(c-fixStr)
-		case c == codeBin8 || c == codeStr8:
-			head, body = 2, lenAt(b, 1)
-		case c == codeBin16 || c == codeStr16:
-			head, body = 3, lenAt(b, 2)
-		case c == codeBin32 || c == codeStr32:
-			head, body = 5, lenAt(b, 4)
-		case c == codeExt8: // the length, then the type byte
-			head, body = 3, lenAt(b, 1)
-		case c == codeExt16:
-			head, body = 4, lenAt(b, 2)
-		case c == codeExt32:
-			head, body = 6, lenAt(b, 4)
-		case c == codeFloat || c == codeUint32 || c == codeInt32:
-			head = 5
-		case c == codeDouble || c == codeUint64 || c == codeInt64:
-			head = 9
-		case c == codeUint8 || c == codeInt8:
-			head = 2
-		case c == codeUint16 || c == codeInt16:
-			head = 3
-		case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16
-			head = 2 + 1<<(c-0xd4)
-		case c == codeArray16:
-			head, pending = 3, pending+lenAt(b, 2)
-		case c == codeArray32:
-			head, pending = 5, pending+lenAt(b, 4)
-		case c == codeMap16:
-			head, pending = 3, pending+2*lenAt(b, 2)
-		case c == codeMap32:
-			head, pending = 5, pending+2*lenAt(b, 4)
-		default:
-			return b, fmt.Errorf("msgpack: invalid code=%x", c)
-		}
-		// The value must be whole, and every element still pending needs a
-		// byte of what follows, so a corrupt count fails here at once.
-		if len(b) < head+body || pending-1 > len(b)-head-body {
-			return b, errShort
-		}
-		b = b[head+body:]
-	}
-	return b, nil
 }
 
 // lenAt returns the big-endian length of width bytes that follows the

@@ -14,6 +14,8 @@ import (
 
 	"example.com/golden/e2e"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // plainItem is Item without the generated methods: msgpack encodes it by
@@ -242,8 +244,38 @@ func FuzzCodec(f *testing.F) {
 			t.Fatalf("the two encodings decode differently:\n%+v\n%+v", a, b)
 		}
 
-		var c Item
-		_ = c.DecodeMsgpack(msgpack.NewDecoder(bytes.NewReader(corrupt))) // must not panic
-		_ = msgpack.Unmarshal(corrupt, &c)
+		// Structs written as arrays read as reflection reads them.
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.UseArrayEncodedStructs(true)
+		if err := enc.Encode((*plainItem)(v)); err != nil {
+			t.Fatal(err)
+		}
+		decodeBoth(t, buf.Bytes())
+
+		// Anything else: the generated codec refuses it or reads what
+		// reflection reads, and never panics. Reflection itself is given
+		// only what wire.Skip accepts: it allocates whatever a corrupt
+		// length declares.
+		var g Item
+		errGen := g.ReadMsgpack(corrupt)
+		if _, err := wire.Skip(corrupt); err != nil {
+			if errGen == nil {
+				t.Fatalf("% x: ReadMsgpack took what Skip refuses: %v", corrupt, err)
+			}
+			return
+		}
+		var r plainItem
+		errRef, panicked := reflectionReads(corrupt, &r)
+		switch {
+		case panicked:
+			if errGen == nil {
+				t.Fatalf("% x: ReadMsgpack took what reflection panics on: %v", corrupt, errRef)
+			}
+		case (errGen == nil) != (errRef == nil):
+			t.Fatalf("% x: generated %v, reflection %v", corrupt, errGen, errRef)
+		case errGen == nil && !reflect.DeepEqual(&g, (*Item)(&r)):
+			t.Fatalf("% x: generated %+v\nreflection %+v", corrupt, g, r)
+		}
 	})
 }

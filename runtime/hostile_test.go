@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
+)
+
+// readBudget is what a read refusing a value of n bytes may allocate:
+// go-redis's copies of the reply, the error, and what decoding did before
+// the fault, all bounded by n; never anything sized by a length the value
+// declares (the 13-byte value once cost 80 MB a read).
+func readBudget(n int) uint64 { return uint64(4*n) + 64<<10 }
+
+// Every read path of a Cache decodes through its codec, so each refuses
+// every hostile value in Redis with ErrDecode, without a panic and
+// without allocating from a length the value declares: Get, GetMany, and
+// the refresh of a hot key, which keeps serving its last good copy. The
+// profile entity is decoded by reflection, as codec=reflect is; the
+// generated codec meets the same values in testdata/codec and
+// examples/userstore.
+func TestHostileValuesOnEveryReadPath(t *testing.T) {
+	e := newEnv(t, WithRefreshFailures(1<<20), WithDemoteEvery(24*time.Hour))
+	good := sample(1, "ada")
+	e.put("p:hot", good)
+	e.heat("p:hot")
+	for i, h := range wiretest.Hostile() {
+		t.Run(h.Name, func(t *testing.T) {
+			key := "p:" + strconv.Itoa(i)
+			if err := e.raw.Set(e.ctx, key, h.Bytes, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			_, _ = e.c.GetMany(e.ctx, []string{key}) // the first calls of a path allocate once for good
+			if n := wiretest.Allocated(3, func() { _, err = e.c.Get(e.ctx, key) }); n > readBudget(len(h.Bytes)) {
+				t.Errorf("Get of %d bytes allocated %d bytes", len(h.Bytes), n)
+			}
+			if !errors.Is(err, ErrDecode) {
+				t.Errorf("Get = %v, want ErrDecode", err)
+			}
+			if n := wiretest.Allocated(3, func() { _, err = e.c.GetMany(e.ctx, []string{"p:hot", key}) }); n > readBudget(len(h.Bytes)) {
+				t.Errorf("GetMany of %d bytes allocated %d bytes", len(h.Bytes), n)
+			}
+			if !errors.Is(err, ErrDecode) {
+				t.Errorf("GetMany = %v, want ErrDecode", err)
+			}
+
+			if err := e.raw.Set(e.ctx, "p:hot", h.Bytes, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			before := e.c.Stats()
+			if n := wiretest.Allocated(1, func() { e.tick(DefaultRefresh) }); n > readBudget(len(h.Bytes)) {
+				t.Errorf("a refresh of %d bytes allocated %d bytes", len(h.Bytes), n)
+			}
+			after := e.c.Stats()
+			if after.RefreshErrors != before.RefreshErrors+1 || after.DecodeErrors != before.DecodeErrors+1 {
+				t.Errorf("refresh: %d refresh errors, %d decode errors; want one more of each than %d, %d",
+					after.RefreshErrors, after.DecodeErrors, before.RefreshErrors, before.DecodeErrors)
+			}
+			if got := e.get("p:hot"); got.Name != good.Name {
+				t.Errorf("after a failed refresh the hot key reads %+v, want the last good copy", got)
+			}
+			if !holds(e.c, "p:hot") {
+				t.Error("the failed refresh dropped the hot key")
+			}
+		})
+	}
+}
+
+// The codec's decode, which every path calls, refuses the values itself.
+func TestCodecDecodeRefusesHostileValues(t *testing.T) {
+	c := newCodec[profile](nil, nil)
+	for _, h := range wiretest.Hostile() {
+		var err error
+		if n := wiretest.Allocated(3, func() { _, err = c.decode(h.Bytes) }); n > uint64(2*len(h.Bytes))+16<<10 {
+			t.Errorf("%s: decode allocated %d bytes", h.Name, n)
+		}
+		if err == nil {
+			t.Errorf("%s: decoded", h.Name)
+		}
+	}
+}
+
+// After one huge value, the encoder's buffer comes back down to the size
+// of the values written: one 4 MiB Set once made every later 12-byte Set
+// allocate 4.2 MB.
+func TestEncodeBufferFollowsValueSizes(t *testing.T) {
+	type blob struct{ B []byte }
+	c := newCodec(func(v *blob, b []byte) ([]byte, error) { return append(b, v.B...), nil }, nil)
+	big, small := &blob{make([]byte, 4<<20)}, &blob{make([]byte, 12)}
+	encode := func(v *blob) uint64 {
+		return wiretest.Allocated(1, func() {
+			if b, err := c.encode(v); err != nil || len(b) != len(v.B) {
+				t.Fatalf("encode: %d bytes, %v", len(b), err)
+			}
+		})
+	}
+	encode(big)
+	var total uint64
+	for i := range 30 {
+		n := encode(small)
+		total += n
+		if i >= 10 && n > 256 {
+			t.Fatalf("the %dth 12-byte value after a 4 MiB one allocated %d bytes", i+1, n)
+		}
+	}
+	if total > 2*uint64(len(big.B)) {
+		t.Fatalf("30 small values after a big one allocated %d bytes in all, more than twice the big one", total)
+	}
+	// Sizes within a quarter of the last one fit the buffer at once.
+	sizes := []int{1000, 1200, 1000, 1240, 1100, 1300}
+	encode(&blob{make([]byte, sizes[0])})
+	for i, n := range sizes[1:] {
+		if got := encode(&blob{make([]byte, n)}); got > uint64(2*n) {
+			t.Errorf("%d bytes after %d: allocated %d, the buffer grew", n, sizes[i], got)
+		}
+	}
+}
