@@ -67,17 +67,17 @@ func startDemo(t *testing.T, l load) *demoServer {
 }
 
 // waitHot waits until the page has at least keys hot users and points
-// seconds of history to draw.
+// seconds of history to draw for every entity.
 func (d *demoServer) waitHot(t *testing.T, keys, points int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		st, h := d.repos.users.Stats(), d.repos.users.History()
-		if len(st.HotKeys) >= keys && len(h) >= points {
+		st, h := d.repos.users.Stats(), min(len(d.repos.users.History()), len(d.repos.orders.History()))
+		if len(st.HotKeys) >= keys && h >= points {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 15 s, %d hot users and %d seconds of history; want %d and %d", len(st.HotKeys), len(h), keys, points)
+			t.Fatalf("after 15 s, %d hot users and %d seconds of history; want %d and %d", len(st.HotKeys), h, keys, points)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
