@@ -36,11 +36,19 @@ func newSchedule(cfg Config, now time.Time) schedule {
 
 // due reports whether a job with interval every is due at now, and if so
 // schedules its next run.
-func due(next *time.Time, every time.Duration, now time.Time) bool {
-	if every <= 0 || now.Before(*next) {
+//
+// A job is due a little early rather than a whole tick late: ticks arrive
+// with jitter, and a tick a microsecond before the job's time would
+// otherwise push it to the next one, doubling a refresh interval that
+// equals the tick period.
+func (s *schedule) due(next *time.Time, every time.Duration, now time.Time) bool {
+	if every <= 0 || now.Add(s.period/2).Before(*next) {
 		return false
 	}
-	*next = now.Add(every)
+	*next = next.Add(every)
+	if next.Before(now) { // fell behind: do not run it twice in a row
+		*next = now.Add(every)
+	}
 	return true
 }
 
@@ -77,10 +85,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	}
 
 	var pass Pass
-	if due(&s.promote, s.promoteEvery, now) {
+	if s.due(&s.promote, s.promoteEvery, now) {
 		pass |= PromotePass
 	}
-	if due(&s.demote, s.demoteEvery, now) {
+	if s.due(&s.demote, s.demoteEvery, now) {
 		pass |= DemotePass
 	}
 	if pass != 0 {
@@ -89,11 +97,11 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		}
 		c.det.reselect(pass)
 	}
-	if due(&s.refresh, s.refreshEvery, now) {
+	if s.due(&s.refresh, s.refreshEvery, now) {
 		c.refresh()
 	}
 	c.hist.add(now, gets, hits)
-	if due(&s.monitor, s.monitorEvery, now) {
+	if s.due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}
 }

@@ -330,8 +330,9 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if err := c.rdb.Set(ctx, key, b, c.ttl(c.cfg.TTL)).Err(); err != nil {
 		c.count.redisErrors.Add(1)
 		c.failed(t.n, err)
-		// The write may have landed: no copy or shared read may outlive it.
-		c.wrote(k, key, t, nil, 0)
+		if !notSent(err) {
+			c.uncertain(k, key) // the write may have landed
+		}
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
 	c.announce(ctx, key)
@@ -349,13 +350,15 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if t.n.unreachable() {
 		return c.refuse(t.n, "del", key)
 	}
-	err := c.rdb.Del(ctx, key).Err()
-	c.wrote(k, key, t, nil, 0)
-	if err != nil {
+	if err := c.rdb.Del(ctx, key).Err(); err != nil {
+		if !notSent(err) {
+			c.uncertain(k, key) // the delete may have landed
+		}
 		c.count.redisErrors.Add(1)
 		c.failed(t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
+	c.wrote(k, key, t, nil, 0)
 	c.announce(ctx, key)
 	return nil
 }

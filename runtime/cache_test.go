@@ -140,6 +140,18 @@ func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
 	return found
 }
 
+// servesLocally reports whether c holds a copy of key that a read would
+// be answered with while Redis answers.
+func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
+	c.local.Range(func(k K, cp *localCopy[V]) bool {
+		if k == key {
+			ok = cp.meta.verified()
+		}
+		return k != key
+	})
+	return ok
+}
+
 // tick advances the clock by d and runs the background work due then.
 func (e *env) tick(d time.Duration) { e.c.tick(e.clock.Advance(d)) }
 

@@ -226,31 +226,40 @@ func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
 	c.dropLocked(e)
 }
 
-// invalidate drops the copies of keys, which someone wrote: the next read
-// asks Redis. Invalidations are not trusted to carry the new value, so
-// nothing is reloaded here.
+// uncertain applies a write of k (key) that failed after it may have
+// reached Redis: the copy may be stale, so it is unverified, and no read
+// begun before can store or share its result.
+func (c *Cache[K, V]) uncertain(k K, key string) {
+	c.gens.of(key).Add(1)
+	if e := c.det.lookup(k); e != nil {
+		c.revoke(e)
+	}
+}
+
+// invalidate marks the copies of keys, which someone wrote, unverified:
+// the next read asks Redis, and the old copy is served only if Redis
+// cannot be asked (a stale read, as for any unverified copy), so an outage
+// right after a write still finds every hot key in memory. Invalidations
+// are not trusted to carry the new value, so nothing is reloaded here.
 func (c *Cache[K, V]) invalidate(keys []string) {
 	for _, key := range keys {
 		// The generation moves first and the hot set is read after: a key
 		// promoted meanwhile either sees the new generation when it stores,
-		// or is found here and dropped.
+		// or is found here.
 		c.gens.of(key).Add(1)
 		if e := c.det.hot.Load().byName[key]; e != nil {
-			e.mu.Lock()
-			c.dropLocked(e)
-			e.mu.Unlock()
+			c.revoke(e)
 			c.count.invalidations.Add(1)
 		}
 	}
 }
 
-// flushed drops every copy: FLUSHALL or FLUSHDB emptied the node.
+// flushed marks every copy unverified: FLUSHALL or FLUSHDB emptied the
+// node.
 func (c *Cache[K, V]) flushed() {
 	c.gens.bumpAll()
 	for _, e := range c.det.hot.Load().m {
-		e.mu.Lock()
-		c.dropLocked(e)
-		e.mu.Unlock()
+		c.revoke(e)
 		c.count.invalidations.Add(1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,13 @@ func (c *Cache[K, V]) probe(n *node) {
 		n.lastErr.Store(&err)
 		wait = min(2*wait, probeMax)
 	}
+}
+
+// notSent reports an error raised before the command could reach Redis:
+// no connection could be had. A write that failed so did not land.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout)
 }
 
 // connectionFailure reports an error that says the node cannot be reached

@@ -30,10 +30,10 @@ func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
 	return es
 }
 
-// dropped waits until e no longer holds key locally.
+// dropped waits until e no longer serves key locally.
 func dropped(t *testing.T, e *env, key string) {
 	t.Helper()
-	waitFor(t, "the local copy of "+key+" to be dropped", func() bool { return !holds(e.c, key) })
+	waitFor(t, "the local copy of "+key+" to be invalidated", func() bool { return !servesLocally(e.c, key) })
 }
 
 func TestTrackingInvalidatesEveryInstance(t *testing.T) {
@@ -131,7 +131,7 @@ func TestTrackingOnACluster(t *testing.T) {
 		}
 	}
 	for _, k := range keys {
-		waitFor(t, "b to drop "+k, func() bool { return !holds(b, k) })
+		waitFor(t, "b to invalidate "+k, func() bool { return !servesLocally(b, k) })
 		if v, err := b.Get(ctx, k); err != nil || v.Name != "v2" {
 			t.Fatalf("b reads %s as %+v, %v", k, v, err)
 		}

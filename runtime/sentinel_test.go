@@ -49,7 +49,7 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 		if err := from.Set(ctx, key, sample(1, name)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the copy of "+key+" to be dropped after a write "+name, func() bool { return !holds(to, key) })
+		waitFor(t, "the copy of "+key+" to be invalidated after a write "+name, func() bool { return !servesLocally(to, key) })
 		if v, err := to.Get(ctx, key); err != nil || v.Name != name {
 			t.Fatalf("read %s as %+v, %v; want %q", key, v, err, name)
 		}

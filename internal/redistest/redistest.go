@@ -150,6 +150,15 @@ func (s *Server) Restart(t testing.TB) {
 	}
 }
 
+// Relaunch is Restart outside a test.
+func (s *Server) Relaunch() error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return errors.New(Install)
+	}
+	return s.start(bin)
+}
+
 // Stop kills the server and removes its directory.
 func (s *Server) Stop() {
 	s.stopProcess()

@@ -1,0 +1,258 @@
+// Package history records what the readers and writers of a fault run did
+// and checks the record against the product's two promises: a read never
+// returns a version older than one acknowledged more than the bound before
+// it began (on any instance, and never older than the instance's own last
+// write), and while Redis is down hot reads are still served.
+//
+// Versions of one key grow with each write, and writes of one key are
+// serialised by whoever drives the run, so the order of versions is the
+// order in which Redis applied them. Version 0 is "absent".
+package history
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind says what an operation did.
+type Kind uint8
+
+const (
+	Read Kind = iota
+	Write
+)
+
+// Op is one operation: when it began and ended (since the run started),
+// on which instance (-1 for a writer outside every instance), on which
+// key, and the version it read or wrote.
+type Op struct {
+	Kind       Kind
+	Instance   int
+	Key        int64
+	Version    int64
+	Start, End time.Duration
+	Hot        bool  // a read of a key the run keeps hot
+	Err        error // a failed operation wrote or read nothing for sure
+}
+
+// Log collects the operations of one goroutine, so recording costs no
+// lock; Merge puts the logs together.
+type Log struct{ Ops []Op }
+
+func (l *Log) Add(op Op) { l.Ops = append(l.Ops, op) }
+
+// Merge returns the operations of logs in the order they began.
+func Merge(logs ...*Log) []Op {
+	var ops []Op
+	for _, l := range logs {
+		ops = append(ops, l.Ops...)
+	}
+	slices.SortStableFunc(ops, func(a, b Op) int { return int(a.Start - b.Start) })
+	return ops
+}
+
+// Window is a span of the run: an outage, from the fault to the moment
+// Redis was back.
+type Window struct{ From, To time.Duration }
+
+// Run is what Check needs besides the operations.
+type Run struct {
+	Bound time.Duration
+	// Outages are when Redis could not be reached: reads that begin in
+	// one (or within Bound after it) may serve unverified copies by
+	// design, and are checked for availability instead of staleness.
+	Outages []Window
+	// Resets are the moments Redis lost its data (a restart without
+	// persistence, FLUSHALL): writes acknowledged before one no longer
+	// bind reads that begin after it.
+	Resets []time.Duration
+}
+
+// Stale is a read that returned a version older than one acknowledged
+// before it began.
+type Stale struct {
+	Read  Op
+	Newer Op            // the earliest write of a newer version acknowledged before the read began
+	Late  time.Duration // Read.Start - Newer.End
+}
+
+func (s Stale) String() string {
+	return fmt.Sprintf("instance %d read key %d at %v and got version %d; version %d was acknowledged at %v, %v before",
+		s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Newer.Version, s.Newer.End, s.Late)
+}
+
+// Report is the verdict on a history.
+type Report struct {
+	Reads, Writes, FailedReads int
+	// Stale holds every read older than some acknowledged write;
+	// BeyondBound those later than the bound, the promise's violations.
+	Stale, BeyondBound []Stale
+	// OwnWrites are reads older than the instance's own last write.
+	OwnWrites []Stale
+	// Staleness is the lateness of every stale read, sorted.
+	Staleness []time.Duration
+
+	// During outages: hot reads, and those served; cold reads that
+	// failed, and the slowest of those after the first failure.
+	OutageHotReads, OutageHotServed int
+	OutageColdFailed                int
+	SlowestColdFailure              time.Duration
+	// Recovery is, per outage, how long after it ended the first
+	// successful cold read began.
+	Recovery []time.Duration
+}
+
+// Quantile returns the q-quantile of the staleness of stale reads, 0 when
+// there is none.
+func (r *Report) Quantile(q float64) time.Duration {
+	if len(r.Staleness) == 0 {
+		return 0
+	}
+	return r.Staleness[min(len(r.Staleness)-1, int(q*float64(len(r.Staleness))))]
+}
+
+// Check checks ops, sorted by start, against run.
+func Check(ops []Op, run Run) Report {
+	var r Report
+	writes := map[int64][]Op{} // per key, acknowledged, by end: by version too, as writes of a key are serialised
+	mine := map[[2]int64][]Op{}
+	for _, op := range ops {
+		if op.Kind != Write {
+			continue
+		}
+		r.Writes++
+		if op.Err == nil {
+			writes[op.Key] = append(writes[op.Key], op)
+			if op.Instance >= 0 {
+				k := [2]int64{int64(op.Instance), op.Key}
+				mine[k] = append(mine[k], op)
+			}
+		}
+	}
+	for _, ws := range writes {
+		slices.SortFunc(ws, func(a, b Op) int { return int(a.End - b.End) })
+	}
+	for _, ws := range mine {
+		slices.SortFunc(ws, func(a, b Op) int { return int(a.End - b.End) })
+	}
+	firstFailure := map[Window]time.Duration{}
+	recovered := map[Window]bool{}
+	for _, op := range ops {
+		if op.Kind == Write {
+			continue
+		}
+		r.Reads++
+		w, outage := run.outage(op.Start)
+		if outage {
+			r.outageRead(op, w, firstFailure)
+		}
+		for _, w := range run.Outages {
+			if !op.Hot && op.Err == nil && op.Start >= w.To && !recovered[w] {
+				recovered[w] = true
+				r.Recovery = append(r.Recovery, op.Start-w.To)
+			}
+		}
+		if op.Err != nil {
+			r.FailedReads++
+			continue
+		}
+		if outage {
+			continue
+		}
+		reset := run.lastReset(op.Start)
+		if s, ok := newer(writes[op.Key], op, reset); ok {
+			r.Stale = append(r.Stale, s)
+			r.Staleness = append(r.Staleness, s.Late)
+			if s.Late > run.Bound {
+				r.BeyondBound = append(r.BeyondBound, s)
+			}
+		}
+		if ws := mine[[2]int64{int64(op.Instance), op.Key}]; len(ws) > 0 {
+			// The instance's own last write acknowledged before the read.
+			if i := sort.Search(len(ws), func(i int) bool { return ws[i].End >= op.Start }); i > 0 {
+				if last := ws[i-1]; last.Start >= reset && last.Version > op.Version {
+					r.OwnWrites = append(r.OwnWrites, Stale{Read: op, Newer: last, Late: op.Start - last.End})
+				}
+			}
+		}
+	}
+	slices.Sort(r.Staleness)
+	return r
+}
+
+// newer returns the earliest write of ws (one key's, by end) newer than
+// what read returned, acknowledged before read began and after reset.
+func newer(ws []Op, read Op, reset time.Duration) (Stale, bool) {
+	end := sort.Search(len(ws), func(i int) bool { return ws[i].End >= read.Start })
+	from := sort.Search(end, func(i int) bool { return ws[i].Start >= reset })
+	i := from + sort.Search(end-from, func(i int) bool { return ws[from+i].Version > read.Version })
+	if i == end {
+		return Stale{}, false
+	}
+	return Stale{Read: read, Newer: ws[i], Late: read.Start - ws[i].End}, true
+}
+
+// outage reports the outage a read beginning at t falls in, Bound after
+// its end included.
+func (run Run) outage(t time.Duration) (Window, bool) {
+	for _, w := range run.Outages {
+		if t >= w.From && t <= w.To+run.Bound {
+			return w, true
+		}
+	}
+	return Window{}, false
+}
+
+// lastReset returns the last reset at or before t, -1 when none.
+func (run Run) lastReset(t time.Duration) time.Duration {
+	last := time.Duration(-1)
+	for _, at := range run.Resets {
+		if at <= t {
+			last = max(last, at)
+		}
+	}
+	return last
+}
+
+// outageRead counts a read that began during outage w.
+func (r *Report) outageRead(op Op, w Window, firstFailure map[Window]time.Duration) {
+	if op.Hot {
+		r.OutageHotReads++
+		if op.Err == nil {
+			r.OutageHotServed++
+		}
+		return
+	}
+	if op.Err == nil {
+		return
+	}
+	r.OutageColdFailed++
+	if first, ok := firstFailure[w]; !ok {
+		firstFailure[w] = op.End
+	} else if op.Start > first {
+		r.SlowestColdFailure = max(r.SlowestColdFailure, op.End-op.Start)
+	}
+}
+
+// Summary describes the first violations of r, for a failure message.
+func (r *Report) Summary(limit int) string {
+	var b strings.Builder
+	for i, s := range r.BeyondBound {
+		if i == limit {
+			fmt.Fprintf(&b, "… and %d more\n", len(r.BeyondBound)-limit)
+			break
+		}
+		fmt.Fprintf(&b, "stale beyond the bound: %s\n", s)
+	}
+	for i, s := range r.OwnWrites {
+		if i == limit {
+			fmt.Fprintf(&b, "… and %d more\n", len(r.OwnWrites)-limit)
+			break
+		}
+		fmt.Fprintf(&b, "older than its own write: %s\n", s)
+	}
+	return b.String()
+}

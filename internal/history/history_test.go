@@ -1,0 +1,98 @@
+package history
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+func w(inst int, key, version int64, start, end time.Duration) Op {
+	return Op{Kind: Write, Instance: inst, Key: key, Version: version, Start: start, End: end}
+}
+
+func r(inst int, key, version int64, start time.Duration) Op {
+	return Op{Kind: Read, Instance: inst, Key: key, Version: version, Start: start, End: start + ms, Hot: true}
+}
+
+func TestCheck(t *testing.T) {
+	bound := 50 * ms
+	cases := []struct {
+		name                    string
+		ops                     []Op
+		run                     Run
+		stale, beyond, ownWrite int
+	}{
+		{"a read of the newest version is fresh",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 1, 100*ms)}, Run{}, 0, 0, 0},
+		{"a stale read within the bound is stale but allowed",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 11*ms+bound-ms)}, Run{}, 1, 0, 0},
+		{"a stale read 1 ms past the bound breaks the promise",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 11*ms+bound+ms)}, Run{}, 1, 1, 0},
+		{"staleness counts from the earliest newer write, not the newest",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), w(-1, 1, 3, 200*ms, 201*ms), r(0, 1, 1, 202*ms)}, Run{}, 1, 1, 0},
+		{"a write still in flight when the read begins binds nothing",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 300*ms), r(0, 1, 1, 200*ms)}, Run{}, 0, 0, 0},
+		{"an absent key read after a write is stale",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{}, 1, 1, 0},
+		{"other keys' writes do not matter",
+			[]Op{w(-1, 2, 5, 0, ms), r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
+		{"a failed write binds nothing",
+			[]Op{{Kind: Write, Instance: -1, Key: 1, Version: 1, End: ms, Err: errors.New("x")}, r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
+		{"reading older than your own write is a read-your-writes violation",
+			[]Op{w(0, 1, 1, 0, ms), r(0, 1, 0, 2*ms)}, Run{}, 1, 0, 1},
+		{"another instance's write within the bound is not",
+			[]Op{w(1, 1, 1, 0, ms), r(0, 1, 0, 2*ms)}, Run{}, 1, 0, 0},
+		{"reads during an outage are not held to the bound",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
+		{"nor within the bound after it",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 640*ms)},
+			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
+		{"but they are after that",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 700*ms)},
+			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 1, 1, 0},
+		{"writes before a reset bind nothing after it",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
+		{"writes after a reset do",
+			[]Op{w(-1, 1, 1, 60*ms, 61*ms), r(0, 1, 0, 200*ms)}, Run{Resets: []time.Duration{50 * ms}}, 1, 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.run.Bound = bound
+			rep := Check(Merge(&Log{Ops: c.ops}), c.run)
+			if len(rep.Stale) != c.stale || len(rep.BeyondBound) != c.beyond || len(rep.OwnWrites) != c.ownWrite {
+				t.Fatalf("stale %d beyond %d own %d; want %d %d %d\n%s", len(rep.Stale), len(rep.BeyondBound), len(rep.OwnWrites),
+					c.stale, c.beyond, c.ownWrite, rep.Summary(5))
+			}
+		})
+	}
+}
+
+func TestAvailability(t *testing.T) {
+	down := errors.New("down")
+	cold := func(start, took time.Duration, err error) Op {
+		return Op{Kind: Read, Key: 99, Start: start, End: start + took, Err: err}
+	}
+	hot := r(0, 1, 0, 150*ms)
+	failedHot := hot
+	failedHot.Start, failedHot.Err = 160*ms, down
+	ops := Merge(&Log{Ops: []Op{
+		hot, failedHot,
+		cold(110*ms, 300*ms, down), // the first failure: slow
+		cold(420*ms, 50*time.Microsecond, down),
+		cold(430*ms, 2*ms, down), // slow after the first failure
+		cold(700*ms, ms, nil),    // recovered 200 ms after the outage
+	}})
+	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{100 * ms, 500 * ms}}})
+	if rep.OutageHotReads != 2 || rep.OutageHotServed != 1 {
+		t.Fatalf("hot reads %d served %d; want 2, 1", rep.OutageHotReads, rep.OutageHotServed)
+	}
+	if rep.SlowestColdFailure != 2*ms {
+		t.Fatalf("slowest cold failure after the first = %v, want 2ms", rep.SlowestColdFailure)
+	}
+	if len(rep.Recovery) != 1 || rep.Recovery[0] != 200*ms {
+		t.Fatalf("recovery %v, want [200ms]", rep.Recovery)
+	}
+}

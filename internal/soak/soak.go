@@ -1,0 +1,312 @@
+// Package soak runs instances of a generated repository against a real
+// redis-server while it injects faults, records every read and write, and
+// checks the record with internal/history: the test of the product's two
+// promises that attacks them the way production does. Its test runs it
+// briefly in `make test`; cmd/soak runs it for as long as asked
+// (`make soak SOAK=10m`) and prints a table per mode and fault.
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// Config is one run.
+type Config struct {
+	// Mode is the repositories' invalidation mode. With pubsub only the
+	// repositories write (other writers are not seen, by design); with
+	// off the bound is the refresh interval plus Bound.
+	Mode       string
+	Duration   time.Duration
+	Instances  int  // at least 3
+	Keys       int  // hot keys, read by every instance
+	Saturating bool // readers in tight loops on every core instead of paced
+	Bound      time.Duration
+	Faults     []Fault
+}
+
+// Refresh is the refresh interval of invalidate=off runs, which bounds
+// their staleness.
+const Refresh = 200 * time.Millisecond
+
+// Phase is one fault's part of a run and the verdict on it.
+type Phase struct {
+	Fault  Fault
+	From   time.Duration
+	Report history.Report
+}
+
+// Result is the verdict on a run.
+type Result struct {
+	Config Config
+	Total  history.Report
+	Phases []Phase
+}
+
+// Run runs cfg against a redis-server of its own.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Instances < 3 || cfg.Keys < 1 {
+		return nil, errors.New("soak: at least 3 instances and 1 key")
+	}
+	if cfg.Bound == 0 {
+		cfg.Bound = 50 * time.Millisecond
+	}
+	srv, err := redistest.Launch("--enable-debug-command", "yes")
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	r := &run{cfg: cfg, srv: srv, start: time.Now()}
+	return r.run(ctx)
+}
+
+type run struct {
+	cfg   Config
+	srv   *redistest.Server
+	start time.Time
+	admin *redis.Client
+
+	locks   []sync.Mutex // per key: writes of a key are serialised
+	version atomic.Int64
+	seedSet func(context.Context, *userstore.User) error
+
+	mu      sync.Mutex
+	outages []history.Window
+	resets  []time.Duration
+}
+
+func (r *run) now() time.Duration { return time.Since(r.start) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func (r *run) run(ctx context.Context) (*Result, error) {
+	r.admin = redis.NewClient(&redis.Options{Addr: r.srv.Addr, MaxRetries: -1})
+	defer r.admin.Close()
+	r.locks = make([]sync.Mutex, r.cfg.Keys+1)
+	plain := redis.NewClient(&redis.Options{Addr: r.srv.Addr})
+	defer plain.Close()
+
+	opts := []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
+		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(quiet)}
+	if r.cfg.Mode == runtime.InvalidateOff {
+		opts = append(opts, runtime.WithRefresh(Refresh))
+	}
+	var repos []*userstore.UserRepo
+	for range r.cfg.Instances {
+		rdb := redis.NewClient(&redis.Options{Addr: r.srv.Addr})
+		defer rdb.Close()
+		repo := userstore.NewUserRepo(rdb, opts...)
+		defer repo.Close()
+		repos = append(repos, repo)
+	}
+	// Other programs' writes are not seen with pubsub, by design: there
+	// the seeds go through a repository too.
+	r.seedSet = func(ctx context.Context, u *userstore.User) error { return plainSet(ctx, plain, u) }
+	if r.cfg.Mode == runtime.InvalidatePubSub {
+		r.seedSet = repos[0].SetUser
+	}
+	seedLog := &history.Log{}
+	if err := r.seed(ctx, seedLog); err != nil {
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	var logs []*history.Log
+	spawn := func(f func(context.Context, *history.Log)) {
+		l := &history.Log{}
+		logs = append(logs, l)
+		wg.Add(1)
+		go func() { defer wg.Done(); f(runCtx, l) }()
+	}
+	readers := 2
+	if r.cfg.Saturating {
+		readers = 2 * max(1, goMaxProcs())
+	}
+	for i, repo := range repos {
+		for range readers {
+			spawn(func(ctx context.Context, l *history.Log) { r.read(ctx, i, repo, l) })
+		}
+	}
+	for i, repo := range repos[:2] {
+		spawn(func(ctx context.Context, l *history.Log) {
+			r.write(ctx, l, i, func(ctx context.Context, u *userstore.User) error { return repo.SetUser(ctx, u) })
+		})
+	}
+	if r.cfg.Mode != runtime.InvalidatePubSub {
+		spawn(func(ctx context.Context, l *history.Log) {
+			r.write(ctx, l, -1, func(ctx context.Context, u *userstore.User) error { return plainSet(ctx, plain, u) })
+		})
+	}
+	phases := make([]Phase, len(r.cfg.Faults))
+	spawn(func(ctx context.Context, l *history.Log) {
+		every := r.cfg.Duration / time.Duration(len(r.cfg.Faults)+1)
+		for i, f := range r.cfg.Faults {
+			if !sleep(ctx, every) {
+				return
+			}
+			phases[i] = Phase{Fault: f, From: r.now()}
+			if err := f.inject(ctx, r, l); err != nil && ctx.Err() == nil {
+				slog.Warn("soak: fault failed", "fault", f.Name, "err", err)
+			}
+		}
+	})
+	wg.Wait()
+
+	ops := history.Merge(append(logs, seedLog)...)
+	base := history.Run{Bound: r.cfg.Bound, Outages: r.outages, Resets: r.resets}
+	if r.cfg.Mode == runtime.InvalidateOff {
+		// Only a refresh vouches for a copy, and none completes while
+		// Redis sleeps or is paused.
+		base.Bound += Refresh + stallFor
+	}
+	res := &Result{Config: r.cfg, Total: history.Check(ops, base)}
+	for i, p := range phases {
+		to := r.now()
+		if i+1 < len(phases) && phases[i+1].From > 0 {
+			to = phases[i+1].From
+		}
+		phase := base
+		phase.Outages = nil
+		for _, w := range base.Outages {
+			if w.From >= p.From && w.From < to {
+				phase.Outages = append(phase.Outages, w)
+			}
+		}
+		p.Report = history.Check(window(ops, p.From, to), phase)
+		p.Report.Writes = 0
+		for _, op := range ops {
+			if op.Kind == history.Write && op.Start >= p.From && op.Start < to {
+				p.Report.Writes++
+			}
+		}
+		res.Phases = append(res.Phases, p)
+	}
+	return res, nil
+}
+
+// window returns every write of ops and the reads that began in
+// [from, to).
+func window(ops []history.Op, from, to time.Duration) []history.Op {
+	var out []history.Op
+	for _, op := range ops {
+		if op.Kind == history.Write || op.Start >= from && op.Start < to {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// seed writes every hot key, recording the writes: at the start, and
+// after Redis lost its data.
+func (r *run) seed(ctx context.Context, l *history.Log) error {
+	deadline := time.Now().Add(2 * time.Second) // a repository may still fail fast for a moment
+	for id := 1; id <= r.cfg.Keys; id++ {
+		for {
+			err := r.writeOne(ctx, l, -1, int64(id), r.seedSet)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("soak: seed: %w", err)
+			}
+			sleep(ctx, 10*time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// coldBase is where the ids of cold reads start: keys nobody writes.
+const coldBase = 1_000_000
+
+// read reads, one time in ten a cold key, paced at a read every 100 µs
+// unless the run saturates.
+func (r *run) read(ctx context.Context, inst int, repo *userstore.UserRepo, l *history.Log) {
+	const pace = 100 * time.Microsecond
+	next := time.Now()
+	for ctx.Err() == nil {
+		id := int64(1 + rand.IntN(r.cfg.Keys))
+		hot := rand.IntN(10) != 0
+		if !hot {
+			id = coldBase + rand.Int64N(1_000_000)
+		}
+		start := r.now()
+		u, err := repo.GetUser(ctx, id)
+		op := history.Op{Kind: history.Read, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Err: err}
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+			op.Err = nil // version 0: absent
+		case err == nil:
+			op.Version, _ = strconv.ParseInt(u.Name, 10, 64)
+		case ctx.Err() != nil:
+			return
+		}
+		l.Add(op)
+		if !r.cfg.Saturating {
+			next = next.Add(pace)
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			} else if d < -time.Second {
+				next = time.Now() // fell far behind: do not burst
+			}
+		}
+	}
+}
+
+// write writes a random hot key every 5 ms through set, instance inst's
+// repository or a plain client (-1).
+func (r *run) write(ctx context.Context, l *history.Log, inst int, set func(context.Context, *userstore.User) error) {
+	for sleep(ctx, 5*time.Millisecond) {
+		r.writeOne(ctx, l, inst, int64(1+rand.IntN(r.cfg.Keys)), set)
+	}
+}
+
+func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, set func(context.Context, *userstore.User) error) error {
+	r.locks[id].Lock()
+	defer r.locks[id].Unlock()
+	v := r.version.Add(1)
+	start := r.now()
+	err := set(ctx, &userstore.User{ID: id, Name: strconv.FormatInt(v, 10)})
+	if ctx.Err() != nil && err != nil {
+		return err
+	}
+	l.Add(history.Op{Kind: history.Write, Instance: inst, Key: id, Version: v, Start: start, End: r.now(), Err: err})
+	return err
+}
+
+// plainSet writes u as another program would: the generated codec's bytes
+// with a plain SET.
+func plainSet(ctx context.Context, rdb *redis.Client, u *userstore.User) error {
+	b, err := u.AppendMsgpack(nil)
+	if err != nil {
+		return err
+	}
+	return rdb.Set(ctx, userstore.UserKey(u.ID), b, 0).Err()
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,49 @@
+package soak
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+type discard struct{}
+
+func (discard) Printf(context.Context, string, ...any) {}
+
+// TestPromisesHoldUnderFaults runs three instances through every fault
+// in each invalidation mode with paced readers: no read is staler than
+// the bound or older than its instance's own write, hot reads are served
+// through the outage, and cold reads fail fast and recover.
+func TestPromisesHoldUnderFaults(t *testing.T) {
+	redis.SetLogger(discard{})
+	var results []*Result
+	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff} {
+		t.Run(mode, func(t *testing.T) {
+			res, err := Run(t.Context(), Config{Mode: mode, Duration: 14 * time.Second, Instances: 3, Keys: 8, Faults: Faults})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, res)
+			tot := res.Total
+			if len(tot.BeyondBound) > 0 || len(tot.OwnWrites) > 0 {
+				t.Errorf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
+					len(tot.BeyondBound), len(tot.OwnWrites), tot.Reads, tot.Summary(10))
+			}
+			if tot.Reads < 10_000 || tot.Writes < 500 {
+				t.Errorf("only %d reads and %d writes: the run did not run", tot.Reads, tot.Writes)
+			}
+			if tot.OutageHotReads == 0 || float64(tot.OutageHotServed) < 0.99*float64(tot.OutageHotReads) {
+				t.Errorf("during the outage %d of %d hot reads were served, want 99%%", tot.OutageHotServed, tot.OutageHotReads)
+			}
+			if len(tot.Recovery) != 1 || tot.Recovery[0] > time.Second {
+				t.Errorf("recovery after the outage: %v, want within 1s", tot.Recovery)
+			}
+		})
+	}
+	Table(os.Stdout, results)
+}

@@ -1,0 +1,60 @@
+package soak
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/history"
+)
+
+// Table prints one row per run and fault, and one per run for the whole.
+func Table(w io.Writer, results []*Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\thot reads served in outage\tslowest cold failure\trecovery\t")
+	for _, res := range results {
+		readers := "paced"
+		if res.Config.Saturating {
+			readers = "saturating"
+		}
+		for _, p := range res.Phases {
+			row(tw, res.Config.Mode, readers, p.Fault.Name, &p.Report)
+		}
+		row(tw, res.Config.Mode, readers, "whole run", &res.Total)
+	}
+	tw.Flush()
+}
+
+func row(w io.Writer, mode, readers, fault string, r *history.Report) {
+	served := "-"
+	if r.OutageHotReads > 0 {
+		served = fmt.Sprintf("%.2f%% of %d", 100*float64(r.OutageHotServed)/float64(r.OutageHotReads), r.OutageHotReads)
+	}
+	slowest, recovery := "-", "-"
+	if r.OutageColdFailed > 0 {
+		slowest = dur(r.SlowestColdFailure)
+	}
+	if len(r.Recovery) > 0 {
+		var parts []string
+		for _, d := range r.Recovery {
+			parts = append(parts, dur(d))
+		}
+		recovery = strings.Join(parts, " ")
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, readers, fault, r.Reads, r.Writes,
+		len(r.Stale), len(r.BeyondBound), dur(r.Quantile(0.5)), dur(r.Quantile(0.99)), dur(r.Quantile(0.999)), dur(r.Quantile(1)),
+		served, slowest, recovery)
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	default:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	}
+}
