@@ -213,6 +213,10 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	}
 	cp, held := c.local.Get(key) // a hit, counted by theine
 	if held {
+		if cp.v != nil && cp.meta.verified() { // the hot path, kept inline
+			c.det.hit(key, rand.Uint32())
+			return c.clone(cp.v), nil
+		}
 		if ok, stale := cp.meta.servable(); ok {
 			return c.serve(key, cp, stale)
 		}
