@@ -203,10 +203,9 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64) bool {
 }
 
 // wrote applies this process's own acknowledged write of k (key) to the
-// local copy: v becomes the copy when nothing touched the key since t, the
-// token taken before the write was sent; otherwise another write may have
-// landed after ours, and dropping the copy is the only safe choice. A nil
-// v is a delete. The generation moves on either way, so no read begun
+// local copy: v becomes the copy, verified when nothing touched the key
+// since t, the token taken before the write was sent, unverified
+// otherwise. A nil v is a delete, which drops the copy. The generation moves on either way, so no read begun
 // before the write can store or share its older result.
 func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
 	g := c.gens.of(key)
@@ -217,13 +216,19 @@ func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	fresh := !e.dead && g.Load() == t.gen
+	fresh := g.Load() == t.gen
 	g.Add(1)
-	if fresh && v != nil {
+	switch {
+	case e.dead || v == nil:
+		c.dropLocked(e)
+	case fresh:
 		c.putLocked(e, t, c.clone(v), 0, size)
-		return
+	default:
+		// Another write may have landed after ours: ours is kept, but
+		// unverified, since it is newer than the copy it replaces and an
+		// outage now should still find the key in memory.
+		c.putLocked(e, token{n: t.n}, c.clone(v), 0, size)
 	}
-	c.dropLocked(e)
 }
 
 // uncertain applies a write of k (key) that failed after it may have
