@@ -1,7 +1,6 @@
 package history
 
 import (
-	"errors"
 	"testing"
 	"time"
 )
@@ -39,7 +38,7 @@ func TestCheck(t *testing.T) {
 		{"other keys' writes do not matter",
 			[]Op{w(-1, 2, 5, 0, ms), r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
 		{"a failed write binds nothing",
-			[]Op{{Kind: Write, Instance: -1, Key: 1, Version: 1, End: ms, Err: errors.New("x")}, r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
+			[]Op{{Kind: Write, Instance: -1, Key: 1, Version: 1, End: ms, Failed: true}, r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
 		{"reading older than your own write is a read-your-writes violation",
 			[]Op{w(0, 1, 1, 0, ms), r(0, 1, 0, 2*ms)}, Run{}, 1, 0, 1},
 		{"another instance's write within the bound is not",
@@ -71,19 +70,19 @@ func TestCheck(t *testing.T) {
 }
 
 func TestAvailability(t *testing.T) {
-	down := errors.New("down")
-	cold := func(start, took time.Duration, err error) Op {
-		return Op{Kind: Read, Key: 99, Start: start, End: start + took, Err: err}
+	const down, up = true, false
+	cold := func(start, took time.Duration, failed bool) Op {
+		return Op{Kind: Read, Key: 99, Start: start, End: start + took, Failed: failed}
 	}
 	hot := r(0, 1, 0, 150*ms)
 	failedHot := hot
-	failedHot.Start, failedHot.Err = 160*ms, down
+	failedHot.Start, failedHot.Failed = 160*ms, true
 	ops := Merge(&Log{Ops: []Op{
 		hot, failedHot,
 		cold(110*ms, 300*ms, down), // the first failure: slow
 		cold(420*ms, 50*time.Microsecond, down),
 		cold(430*ms, 2*ms, down), // slow after the first failure
-		cold(700*ms, ms, nil),    // recovered 200 ms after the outage
+		cold(700*ms, ms, up),     // recovered 200 ms after the outage
 	}})
 	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{100 * ms, 500 * ms}}})
 	if rep.OutageHotReads != 2 || rep.OutageHotServed != 1 {

@@ -248,10 +248,10 @@ func (r *run) read(ctx context.Context, inst int, repo *userstore.UserRepo, l *h
 		}
 		start := r.now()
 		u, err := repo.GetUser(ctx, id)
-		op := history.Op{Kind: history.Read, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Err: err}
+		op := history.Op{Kind: history.Read, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Failed: err != nil}
 		switch {
 		case errors.Is(err, runtime.ErrNotFound):
-			op.Err = nil // version 0: absent
+			op.Failed = false // version 0: absent
 		case err == nil:
 			op.Version, _ = strconv.ParseInt(u.Name, 10, 64)
 		case ctx.Err() != nil:
@@ -286,7 +286,7 @@ func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, 
 	if ctx.Err() != nil && err != nil {
 		return err
 	}
-	l.Add(history.Op{Kind: history.Write, Instance: inst, Key: id, Version: v, Start: start, End: r.now(), Err: err})
+	l.Add(history.Op{Kind: history.Write, Instance: inst, Key: id, Version: v, Start: start, End: r.now(), Failed: err != nil})
 	return err
 }
 
