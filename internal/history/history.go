@@ -65,13 +65,13 @@ type Window struct{ From, To time.Duration }
 // Run is what Check needs besides the operations.
 type Run struct {
 	Bound time.Duration
-	// Outages are when Redis could not be reached: reads that begin in
-	// one (or within Bound after it) may serve unverified copies by
-	// design, and are checked for availability instead of staleness.
+	// Outages are when Redis could not be reached: reads that overlap
+	// one (or the Bound after it) may serve unverified copies by design,
+	// and are checked for availability instead of staleness.
 	Outages []Window
 	// Resets are the moments Redis lost its data (a restart without
-	// persistence, FLUSHALL): writes acknowledged before one no longer
-	// bind reads that begin after it.
+	// persistence, FLUSHALL): writes begun before one no longer bind
+	// reads that end after it.
 	Resets []time.Duration
 }
 
@@ -149,7 +149,7 @@ func Check(ops []Op, run Run) Report {
 			continue
 		}
 		r.Reads++
-		w, outage := run.outage(op.Start)
+		w, outage := run.outage(op)
 		if outage {
 			r.outageRead(op, w, firstFailure)
 		}
@@ -166,7 +166,9 @@ func Check(ops []Op, run Run) Report {
 		if outage {
 			continue
 		}
-		reset := run.lastReset(op.Start)
+		// A reset while the read was on its way (a restart that lost the
+		// data before the read was answered) frees it from older writes.
+		reset := run.lastReset(op.End)
 		if s, ok := newer(writes[op.Key], op, reset); ok {
 			r.Stale = append(r.Stale, s)
 			r.Staleness = append(r.Staleness, s.Late)
@@ -199,11 +201,12 @@ func newer(ws []Op, read Op, reset time.Duration) (Stale, bool) {
 	return Stale{Read: read, Newer: ws[i], Late: read.Start - ws[i].End}, true
 }
 
-// outage reports the outage a read beginning at t falls in, Bound after
-// its end included.
-func (run Run) outage(t time.Duration) (Window, bool) {
+// outage reports the outage a read overlaps, Bound after its end
+// included: a read on its way when Redis went down may be answered from
+// an unverified copy, by design.
+func (run Run) outage(op Op) (Window, bool) {
 	for _, w := range run.Outages {
-		if t >= w.From && t <= w.To+run.Bound {
+		if op.End >= w.From && op.Start <= w.To+run.Bound {
 			return w, true
 		}
 	}

@@ -54,6 +54,11 @@ func TestCheck(t *testing.T) {
 			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 1, 1, 0},
 		{"writes before a reset bind nothing after it",
 			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
+		{"a read on its way when the data was lost may miss older writes",
+			[]Op{w(0, 1, 1, 0, ms), {Kind: Read, Instance: 0, Key: 1, Start: 40 * ms, End: 900 * ms}}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
+		{"a read on its way when Redis went down is an outage read",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), {Kind: Read, Key: 1, Version: 1, Start: 390 * ms, End: 450 * ms}},
+			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
 		{"writes after a reset do",
 			[]Op{w(-1, 1, 1, 60*ms, 61*ms), r(0, 1, 0, 200*ms)}, Run{Resets: []time.Duration{50 * ms}}, 1, 1, 0},
 	}
