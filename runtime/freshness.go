@@ -54,9 +54,6 @@ type node struct {
 	health
 }
 
-// live reports whether a session covers the node now.
-func (n *node) live() bool { return n.state.Load()&1 == 1 }
-
 // sessionStarted and sessionEnded bracket a live session; the listener of
 // the node calls them in turn.
 func (n *node) sessionStarted() { n.state.Add(1) }
