@@ -11,6 +11,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -41,3 +42,10 @@ func ClientWithout(t testing.TB, keys ...string) *redis.Client {
 	}
 	return rdb
 }
+
+// Patience is how long a test keeps reading a hot key before it decides
+// the key is never served from memory. A fresh Cache serves from memory
+// only once its invalidation session is live, which takes a few
+// milliseconds on an idle machine and longer on a loaded one; a user's
+// service simply keeps reading, and so does the test.
+const Patience = 10 * time.Second
