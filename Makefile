@@ -43,6 +43,9 @@ fuzz:
 			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) .); \
 		done; \
 	done
+	@echo "fuzz: the golden cases' targets (testdata/*/), in the module internal/golden builds"
+	$(GO) test -count=1 -timeout 0 -run '^TestGeneratedCodeBuildsAndRuns$$' ./internal/golden -v -fuzztime-generated $(FUZZTIME)
+
 
 # demo runs the userstore example under a skewed load with a flash crowd,
 # serves the live page on http://127.0.0.1:8080/debug/hotkeys/ and runs

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"strings"
+	"unicode"
 )
 
 const (
@@ -16,8 +17,11 @@ const (
 // Parse reads the //hotkey:cache directives of a struct's doc comments and
 // returns the merged, validated Spec. Pass both the GenDecl and the TypeSpec
 // doc: inside type ( ... ) the doc sits on the TypeSpec. Nil groups are
-// skipped. It returns (nil, nil) when no group holds a hotkey directive, and
-// an ErrorList of every problem otherwise.
+// skipped. It returns (nil, nil) when no group holds a hotkey directive.
+// Otherwise a problem is returned in an ErrorList of every problem, along
+// with the Spec as far as it could be read (nil when no line was
+// well-formed): nothing may be generated from it, but its Key, when set,
+// lets the generator check the template's fields in the same run.
 func Parse(fset *token.FileSet, groups ...*ast.CommentGroup) (*Spec, error) {
 	r := newReader()
 	read := map[*ast.CommentGroup]bool{}
@@ -103,17 +107,70 @@ func (r *reader) finish() (*Spec, error) {
 	if !r.found && !r.rejected {
 		return nil, nil
 	}
-	// Combinations are judged only once every value parsed, so they never
-	// blame a value that merely kept its default after a typo.
-	if r.found && len(r.errs) == 0 {
-		r.spec.validate(&r.errs)
+	// Combinations are judged even when some argument was wrong, so one
+	// run reports every problem; an option that failed to parse keeps its
+	// default, which follows the options that were written, and is not
+	// blamed twice.
+	if r.found {
+		failed := map[string]bool{}
+		for name := range r.set {
+			if _, ok := r.spec.Arg(name); !ok {
+				failed[name] = true
+			}
+		}
+		r.spec.validate(&r.errs, failed)
 	}
 	if _, ok := r.set["key"]; !ok && !r.rejected {
 		r.errs.add(r.spec.Pos, "//%s%s needs a key; add one like key=user:{ID}", namespace, cacheDirective)
 	}
+	var spec *Spec
+	if r.found {
+		spec = &r.spec
+	}
 	if len(r.errs) > 0 {
 		r.errs.Sort()
-		return nil, r.errs
+		return spec, r.errs
 	}
-	return &r.spec, nil
+	return spec, nil
+}
+
+// Misspelt reports whether the comment text looks like a //hotkey:cache
+// directive written in a way Parse does not take for one, and returns the
+// directive it most likely meant. Parse reports every line in its own
+// namespace; this catches the rest: a namespace a slip away from it
+// (//hotkeys:cache, //HotKey:cache, //hot-key:cache, //hotkye:cache) or a
+// missing colon (//hotkey-cache). The generator warns about these, since
+// a silently ignored directive leaves the user wondering why nothing was
+// generated.
+func Misspelt(text string) (string, bool) {
+	body, ok := strings.CutPrefix(text, "//")
+	if !ok {
+		return "", false
+	}
+	rest := strings.TrimLeft(body, " \t")
+	if strings.HasPrefix(rest, namespace) {
+		return "", false // ours: Parse reports whatever is wrong with it
+	}
+	word := rest
+	if end := strings.IndexAny(rest, " \t"); end >= 0 {
+		word = rest[:end]
+	}
+	const longest = 2 * len(namespace+cacheDirective) // beyond it, no slip
+	want := namespace + cacheDirective
+	ns, _, colon := strings.Cut(word, ":")
+	switch {
+	case len(word) > longest || strings.ContainsFunc(word, notDirectiveRune):
+		return "", false // prose, or a directive quoted in a comment
+	case colon && Closest(ns, []string{strings.TrimSuffix(namespace, ":")}) != "":
+	case !colon && len(rest) == len(body) && Closest(word, []string{want}) != "":
+	default:
+		return "", false
+	}
+	return "//" + want, true
+}
+
+// notDirectiveRune reports a rune no directive name holds, such as the
+// "/" of a directive quoted inside another comment.
+func notDirectiveRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(":-_.", r)
 }

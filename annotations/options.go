@@ -27,7 +27,7 @@ type option struct {
 }
 
 // options is the registry of //hotkey:cache options; each row documents its
-// option. Adding an option takes its runtime.Config field (with a default in
+// option. Adding an option takes its runtime.Config field and Option (with a default in
 // runtime.DefaultConfig) and a row here.
 var options = map[string]option{
 	// key=TEMPLATE (required) is the Redis key: literal text and {Field}
@@ -50,104 +50,111 @@ var options = map[string]option{
 	// codec=generated|reflect says how values are encoded for Redis:
 	// msgpack methods the generator writes for the struct, or msgpack's
 	// reflection. Both write the same format, so either reads the other.
-	"codec": choice(func(s *Spec) *string { return &s.Codec }, CodecGenerated, CodecReflect),
+	"codec": choice(func(s *Spec, v string) { s.Codec = v }, CodecGenerated, CodecReflect),
 
 	// ttl=DURATION is the Redis expiry of writes; 0 writes without expiry.
-	"ttl": duration(func(s *Spec) *time.Duration { return &s.TTL }),
+	"ttl": duration(with(runtime.WithTTL)),
 
 	// hot_qps=RATE is the per-instance reads per second promoting a key.
-	"hot_qps": rate(func(s *Spec) *float64 { return &s.HotQPS }),
+	"hot_qps": rate(with(runtime.WithHotQPS)),
 	// warm_qps=RATE is the rate below which a hot key is demoted.
-	"warm_qps": rate(func(s *Spec) *float64 { return &s.WarmQPS }),
+	"warm_qps": rate(with(runtime.WithWarmQPS)),
 	// top_n=COUNT caps how many keys of the entity are hot at once.
-	"top_n": count(func(s *Spec) *int { return &s.TopN }),
+	"top_n": count(with(runtime.WithTopN)),
 
 	// window=DURATION is the span over which read rates are measured.
-	"window": duration(func(s *Spec) *time.Duration { return &s.Window }),
+	"window": duration(with(runtime.WithWindow)),
 	// promote_every=DURATION paces promotion of keys that became hot.
-	"promote_every": duration(func(s *Spec) *time.Duration { return &s.PromoteEvery }),
+	"promote_every": duration(with(runtime.WithPromoteEvery)),
 	// demote_every=DURATION paces demotion of keys that cooled down.
-	"demote_every": duration(func(s *Spec) *time.Duration { return &s.DemoteEvery }),
+	"demote_every": duration(with(runtime.WithDemoteEvery)),
 
 	// local_size=COUNT bounds the in-process store of hot values.
-	"local_size": count(func(s *Spec) *int { return &s.LocalSize }),
+	"local_size": count(with(runtime.WithLocalSize)),
 	// local_ttl=DURATION expires a local value after it was written.
-	"local_ttl": duration(func(s *Spec) *time.Duration { return &s.LocalTTL }),
+	"local_ttl": duration(with(runtime.WithLocalTTL)),
 
 	// refresh=DURATION reloads hot keys from Redis at this interval; 0
 	// disables reloading.
-	"refresh": duration(func(s *Spec) *time.Duration { return &s.Refresh }),
+	"refresh": duration(with(runtime.WithRefresh)),
 	// refresh_failures=COUNT drops a local copy after this many reloads
 	// failed in a row.
-	"refresh_failures": count(func(s *Spec) *int { return &s.RefreshFailures }),
+	"refresh_failures": count(with(runtime.WithRefreshFailures)),
 
 	// recorder_size=COUNT bounds how many distinct keys detection tracks.
-	"recorder_size": count(func(s *Spec) *int { return &s.RecorderSize }),
+	"recorder_size": count(with(runtime.WithRecorderSize)),
 	// inactive_after=DURATION makes detection forget keys idle that long.
-	"inactive_after": duration(func(s *Spec) *time.Duration { return &s.InactiveAfter }),
+	"inactive_after": duration(with(runtime.WithInactiveAfter)),
 
 	// null_ttl=DURATION remembers a row the loader reported absent for
 	// this long, so repeated reads of a missing id skip the loader; 0
 	// disables it.
-	"null_ttl": duration(func(s *Spec) *time.Duration { return &s.NullTTL }),
+	"null_ttl": duration(with(runtime.WithNullTTL)),
 	// jitter=FRACTION spreads each write's TTL within ±FRACTION of it, as
 	// in jitter=0.05 or jitter=5%, so keys written together do not expire
 	// together.
-	"jitter": fraction(func(s *Spec) *float64 { return &s.Jitter }),
+	"jitter": fraction(with(runtime.WithJitter)),
 	// rebuild_lock=on|off makes one process at a time run the loader for a
 	// key while the others wait for its result; true and false work too.
-	"rebuild_lock": toggle(func(s *Spec) *bool { return &s.RebuildLock }),
+	"rebuild_lock": toggle(with(runtime.WithRebuildLock)),
 	// degrade=off|loader says what reads do when Redis fails: return the
 	// error, or fall through to the loader a few at a time.
-	"degrade": choice(func(s *Spec) *string { return &s.Degrade }, runtime.DegradeOff, runtime.DegradeLoader),
+	"degrade": choice(with(runtime.WithDegrade), runtime.DegradeOff, runtime.DegradeLoader),
 	// invalidate=tracking|pubsub|off says how a write reaches every
 	// instance's local copy: Redis client-side-caching broadcasts (any
 	// writer), the repositories' own announcements, or refresh alone.
-	"invalidate": choice(func(s *Spec) *string { return &s.Invalidate }, runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff),
+	"invalidate": choice(with(runtime.WithInvalidate), runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff),
 	// max_value_bytes=SIZE warns about values encoded larger than SIZE; 0
 	// disables the warning.
-	"max_value_bytes": size(func(s *Spec) *int { return &s.MaxValueBytes }),
+	"max_value_bytes": size(with(runtime.WithMaxValueBytes)),
 	// max_value_bytes_hard=SIZE rejects writes encoded larger than SIZE; 0
 	// means no limit.
-	"max_value_bytes_hard": size(func(s *Spec) *int { return &s.MaxValueBytesHard }),
+	"max_value_bytes_hard": size(with(runtime.WithMaxValueBytesHard)),
 	// aggregate=on|off adds cluster-wide detection: every replica reports
 	// its busiest keys to Redis, and a key whose reads over all replicas
 	// reach cluster_hot_qps is hot on each; true and false work too.
-	"aggregate": toggle(func(s *Spec) *bool { return &s.Aggregate }),
+	"aggregate": toggle(with(runtime.WithAggregate)),
 	// cluster_hot_qps=RATE is the reads per second over all replicas that
 	// promote a key with aggregate=on; 0 means hot_qps.
-	"cluster_hot_qps": rate(func(s *Spec) *float64 { return &s.ClusterHotQPS }),
+	"cluster_hot_qps": rate(with(runtime.WithClusterHotQPS)),
+}
+
+// with sets an option through the runtime's own Option, which records that
+// the option was written: a default that depends on it then follows it, as
+// it does for a caller's options (see runtime.Config.Validate).
+func with[T any](opt func(T) runtime.Option) func(*Spec, T) {
+	return func(s *Spec, v T) { opt(v)(&s.Config) }
 }
 
 // duration is an option written in time.ParseDuration syntax; a bare 0 is
 // accepted too.
-func duration(field func(*Spec) *time.Duration) option {
+func duration(set func(*Spec, time.Duration)) option {
 	const form = "30s, 5m or 1h"
 	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return fmt.Errorf("%q is not a duration; use a form like %s", v, form)
 		}
-		*field(s) = d
+		set(s, d)
 		return nil
 	}}
 }
 
 // rate is an option written as a decimal number of reads per second.
-func rate(field func(*Spec) *float64) option {
+func rate(set func(*Spec, float64)) option {
 	const form = "3000 or 2.5"
 	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return fmt.Errorf("%q is not a number; use a form like %s", v, form)
 		}
-		*field(s) = f
+		set(s, f)
 		return nil
 	}}
 }
 
 // count is an option written as a whole decimal number.
-func count(field func(*Spec) *int) option {
+func count(set func(*Spec, int)) option {
 	const form = "10 or 200"
 	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
 		n, err := strconv.Atoi(v)
@@ -157,7 +164,7 @@ func count(field func(*Spec) *int) option {
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number; use a form like %s", v, form)
 		}
-		*field(s) = n
+		set(s, n)
 		return nil
 	}}
 }
@@ -165,7 +172,7 @@ func count(field func(*Spec) *int) option {
 // fraction is an option written as a plain decimal fraction, 0.05, or as a
 // percentage, 5%. Exponents, hexadecimal and NaN are refused: a fraction
 // should read the same to everyone.
-func fraction(field func(*Spec) *float64) option {
+func fraction(set func(*Spec, float64)) option {
 	const form = "0.05 or 5%"
 	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
 		num, percent := strings.CutSuffix(v, "%")
@@ -184,7 +191,7 @@ func fraction(field func(*Spec) *float64) option {
 		if f == 0 {
 			f = 0 // -0 would print as -0 in generated code
 		}
-		*field(s) = f
+		set(s, f)
 		return nil
 	}}
 }
@@ -211,24 +218,24 @@ func isDecimal(s string) bool {
 
 // toggle is an option written on or off; true and false are accepted too,
 // as Go code and most config files spell a switch.
-func toggle(field func(*Spec) *bool) option {
+func toggle(set func(*Spec, bool)) option {
 	words := []string{"on", "off", "true", "false"}
 	return option{"on or off", func(s *Spec, v string, _ func(int) token.Position) error {
 		if !slices.Contains(words, v) {
 			return notOneOf(v, words)
 		}
-		*field(s) = v == "on" || v == "true"
+		set(s, v == "on" || v == "true")
 		return nil
 	}}
 }
 
 // choice is an option written as one of a fixed set of words.
-func choice(field func(*Spec) *string, words ...string) option {
+func choice(set func(*Spec, string), words ...string) option {
 	return option{orList(words), func(s *Spec, v string, _ func(int) token.Position) error {
 		if !slices.Contains(words, v) {
 			return notOneOf(v, words)
 		}
-		*field(s) = v
+		set(s, v)
 		return nil
 	}}
 }
@@ -257,7 +264,7 @@ var sizeUnits = map[string]int{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
 
 // size is an option written as a whole number of bytes, bare or followed
 // by a unit of sizeUnits.
-func size(field func(*Spec) *int) option {
+func size(set func(*Spec, int)) option {
 	const form = "16384, 16KiB or 1MiB"
 	return option{form, func(s *Spec, v string, _ func(int) token.Position) error {
 		num := strings.TrimRightFunc(v, unicode.IsLetter)
@@ -279,7 +286,7 @@ func size(field func(*Spec) *int) option {
 		if n > math.MaxInt/scale || n < math.MinInt/scale {
 			return fmt.Errorf("%s is out of range; use a form like %s", v, form)
 		}
-		*field(s) = n * scale
+		set(s, n*scale)
 		return nil
 	}}
 }

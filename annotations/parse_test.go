@@ -168,10 +168,10 @@ var wellFormed = []struct {
 	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=512KiB at 3:30", "max_value_bytes_hard=2MiB at 3:53"},
 }, {
 	name: "a size may be a bare number of bytes or carry B",
-	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=100000 max_value_bytes_hard=4096B"},
-	want: func(s *Spec) { s.MaxValueBytes, s.MaxValueBytesHard = 100000, 4096 },
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=1000 max_value_bytes_hard=4096B"},
+	want: func(s *Spec) { s.MaxValueBytes, s.MaxValueBytesHard = 1000, 4096 },
 	key:  "user:{ID}",
-	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=100000 at 3:30", "max_value_bytes_hard=4096B at 3:53"},
+	args: []string{"key=user:{ID} at 3:16", "max_value_bytes=1000 at 3:30", "max_value_bytes_hard=4096B at 3:51"},
 }, {
 	name: "max_value_bytes=0 turns the big-value warning off",
 	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=0"},
@@ -184,6 +184,24 @@ var wellFormed = []struct {
 	want: func(s *Spec) { s.TopN = 5 },
 	key:  "user:{ID}",
 	args: []string{"key=user:{ID} at 3:16", "top_n=5 at 3:32"},
+}, {
+	name: "hot_qps alone is enough: warm_qps follows it",
+	doc:  []string{"//hotkey:cache key=user:{ID} hot_qps=100"},
+	want: func(s *Spec) { s.HotQPS = 100 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "hot_qps=100 at 3:30"},
+}, {
+	name: "local_size alone is enough: top_n follows it",
+	doc:  []string{"//hotkey:cache key=user:{ID} local_size=5"},
+	want: func(s *Spec) { s.LocalSize = 5 },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "local_size=5 at 3:30"},
+}, {
+	name: "local_ttl alone is enough: refresh follows it",
+	doc:  []string{"//hotkey:cache key=user:{ID} local_ttl=5s"},
+	want: func(s *Spec) { s.LocalTTL = 5 * time.Second },
+	key:  "user:{ID}",
+	args: []string{"key=user:{ID} at 3:16", "local_ttl=5s at 3:30"},
 }, {
 	name: "other comments and other tools' directives are ignored",
 	doc: []string{
@@ -217,7 +235,7 @@ func TestParseAcceptsWellFormedDirectives(t *testing.T) {
 				t.Errorf("Pos = %v, want the directive's // in user.go", got.Pos)
 			}
 			got.Key, got.Args, got.Pos = Template{}, nil, token.Position{}
-			if !reflect.DeepEqual(*got, want) {
+			if !sameSettings(got.Config, want.Config) || got.Name != want.Name || got.Codec != want.Codec {
 				t.Errorf("Spec =\n%+v\nwant\n%+v", *got, want)
 			}
 		})
@@ -464,25 +482,52 @@ var malformed = []struct {
 	doc:  []string{"//hotkey:cache key=users"},
 	errs: []string{`user.go:3:16: key: "users" has no {Field}, so every value would share one Redis key; include the identifying field, as in user:{ID}`},
 }, {
-	name: "warm_qps above the default hot_qps is rejected by the runtime at warm_qps",
-	doc:  []string{"//hotkey:cache key=user:{ID} warm_qps=4000"},
-	errs: []string{`user.go:3:30: warm_qps: 4000 is above hot_qps 3000; a key must cool below the promotion rate to be demoted`},
+	name: "warm_qps above a written hot_qps is rejected by the runtime at warm_qps",
+	doc:  []string{"//hotkey:cache key=user:{ID} hot_qps=100 warm_qps=400"},
+	errs: []string{`user.go:3:42: warm_qps: 400 is above hot_qps 100; a key must cool below the promotion rate to be demoted: lower warm_qps, or leave it out to follow hot_qps / 6`},
 }, {
-	name: "top_n above the default local_size is rejected by the runtime at top_n",
-	doc:  []string{"//hotkey:cache key=user:{ID} top_n=300"},
-	errs: []string{`user.go:3:30: top_n: 300 exceeds local_size 200; every hot key needs a local slot`},
+	name: "top_n above a written local_size is rejected by the runtime at top_n",
+	doc:  []string{"//hotkey:cache key=user:{ID} local_size=5 top_n=30"},
+	errs: []string{`user.go:3:43: top_n: 30 exceeds local_size 5; every hot key needs a local slot: raise local_size, or lower top_n`},
 }, {
 	name: "refresh not shorter than local_ttl is rejected by the runtime at refresh",
 	doc:  []string{"//hotkey:cache key=user:{ID} refresh=2h local_ttl=1h"},
 	errs: []string{`user.go:3:30: refresh: 2h0m0s must be shorter than local_ttl 1h0m0s, or local copies expire before they are refreshed`},
 }, {
+	name: "a hard size limit below the warning size is a contradiction",
+	doc:  []string{"//hotkey:cache key=user:{ID} max_value_bytes=64KiB max_value_bytes_hard=16KiB"},
+	errs: []string{`user.go:3:52: max_value_bytes_hard: 16384 is below max_value_bytes 65536: writes would be refused before they were ever warned about; raise it, or lower max_value_bytes`},
+}, {
+	name: "cluster_hot_qps without aggregate=on is a contradiction",
+	doc:  []string{"//hotkey:cache key=user:{ID} cluster_hot_qps=9000"},
+	errs: []string{`user.go:3:30: cluster_hot_qps: applies only to cluster-wide detection, which is off; add aggregate=on (WithAggregate(true)), or remove cluster_hot_qps`},
+}, {
+	name: "every contradiction is reported, each at its option",
+	doc:  []string{"//hotkey:cache key=user:{ID} top_n=500 local_size=20 refresh=2h local_ttl=1h"},
+	errs: []string{
+		`user.go:3:30: top_n: 500 exceeds local_size 20; every hot key needs a local slot: raise local_size, or lower top_n`,
+		`user.go:3:54: refresh: 2h0m0s must be shorter than local_ttl 1h0m0s, or local copies expire before they are refreshed`,
+	},
+}, {
+	name: "a typo in one option hides neither a contradiction nor a template error",
+	doc:  []string{"//hotkey:cache key={ID} ttl=3x hot_qps=10 warm_qps=20"},
+	errs: []string{
+		`user.go:3:16: key: "{ID}" must start with a literal prefix ending in punctuation, as in user:{ID}: without one, a caller's value could name any Redis key, another entity's included`,
+		`user.go:3:25: ttl: "3x" is not a duration; use a form like 30s, 5m or 1h`,
+		`user.go:3:43: warm_qps: 20 is above hot_qps 10; a key must cool below the promotion rate to be demoted: lower warm_qps, or leave it out to follow hot_qps / 6`,
+	},
+}, {
+	name: "a key made of a field alone has no prefix of its own",
+	doc:  []string{"//hotkey:cache key={Name}:tail"},
+	errs: []string{`user.go:3:16: key: "{Name}:tail" must start with a literal prefix ending in punctuation, as in user:{Name}: without one, a caller's value could name any Redis key, another entity's included`},
+}, {
+	name: "a prefix must end in punctuation to keep a field's value out of it",
+	doc:  []string{"//hotkey:cache key=user{Name}"},
+	errs: []string{`user.go:3:16: key: "user{Name}" must start with a literal prefix ending in punctuation, as in user:{Name}: without one, a caller's value could name any Redis key, another entity's included`},
+}, {
 	name: "a negative duration is rejected by the runtime",
 	doc:  []string{"//hotkey:cache key=user:{ID}", "//hotkey:cache window=-1s"},
 	errs: []string{`user.go:4:16: window: must be a positive duration, got -1s`},
-}, {
-	name: "a rule broken by a defaulted option is reported at the directive",
-	doc:  []string{"// User is cached.", "//hotkey:cache key=user:{ID} local_size=5"},
-	errs: []string{`user.go:4:1: top_n, left at its default: 10 exceeds local_size 5; every hot key needs a local slot`},
 }, {
 	name: "a space after // makes a malformed directive",
 	doc:  []string{"// hotkey:cache key=user:{ID}"},
@@ -525,10 +570,7 @@ var malformed = []struct {
 func TestParseReportsEveryProblemAtItsArgument(t *testing.T) {
 	for _, tt := range malformed {
 		t.Run(tt.name, func(t *testing.T) {
-			spec, err := parseDoc(t, tt.doc...)
-			if spec != nil {
-				t.Errorf("Spec = %+v, want nil along with the errors", spec)
-			}
+			_, err := parseDoc(t, tt.doc...)
 			if got := errorLines(err); !reflect.DeepEqual(got, tt.errs) {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.errs, "\n"))
 			}
@@ -612,15 +654,21 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The options an annotation writes are the runtime's own, so what
+	// the runtime records as written is the same too.
 	want := runtime.DefaultConfig()
-	want.TTL, want.HotQPS, want.WarmQPS, want.TopN = time.Minute, 10, 5, 2
-	want.Window, want.PromoteEvery, want.DemoteEvery = time.Second, time.Second, 2*time.Second
-	want.LocalSize, want.LocalTTL, want.Refresh, want.RefreshFailures = 3, time.Hour, 30*time.Minute, 4
-	want.RecorderSize, want.InactiveAfter = 50, time.Minute
-	want.NullTTL, want.Jitter, want.RebuildLock, want.Degrade = 0, 0.2, true, runtime.DegradeLoader
-	want.MaxValueBytes, want.MaxValueBytesHard = 1<<20, 4<<20
-	want.Invalidate = runtime.InvalidatePubSub
-	want.Aggregate, want.ClusterHotQPS = true, 20
+	for _, o := range []runtime.Option{
+		runtime.WithTTL(time.Minute), runtime.WithHotQPS(10), runtime.WithWarmQPS(5), runtime.WithTopN(2),
+		runtime.WithWindow(time.Second), runtime.WithPromoteEvery(time.Second), runtime.WithDemoteEvery(2 * time.Second),
+		runtime.WithLocalSize(3), runtime.WithLocalTTL(time.Hour), runtime.WithRefresh(30 * time.Minute), runtime.WithRefreshFailures(4),
+		runtime.WithRecorderSize(50), runtime.WithInactiveAfter(time.Minute),
+		runtime.WithNullTTL(0), runtime.WithJitter(0.2), runtime.WithRebuildLock(true), runtime.WithDegrade(runtime.DegradeLoader),
+		runtime.WithMaxValueBytes(1 << 20), runtime.WithMaxValueBytesHard(4 << 20),
+		runtime.WithInvalidate(runtime.InvalidatePubSub),
+		runtime.WithAggregate(true), runtime.WithClusterHotQPS(20),
+	} {
+		o(&want)
+	}
 	if got := spec.Config; !reflect.DeepEqual(got, want) {
 		t.Errorf("Config = %+v\nwant %+v", got, want)
 	}
@@ -684,5 +732,51 @@ func TestErrorListSupportsErrorsAs(t *testing.T) {
 	var first *Error
 	if !errors.As(err, &first) || first != list[0] {
 		t.Errorf("errors.As(*Error) = %v, want the first error %v", first, list[0])
+	}
+}
+
+// sameSettings reports whether a and b hold the same value in every
+// exported field: the runtime's record of which were written is compared
+// where a test builds its expectation from runtime options.
+func sameSettings(a, b runtime.Config) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		if va.Type().Field(i).IsExported() && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestMisspeltDirectivesAreRecognised(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"//hotkeys:cache key=user:{ID}", true},
+		{"//HotKey:cache key=user:{ID}", true},
+		{"//hot-key:cache", true},
+		{"//hotkye:cache", true},
+		{"// hotkeys:cache key=user:{ID}", true},
+		{"//hotkey-cache key=user:{ID}", true},
+		{"//hotkeycache", true},
+		{"//hotkey:cache key=user:{ID}", false},  // ours: Parse reads it
+		{"//hotkey:cahce key=user:{ID}", false},  // ours: Parse reports it
+		{"// hotkey:cache key=user:{ID}", false}, // ours: Parse reports the space
+		{"// hotkeys are detected per instance", false},
+		{"// hotkeycache is prose after a space", false},
+		{"//go:generate go tool hotkeygen", false},
+		{"//lint:ignore U1000 generated", false},
+		{"//nolint:errcheck", false},
+		{"/* hotkeys:cache */", false},
+		{"//\t//hotkey:cache key=user:{ID} quoted in a doc comment", false},
+		{"// //hotkeys:cache quoted in prose", false},
+		{"//" + strings.Repeat("hotkey", 20) + ":cache", false},
+	}
+	for _, tt := range tests {
+		got, ok := Misspelt(tt.text)
+		if ok != tt.want || ok && got != "//hotkey:cache" {
+			t.Errorf("Misspelt(%q) = %q, %v; want %v", tt.text, got, ok, tt.want)
+		}
 	}
 }

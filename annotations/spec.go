@@ -64,22 +64,32 @@ const (
 )
 
 // validate checks the combination of options with the runtime's own rules
-// and reports a violation at the argument of the option the runtime blames,
-// or at the directive when that option kept its default.
-func (s *Spec) validate(errs *ErrorList) {
+// and reports every violation at the argument of the option the runtime
+// blames, or at the directive when that option kept its default. Options
+// in failed, whose argument could not be read, are not blamed again: they
+// hold their defaults, which follow the options that were written.
+func (s *Spec) validate(errs *ErrorList, failed map[string]bool) {
 	cfg := s.Config
 	err := cfg.Validate()
 	if err == nil {
 		return
 	}
-	var ce *runtime.ConfigError
-	if !errors.As(err, &ce) {
-		errs.add(s.Pos, "%v", err)
-		return
+	all := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		all = joined.Unwrap()
 	}
-	if a, ok := s.Arg(ce.Option); ok {
-		errs.add(a.Pos, "%s: %s", ce.Option, ce.Msg)
-		return
+	for _, err := range all {
+		var ce *runtime.ConfigError
+		switch {
+		case !errors.As(err, &ce):
+			errs.add(s.Pos, "%v", err)
+		case failed[ce.Option]:
+		default:
+			if a, ok := s.Arg(ce.Option); ok {
+				errs.add(a.Pos, "%s: %s", ce.Option, ce.Msg)
+			} else {
+				errs.add(s.Pos, "%s, left at its default: %s", ce.Option, ce.Msg)
+			}
+		}
 	}
-	errs.add(s.Pos, "%s, left at its default: %s", ce.Option, ce.Msg)
 }

@@ -1,6 +1,7 @@
 package annotations
 
 import (
+	"cmp"
 	"fmt"
 	"go/token"
 	"strings"
@@ -63,6 +64,10 @@ func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 			if !token.IsIdentifier(field) {
 				return Template{}, &Error{at(i), fmt.Sprintf("{%s} does not name a field; write a Go field name of the struct, as in {ID}", field)}
 			}
+			if len(t.Fields()) == 0 && (i == 0 || !hasPunct(raw[i-1:i])) {
+				return Template{}, fmt.Errorf("%q must start with a literal prefix ending in punctuation, as in %s:{%s}: without one, a caller's value could name any Redis key, another entity's included",
+					raw, cmp.Or(raw[:i], "user"), field)
+			}
 			if len(t.Fields()) > 0 && !hasPunct(raw[lit:i]) {
 				return Template{}, &Error{at(i), fmt.Sprintf("{%s} follows another field with no punctuation between them, so two entities could share one key; separate them, as in {A}:{%[1]s}", field)}
 			}
@@ -84,14 +89,18 @@ func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 }
 
 // hasPunct reports whether s holds an ASCII byte that is neither a letter
-// nor a digit: such a byte can separate two fields, because string fields
-// are escaped wherever they hold it (see runtime.AppendKeyString).
+// nor a digit: such a byte can separate two fields, or a prefix from the
+// first, because string fields are escaped wherever they hold it (see
+// runtime.AppendKeyString).
 func hasPunct(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+		if c := s[i]; c < 0x80 && !isAlnum(rune(c)) {
 			return true
 		}
 	}
 	return false
+}
+
+func isAlnum(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

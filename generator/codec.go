@@ -139,6 +139,13 @@ func planCodec(named *types.Named, spec *annotations.Spec, qual types.Qualifier)
 	return plan, notes
 }
 
+// msgpackName is the name a struct tag gives its field in msgpack: "-"
+// leaves the field out, "" keeps the Go name.
+func msgpackName(tag string) string {
+	name, _, _ := strings.Cut(reflect.StructTag(tag).Get("msgpack"), ",")
+	return name
+}
+
 // declares reports whether t or *t has the method name.
 func declares(t types.Type, name string) bool {
 	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(t), true, nil, name)

@@ -163,11 +163,41 @@ func targetOf(in *pkgInput, ts *ast.TypeSpec, pos token.Position, groups []*ast.
 	spec, err := annotations.Parse(in.Fset, groups...)
 	switch {
 	case err != nil:
-		return nil, annotationErrors(err)
+		errs = annotationErrors(err)
+		if spec != nil {
+			// The template's fields are checked too, so that a typo in
+			// one option does not hide a misspelt field until the next run.
+			_, _, kerrs := buildKey(in, under.(*types.Struct), target{Obj: obj, Spec: spec})
+			errs = append(errs, kerrs...)
+		}
+		return nil, errs
 	case spec == nil: // not ours after all; annotations has the last word
 		return nil, nil
 	}
 	return &target{Obj: obj, Spec: spec}, nil
+}
+
+// misspelt warns about every comment of in's files that looks like a
+// //hotkey:cache directive but is not read as one (see
+// annotations.Misspelt).
+func misspelt(in *pkgInput) ErrorList {
+	var warns ErrorList
+	for _, f := range in.Files {
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				want, ok := annotations.Misspelt(c.Text)
+				if !ok {
+					continue
+				}
+				text := c.Text
+				if len(text) > 40 {
+					text = text[:40] + "…"
+				}
+				warns.Add(in.Fset.Position(c.Slash), fmt.Sprintf("warning: %q is not a directive hotkeygen reads, so it is ignored; did you mean %s?", text, want))
+			}
+		}
+	}
+	return warns
 }
 
 // directivePos returns the position of the first line of cg that is in the

@@ -39,6 +39,10 @@ type Result struct {
 	// Notes say, for -v, what was generated and which parts of values are
 	// copied shallowly.
 	Notes []string
+	// Warnings are problems that do not stop generation, such as a
+	// misspelt directive, sorted by position; each message starts with
+	// "warning: ". When generation fails they are among the errors.
+	Warnings ErrorList
 }
 
 // Generate loads the packages cfg names and renders the file of every
@@ -55,8 +59,9 @@ func Generate(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, res.relErrors(err)
 	}
-	var errs ErrorList
+	var errs, warns ErrorList
 	for _, in := range inputs {
+		warns = append(warns, misspelt(in)...)
 		pkg, perrs := buildPackage(in)
 		errs = append(errs, perrs...)
 		switch {
@@ -82,7 +87,10 @@ func Generate(cfg Config) (*Result, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, res.relErrors(errs)
+		return nil, res.relErrors(append(errs, warns...))
+	}
+	if len(warns) > 0 {
+		res.Warnings = res.relErrors(warns).(ErrorList)
 	}
 	return res, nil
 }

@@ -142,6 +142,7 @@ func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
 	}
 	slices.SortFunc(targets, func(a, b target) int { return cmp.Compare(a.Obj.Name(), b.Obj.Name()) })
 
+	errs = append(errs, keyClashes(targets)...)
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
 	type generatedAt struct {
@@ -240,32 +241,16 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 		name = t.Obj.Name()
 	}
 	e := &entity{Type: named, Name: upperFirst(name), Template: t.Spec.Key.Raw}
-
-	params := map[string]*param{}
-	for _, part := range t.Spec.Key.Parts {
-		if part.Field == "" {
-			e.Key = append(e.Key, keyPart{Lit: part.Lit})
-			continue
-		}
-		p, ok := params[part.Field]
-		if !ok {
-			var perr *Error
-			p, perr = keyParam(in, st, t, part.Field, part.Pos)
-			if perr != nil {
-				errs = append(errs, perr)
-				continue
-			}
-			params[part.Field] = p
-			e.Params = append(e.Params, p)
-		}
-		e.Key = append(e.Key, keyPart{Param: p})
-	}
+	e.Key, e.Params, errs = buildKey(in, st, t)
 	// A composite key becomes a struct of the key fields with a String
 	// method; a field of that name would not compile.
-	if p := params["String"]; p != nil && e.Composite() {
-		errs.Add(p.Pos, fmt.Sprintf("%s: a key of several fields cannot use a field named String: the fields become those of the generated struct %s, whose String method builds the Redis key; rename the field",
-			t.Spec.Key.Raw, e.KeyName()))
+	for _, p := range e.Params {
+		if p.Field == "String" && e.Composite() {
+			errs.Add(p.Pos, fmt.Sprintf("%s: a key of several fields cannot use a field named String: the fields become those of the generated struct %s, whose String method builds the Redis key; rename the field",
+				t.Spec.Key.Raw, e.KeyName()))
+		}
 	}
+	errs = append(errs, unencodable(in, named)...)
 
 	opts, oerrs := options(lowerIdent(e.Name), t.Spec)
 	errs = append(errs, oerrs...)
@@ -283,8 +268,38 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	return e, nil
 }
 
+// buildKey models t's key template: its parts, and its fields as
+// parameters in order of first appearance. targetOf calls it too, for a
+// directive with other problems, so that one run reports them all.
+func buildKey(in *pkgInput, st *types.Struct, t target) ([]keyPart, []*param, ErrorList) {
+	var key []keyPart
+	var params []*param
+	var errs ErrorList
+	byField := map[string]*param{}
+	for _, part := range t.Spec.Key.Parts {
+		if part.Field == "" {
+			key = append(key, keyPart{Lit: part.Lit})
+			continue
+		}
+		p, ok := byField[part.Field]
+		if !ok {
+			var perr *Error
+			p, perr = keyParam(in, st, t, part.Field, part.Pos)
+			if perr != nil {
+				errs = append(errs, perr)
+				continue
+			}
+			byField[part.Field] = p
+			params = append(params, p)
+		}
+		key = append(key, keyPart{Param: p})
+	}
+	return key, params, errs
+}
+
 // keyParam checks that the struct has the field a template names, with a
-// type a key can hold.
+// type a key can hold, stored in the value so that it survives the round
+// trip through Redis.
 func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.Position) (*param, *Error) {
 	raw, typeName := t.Spec.Key.Raw, t.Obj.Name()
 	var f *types.Var
@@ -303,6 +318,14 @@ func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.
 			msg += "; its fields are " + joinAnd(names)
 		}
 		return nil, &Error{Pos: pos, Msg: msg}
+	}
+	if !f.Exported() {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: field %s of %s is unexported, so msgpack does not store it and every read would return it empty; export it", raw, field, typeName)}
+	}
+	for i := range st.NumFields() {
+		if st.Field(i) == f && msgpackName(st.Tag(i)) == "-" {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf(`%s: field %s of %s is tagged msgpack:"-", so it is not stored and every read would return it empty; remove the tag, as the key needs the field in the value`, raw, field, typeName)}
+		}
 	}
 	p := &param{Field: field, Type: f.Type(), Pos: pos}
 	b, _ := f.Type().Underlying().(*types.Basic)

@@ -336,7 +336,9 @@ func TestAggregateConfig(t *testing.T) {
 	}{
 		{"aggregation is off by default, with cluster_hot_qps following hot_qps", nil, ""},
 		{"cluster_hot_qps 0 means hot_qps", []Option{WithAggregate(true), WithClusterHotQPS(0)}, ""},
-		{"cluster_hot_qps may be below hot_qps", []Option{WithClusterHotQPS(50)}, ""},
+		{"cluster_hot_qps may be below hot_qps", []Option{WithAggregate(true), WithClusterHotQPS(50)}, ""},
+		{"cluster_hot_qps without aggregation contradicts it", []Option{WithClusterHotQPS(50)}, "cluster_hot_qps"},
+		{"cluster_hot_qps with aggregation turned off contradicts it", []Option{WithClusterHotQPS(50), WithAggregate(false)}, "cluster_hot_qps"},
 		{"a negative cluster_hot_qps is rejected", []Option{WithClusterHotQPS(-1)}, "cluster_hot_qps"},
 		{"NaN is rejected", []Option{WithClusterHotQPS(math.NaN())}, "cluster_hot_qps"},
 		{"a zero aggregate_top is rejected", []Option{WithAggregateTop(0)}, "aggregate_top"},

@@ -116,6 +116,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.resolved()
 	loader, batchLoader, err := loaders[K, V](cfg)
 	if err != nil {
 		return nil, err

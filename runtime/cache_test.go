@@ -431,7 +431,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	var ce *ConfigError
-	if _, err := New(rdb, profileGlue, WithWarmQPS(5000)); !errors.As(err, &ce) || ce.Option != "warm_qps" {
+	if _, err := New(rdb, profileGlue, WithHotQPS(100), WithWarmQPS(5000)); !errors.As(err, &ce) || ce.Option != "warm_qps" {
 		t.Fatalf("New with warm above hot = %v", err)
 	}
 	if _, err := New(rdb, Glue[string, profile]{Key: ident}); err == nil {
@@ -571,4 +571,19 @@ func (s *syncBuffer) linesWith(sub string) []string {
 		}
 	}
 	return out
+}
+
+// Tuning one threshold is enough: the thresholds that depend on it follow,
+// at run time as in an annotation, and the key still goes hot and cools.
+func TestNewWithOneThresholdOnly(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, err := New(rdb, profileGlue, WithHotQPS(100))
+	if err != nil {
+		t.Fatalf("New with hot_qps=100 alone: %v", err)
+	}
+	defer c.Close()
+	if c.cfg.WarmQPS != 100.0/WarmRatio {
+		t.Fatalf("warm_qps = %v, want hot_qps / %d", c.cfg.WarmQPS, WarmRatio)
+	}
 }

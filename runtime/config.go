@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 )
@@ -97,6 +96,11 @@ type Config struct {
 	// traffic to Redis: AggregateTop+1 commands per slot.
 	AggregateTop int
 
+	// written records the settings an Option set, so that a default which
+	// depends on another setting follows the value the caller chose (see
+	// resolved), and a contradiction blames only values someone wrote.
+	written settings
+
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
 
@@ -114,7 +118,7 @@ type Config struct {
 // Defaults; the annotation table in the README lists the same values.
 const (
 	DefaultHotQPS          = 3000
-	DefaultWarmQPS         = 500
+	DefaultWarmQPS         = DefaultHotQPS / WarmRatio
 	DefaultTopN            = 10
 	DefaultWindow          = 10 * time.Second
 	DefaultPromoteEvery    = 5 * time.Second
@@ -133,6 +137,11 @@ const (
 	DefaultMaxValueBytes   = 10 << 10
 	DefaultAggregateTop    = 50
 )
+
+// WarmRatio is how far below HotQPS a hot key must cool to be demoted when
+// WarmQPS is not set: WarmQPS follows HotQPS / WarmRatio, the seed design's
+// ratio, so tuning hot_qps alone keeps the two apart.
+const WarmRatio = 6
 
 // Degradation modes.
 const (
@@ -167,108 +176,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// ConfigError reports one invalid setting. Option is the annotation option
-// name ("warm_qps"), so the generator can point at the offending argument.
-type ConfigError struct {
-	Option string
-	Msg    string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("hotkey: invalid %s: %s", e.Option, e.Msg)
-}
-
-// Validate reports the first setting the runtime cannot work with, as a
-// *ConfigError. The generator calls it on annotation values, so the rules
-// live here once.
-func (c *Config) Validate() error {
-	bad := func(opt, format string, args ...any) error {
-		return &ConfigError{Option: opt, Msg: fmt.Sprintf(format, args...)}
-	}
-	positive := []struct {
-		opt string
-		d   time.Duration
-	}{
-		{"window", c.Window},
-		{"promote_every", c.PromoteEvery},
-		{"demote_every", c.DemoteEvery},
-		{"local_ttl", c.LocalTTL},
-		{"inactive_after", c.InactiveAfter},
-	}
-	for _, p := range positive {
-		if p.d <= 0 {
-			return bad(p.opt, "must be a positive duration, got %v", p.d)
-		}
-	}
-	if c.Window < slots*time.Millisecond {
-		return bad("window", "must be at least %v so each of its %d slots lasts a millisecond, got %v", slots*time.Millisecond, slots, c.Window)
-	}
-	nonNegative := []struct {
-		opt string
-		d   time.Duration
-	}{
-		{"ttl", c.TTL},
-		{"refresh", c.Refresh},
-		{"monitor_every", c.MonitorEvery},
-		{"null_ttl", c.NullTTL},
-	}
-	for _, p := range nonNegative {
-		if p.d < 0 {
-			return bad(p.opt, "must not be negative (0 disables it), got %v", p.d)
-		}
-	}
-	for _, p := range []struct {
-		opt string
-		d   time.Duration
-	}{{"ttl", c.TTL}, {"null_ttl", c.NullTTL}} {
-		if p.d > 0 && p.d < time.Millisecond {
-			return bad(p.opt, "Redis expiries have millisecond resolution, got %v", p.d)
-		}
-	}
-	switch {
-	case c.RebuildLockTTL < time.Millisecond:
-		return bad("rebuild_lock_ttl", "must be at least 1ms, got %v", c.RebuildLockTTL)
-	case c.Degrade != DegradeOff && c.Degrade != DegradeLoader:
-		return bad("degrade", "must be %q or %q, got %q", DegradeOff, DegradeLoader, c.Degrade)
-	case c.DegradeLimit <= 0:
-		return bad("degrade_limit", "must be positive, got %d", c.DegradeLimit)
-	case c.MaxValueBytes < 0:
-		return bad("max_value_bytes", "must not be negative (0 disables the warning), got %d", c.MaxValueBytes)
-	case c.Invalidate != InvalidateTracking && c.Invalidate != InvalidatePubSub && c.Invalidate != InvalidateOff:
-		return bad("invalidate", "must be %q, %q or %q, got %q", InvalidateTracking, InvalidatePubSub, InvalidateOff, c.Invalidate)
-	case c.MaxValueBytesHard < 0:
-		return bad("max_value_bytes_hard", "must not be negative (0 disables the limit), got %d", c.MaxValueBytesHard)
-	case !(c.ClusterHotQPS >= 0): // NaN too
-		return bad("cluster_hot_qps", "must not be negative (0 means hot_qps), got %v", c.ClusterHotQPS)
-	case c.AggregateTop <= 0:
-		return bad("aggregate_top", "must be positive, got %d", c.AggregateTop)
-	}
-	if c.Jitter < 0 || c.Jitter >= 1 || c.Jitter != c.Jitter {
-		return bad("jitter", "must be a fraction from 0 up to but not including 1, got %v", c.Jitter)
-	}
-	switch {
-	case c.HotQPS <= 0:
-		return bad("hot_qps", "must be positive, got %v", c.HotQPS)
-	case c.WarmQPS <= 0:
-		return bad("warm_qps", "must be positive, got %v", c.WarmQPS)
-	case c.WarmQPS > c.HotQPS:
-		return bad("warm_qps", "%v is above hot_qps %v; a key must cool below the promotion rate to be demoted", c.WarmQPS, c.HotQPS)
-	case c.TopN <= 0:
-		return bad("top_n", "must be positive, got %d", c.TopN)
-	case c.LocalSize <= 0:
-		return bad("local_size", "must be positive, got %d", c.LocalSize)
-	case c.TopN > c.LocalSize:
-		return bad("top_n", "%d exceeds local_size %d; every hot key needs a local slot", c.TopN, c.LocalSize)
-	case c.RefreshFailures <= 0:
-		return bad("refresh_failures", "must be positive, got %d", c.RefreshFailures)
-	case c.RecorderSize <= 0:
-		return bad("recorder_size", "must be positive, got %d", c.RecorderSize)
-	case c.Refresh != 0 && c.Refresh >= c.LocalTTL:
-		return bad("refresh", "%v must be shorter than local_ttl %v, or local copies expire before they are refreshed", c.Refresh, c.LocalTTL)
-	}
-	return nil
-}
-
 // Option changes one setting of a Cache at construction.
 type Option func(*Config)
 
@@ -276,91 +183,129 @@ type Option func(*Config)
 func WithEntity(name string) Option { return func(c *Config) { c.Entity = name } }
 
 // WithTTL sets the Redis expiry of writes (0: none).
-func WithTTL(d time.Duration) Option { return func(c *Config) { c.TTL = d } }
+func WithTTL(d time.Duration) Option { return func(c *Config) { c.TTL = d; c.wrote(setTTL) } }
 
 // WithHotQPS sets the promotion threshold.
-func WithHotQPS(qps float64) Option { return func(c *Config) { c.HotQPS = qps } }
+func WithHotQPS(qps float64) Option { return func(c *Config) { c.HotQPS = qps; c.wrote(setHotQPS) } }
 
 // WithWarmQPS sets the demotion threshold.
-func WithWarmQPS(qps float64) Option { return func(c *Config) { c.WarmQPS = qps } }
+func WithWarmQPS(qps float64) Option { return func(c *Config) { c.WarmQPS = qps; c.wrote(setWarmQPS) } }
 
 // WithTopN caps the number of hot keys.
-func WithTopN(n int) Option { return func(c *Config) { c.TopN = n } }
+func WithTopN(n int) Option { return func(c *Config) { c.TopN = n; c.wrote(setTopN) } }
 
 // WithWindow sets the detection window.
-func WithWindow(d time.Duration) Option { return func(c *Config) { c.Window = d } }
+func WithWindow(d time.Duration) Option { return func(c *Config) { c.Window = d; c.wrote(setWindow) } }
 
 // WithPromoteEvery sets the promotion tick.
-func WithPromoteEvery(d time.Duration) Option { return func(c *Config) { c.PromoteEvery = d } }
+func WithPromoteEvery(d time.Duration) Option {
+	return func(c *Config) { c.PromoteEvery = d; c.wrote(setPromoteEvery) }
+}
 
 // WithDemoteEvery sets the demotion tick.
-func WithDemoteEvery(d time.Duration) Option { return func(c *Config) { c.DemoteEvery = d } }
+func WithDemoteEvery(d time.Duration) Option {
+	return func(c *Config) { c.DemoteEvery = d; c.wrote(setDemoteEvery) }
+}
 
 // WithLocalSize bounds the local store.
-func WithLocalSize(n int) Option { return func(c *Config) { c.LocalSize = n } }
+func WithLocalSize(n int) Option { return func(c *Config) { c.LocalSize = n; c.wrote(setLocalSize) } }
 
 // WithLocalTTL sets how long a local value lives after it was written.
-func WithLocalTTL(d time.Duration) Option { return func(c *Config) { c.LocalTTL = d } }
+func WithLocalTTL(d time.Duration) Option {
+	return func(c *Config) { c.LocalTTL = d; c.wrote(setLocalTTL) }
+}
 
 // WithRefresh sets the reload interval of hot keys (0 disables).
-func WithRefresh(d time.Duration) Option { return func(c *Config) { c.Refresh = d } }
+func WithRefresh(d time.Duration) Option {
+	return func(c *Config) { c.Refresh = d; c.wrote(setRefresh) }
+}
 
 // WithRefreshFailures sets how many consecutive reload failures drop a
 // local copy.
-func WithRefreshFailures(n int) Option { return func(c *Config) { c.RefreshFailures = n } }
+func WithRefreshFailures(n int) Option {
+	return func(c *Config) { c.RefreshFailures = n; c.wrote(setRefreshFailures) }
+}
 
 // WithRecorderSize bounds the number of keys detection tracks.
-func WithRecorderSize(n int) Option { return func(c *Config) { c.RecorderSize = n } }
+func WithRecorderSize(n int) Option {
+	return func(c *Config) { c.RecorderSize = n; c.wrote(setRecorderSize) }
+}
 
 // WithInactiveAfter sets when an idle key is forgotten by detection.
-func WithInactiveAfter(d time.Duration) Option { return func(c *Config) { c.InactiveAfter = d } }
+func WithInactiveAfter(d time.Duration) Option {
+	return func(c *Config) { c.InactiveAfter = d; c.wrote(setInactiveAfter) }
+}
 
 // WithMonitorEvery sets the interval of the stats log line (0 disables).
-func WithMonitorEvery(d time.Duration) Option { return func(c *Config) { c.MonitorEvery = d } }
+func WithMonitorEvery(d time.Duration) Option {
+	return func(c *Config) { c.MonitorEvery = d; c.wrote(setMonitorEvery) }
+}
 
 // WithNullTTL sets how long an absent row is remembered (0: not at all).
-func WithNullTTL(d time.Duration) Option { return func(c *Config) { c.NullTTL = d } }
+func WithNullTTL(d time.Duration) Option {
+	return func(c *Config) { c.NullTTL = d; c.wrote(setNullTTL) }
+}
 
 // WithJitter sets the fraction by which write TTLs are spread.
-func WithJitter(f float64) Option { return func(c *Config) { c.Jitter = f } }
+func WithJitter(f float64) Option { return func(c *Config) { c.Jitter = f; c.wrote(setJitter) } }
 
 // WithRebuildLock makes one process at a time load a key (see
 // Config.RebuildLock).
-func WithRebuildLock(on bool) Option { return func(c *Config) { c.RebuildLock = on } }
+func WithRebuildLock(on bool) Option {
+	return func(c *Config) { c.RebuildLock = on; c.wrote(setRebuildLock) }
+}
 
 // WithRebuildLockTTL sets how long a rebuild lock holds before a waiting
 // process loads by itself.
-func WithRebuildLockTTL(d time.Duration) Option { return func(c *Config) { c.RebuildLockTTL = d } }
+func WithRebuildLockTTL(d time.Duration) Option {
+	return func(c *Config) { c.RebuildLockTTL = d; c.wrote(setRebuildLockTTL) }
+}
 
 // WithDegrade sets what reads do when Redis fails: DegradeOff or
 // DegradeLoader.
-func WithDegrade(mode string) Option { return func(c *Config) { c.Degrade = mode } }
+func WithDegrade(mode string) Option {
+	return func(c *Config) { c.Degrade = mode; c.wrote(setDegrade) }
+}
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis
 // failed.
-func WithDegradeLimit(n int) Option { return func(c *Config) { c.DegradeLimit = n } }
+func WithDegradeLimit(n int) Option {
+	return func(c *Config) { c.DegradeLimit = n; c.wrote(setDegradeLimit) }
+}
 
 // WithMaxValueBytes sets the size above which values are warned about.
-func WithMaxValueBytes(n int) Option { return func(c *Config) { c.MaxValueBytes = n } }
+func WithMaxValueBytes(n int) Option {
+	return func(c *Config) { c.MaxValueBytes = n; c.wrote(setMaxValueBytes) }
+}
 
 // WithMaxValueBytesHard sets the size above which writes are rejected (0:
 // no limit).
-func WithMaxValueBytesHard(n int) Option { return func(c *Config) { c.MaxValueBytesHard = n } }
+func WithMaxValueBytesHard(n int) Option {
+	return func(c *Config) { c.MaxValueBytesHard = n; c.wrote(setMaxValueBytesHard) }
+}
 
 // WithInvalidate sets how writes reach other instances' local copies:
 // InvalidateTracking, InvalidatePubSub or InvalidateOff.
-func WithInvalidate(mode string) Option { return func(c *Config) { c.Invalidate = mode } }
+func WithInvalidate(mode string) Option {
+	return func(c *Config) { c.Invalidate = mode; c.wrote(setInvalidate) }
+}
 
 // WithAggregate turns cluster-wide detection on or off (see
 // Config.Aggregate).
-func WithAggregate(on bool) Option { return func(c *Config) { c.Aggregate = on } }
+func WithAggregate(on bool) Option {
+	return func(c *Config) { c.Aggregate = on; c.wrote(setAggregate) }
+}
 
 // WithClusterHotQPS sets the cluster-wide rate that promotes a key (0:
 // HotQPS).
-func WithClusterHotQPS(qps float64) Option { return func(c *Config) { c.ClusterHotQPS = qps } }
+func WithClusterHotQPS(qps float64) Option {
+	return func(c *Config) { c.ClusterHotQPS = qps; c.wrote(setClusterHotQPS) }
+}
 
 // WithAggregateTop bounds the keys a replica reports per slot.
-func WithAggregateTop(n int) Option { return func(c *Config) { c.AggregateTop = n } }
+func WithAggregateTop(n int) Option {
+	return func(c *Config) { c.AggregateTop = n; c.wrote(setAggregateTop) }
+}
 
 // WithLoader reads through to the source of truth: on a Redis miss the
 // Cache calls load, writes what it returns to Redis and returns it. load

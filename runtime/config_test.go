@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,17 @@ func TestConfigValidate(t *testing.T) {
 		{"the defaults are valid", nil, "", ""},
 		{"refresh 0 disables refresh", []Option{WithRefresh(0)}, "", ""},
 		{"warm equal to hot is allowed", []Option{WithWarmQPS(3000)}, "", ""},
-		{"warm above hot is rejected", []Option{WithWarmQPS(3001)}, "warm_qps", "above hot_qps"},
-		{"top_n above local_size is rejected", []Option{WithTopN(300)}, "top_n", "exceeds local_size 200"},
-		{"refresh equal to local_ttl is rejected", []Option{WithRefresh(time.Hour)}, "refresh", "shorter than local_ttl"},
+		{"hot_qps alone takes warm_qps down with it", []Option{WithHotQPS(100)}, "", ""},
+		{"warm_qps alone above the default hot_qps takes hot_qps up", []Option{WithWarmQPS(3001)}, "", ""},
+		{"warm above a written hot is rejected", []Option{WithHotQPS(100), WithWarmQPS(101)}, "warm_qps", "above hot_qps"},
+		{"local_size alone takes top_n down with it", []Option{WithLocalSize(5)}, "", ""},
+		{"top_n alone above the default local_size takes local_size up", []Option{WithTopN(300)}, "", ""},
+		{"top_n above a written local_size is rejected", []Option{WithLocalSize(5), WithTopN(6)}, "top_n", "exceeds local_size 5"},
+		{"a short local_ttl alone shortens refresh", []Option{WithLocalTTL(time.Second)}, "", ""},
+		{"a long refresh alone lengthens local_ttl", []Option{WithRefresh(2 * time.Hour)}, "", ""},
+		{"refresh equal to a written local_ttl is rejected", []Option{WithLocalTTL(time.Minute), WithRefresh(time.Minute)}, "refresh", "shorter than local_ttl"},
+		{"max_value_bytes_hard alone below the warning size takes it down", []Option{WithMaxValueBytesHard(100)}, "", ""},
+		{"max_value_bytes_hard below a written max_value_bytes is rejected", []Option{WithMaxValueBytes(200), WithMaxValueBytesHard(100)}, "max_value_bytes_hard", "below max_value_bytes 200"},
 		{"a zero window is rejected", []Option{WithWindow(0)}, "window", "positive duration"},
 		{"a window too short for its slots is rejected", []Option{WithWindow(5 * time.Millisecond)}, "window", "at least 10ms"},
 		{"a negative promote tick is rejected", []Option{WithPromoteEvery(-time.Second)}, "promote_every", "positive"},
@@ -54,5 +63,53 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate() = %q (option %q), want option %q and a message with %q", ce, ce.Option, tt.option, tt.msg)
 			}
 		})
+	}
+}
+
+// A default that depends on another setting follows the value written for
+// it, and never overrides a value someone wrote.
+func TestConfigDefaultsFollowWrittenSettings(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want func(Config) bool
+	}{
+		{"warm_qps follows hot_qps", []Option{WithHotQPS(600)}, func(c Config) bool { return c.WarmQPS == 100 }},
+		{"a written warm_qps stays", []Option{WithHotQPS(600), WithWarmQPS(300)}, func(c Config) bool { return c.WarmQPS == 300 }},
+		{"hot_qps follows a warm_qps above it", []Option{WithWarmQPS(5000)}, func(c Config) bool { return c.HotQPS == 30000 && c.WarmQPS == 5000 }},
+		{"top_n follows a small local_size", []Option{WithLocalSize(4)}, func(c Config) bool { return c.TopN == 4 }},
+		{"local_size follows a large top_n", []Option{WithTopN(500)}, func(c Config) bool { return c.LocalSize == 500 }},
+		{"refresh follows a short local_ttl", []Option{WithLocalTTL(4 * time.Second)}, func(c Config) bool { return c.Refresh == 2*time.Second }},
+		{"a disabled refresh stays disabled", []Option{WithLocalTTL(4 * time.Second), WithRefresh(0)}, func(c Config) bool { return c.Refresh == 0 }},
+		{"local_ttl follows a long refresh", []Option{WithRefresh(2 * time.Hour)}, func(c Config) bool { return c.LocalTTL == 4*time.Hour }},
+		{"max_value_bytes follows a lower hard limit", []Option{WithMaxValueBytesHard(100)}, func(c Config) bool { return c.MaxValueBytes == 100 }},
+		{"the defaults are their own", nil, func(c Config) bool {
+			return c.WarmQPS == DefaultWarmQPS && c.TopN == DefaultTopN && c.Refresh == DefaultRefresh
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(tt.opts...)
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			if r := cfg.resolved(); !tt.want(r) {
+				t.Fatalf("resolved: hot %v warm %v top_n %d local_size %d refresh %v local_ttl %v max_value_bytes %d",
+					r.HotQPS, r.WarmQPS, r.TopN, r.LocalSize, r.Refresh, r.LocalTTL, r.MaxValueBytes)
+			}
+		})
+	}
+}
+
+// Validate reports every problem at once, so a user fixes them in one go.
+func TestConfigValidateReportsEveryProblem(t *testing.T) {
+	cfg := testConfig(WithTopN(500), WithLocalSize(10), WithRefresh(2*time.Hour), WithLocalTTL(time.Hour), WithJitter(2))
+	err := cfg.Validate()
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		got = append(got, e.(*ConfigError).Option)
+	}
+	if want := []string{"jitter", "top_n", "refresh"}; !slices.Equal(got, want) {
+		t.Fatalf("Validate() blamed %q, want %q:\n%v", got, want, err)
 	}
 }

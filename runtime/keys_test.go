@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +45,35 @@ func TestAppendKeyStringKeepsKeysApart(t *testing.T) {
 	if got := key("acme", "bob"); got != "acct:acme:bob" {
 		t.Fatalf("common case changed: %q", got)
 	}
+}
+
+// FuzzAppendKeyString attacks the promise that one user's input never
+// reaches another entity's keys: for key=acct:{Org}:{User}, the key holds
+// the prefix, then exactly two parts, each free of the template's
+// punctuation and decoding back to the value that made it, so no two
+// accounts share a key and no value can step outside acct:.
+func FuzzAppendKeyString(f *testing.F) {
+	for _, seed := range [][2]string{{"acme", "bob"}, {"a:b", "c"}, {"a", "b:c"}, {"%3A", ":"}, {"", ""}, {"\r\n*", "\x00\xff"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, org, user string) {
+		b := append([]byte(nil), "acct:"...)
+		b = AppendKeyString(b, org, ":%")
+		b = append(b, ':')
+		key := string(AppendKeyString(b, user, ":%"))
+
+		rest, ok := strings.CutPrefix(key, "acct:")
+		if !ok {
+			t.Fatalf("key %q left the entity's prefix", key)
+		}
+		parts := strings.Split(rest, ":")
+		if len(parts) != 2 {
+			t.Fatalf("key %q has %d parts, want 2: a value's ':' got through", key, len(parts))
+		}
+		for i, want := range []string{org, user} {
+			if got, err := url.PathUnescape(parts[i]); err != nil || got != want {
+				t.Fatalf("part %d of %q decodes to %q, %v; want %q", i, key, got, err, want)
+			}
+		}
+	})
 }

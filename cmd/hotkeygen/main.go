@@ -151,6 +151,9 @@ func run(args []string, dir string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, w)
+	}
 	if *verbose {
 		for _, n := range res.Notes {
 			fmt.Fprintln(stderr, n)

@@ -269,3 +269,24 @@ func TestErrorsOfTheGoCommandAreReportedToo(t *testing.T) {
 		t.Errorf("a pattern that matches nothing: exited %d, printed:\n%s", code, out)
 	}
 }
+
+// A misspelt directive is the only annotation of a package: nothing is
+// generated, and the user is told why rather than left to wonder.
+func TestMisspeltDirectiveIsWarnedAbout(t *testing.T) {
+	dir := newModule(t, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.26\n",
+		"a/user.go": `package a
+
+//hotkeys:cache key=user:{ID}
+type User struct{ ID int64 }
+`,
+	})
+	code, out := hotkeygen(t, dir, "./...")
+	want := `a/user.go:3:1: warning: "//hotkeys:cache key=user:{ID}" is not a directive hotkeygen reads, so it is ignored; did you mean //hotkey:cache?`
+	if code != 0 || strings.TrimSpace(out) != want {
+		t.Fatalf("hotkeygen exited %d, printing:\n%s\nwant 0, printing:\n%s", code, out, want)
+	}
+	if exists(filepath.Join(dir, "a", generator.DefaultOutput)) {
+		t.Error("a file was generated from a misspelt directive")
+	}
+}

@@ -3,6 +3,7 @@ package golden
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -62,7 +63,28 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 	start = time.Now()
 	t.Logf("%s", goCmd(t, mod, []string{"REDIS_ADDR=" + srv.Addr}, "test", "-count=1", "-vet=off", "-ldflags=-s -w", "./..."))
 	t.Logf("go test ./... took %v", time.Since(start).Round(time.Millisecond))
+
+	if *fuzzTime == "" {
+		return
+	}
+	// make fuzz: the cases' fuzz targets exist only in this module.
+	for _, name := range cases {
+		list := string(goCmd(t, mod, nil, "test", "-list", "^Fuzz", "./"+name))
+		for _, target := range strings.Fields(list) {
+			if !strings.HasPrefix(target, "Fuzz") {
+				continue
+			}
+			t.Logf("fuzz: %s in %s for %s", target, name, *fuzzTime)
+			t.Logf("%s", goCmd(t, mod, []string{"REDIS_ADDR=" + srv.Addr}, "test", "-run", "^$", "-fuzz", "^"+target+"$", "-fuzztime", *fuzzTime, "./"+name))
+		}
+	}
 }
+
+// fuzzTime, when set, has TestGeneratedCodeBuildsAndRuns fuzz every fuzz
+// target of the cases for that long each, after their tests passed: make
+// fuzz sets it, since those targets live only in the module the test
+// builds.
+var fuzzTime = flag.String("fuzztime-generated", "", "fuzz the golden cases' fuzz targets for this long each (a go test -fuzztime value)")
 
 // sharedPackage is the directory, under testdata/ here and in the
 // module, of the package the cases' e2e tests import as

@@ -18,6 +18,7 @@ const (
 	goldenOutput = "hotkey_gen.go.golden" // the generated file, for a case that succeeds
 	goldenNotes  = "notes.golden"         // what -v prints, for a case that succeeds
 	goldenStderr = "stderr.golden"        // the errors, for a case that fails
+	goldenWarn   = "warnings.golden"      // the warnings, for a case that succeeds with some
 )
 
 // repoRoot is the repository's root directory.
@@ -62,7 +63,7 @@ func TestGolden(t *testing.T) {
 			switch {
 			case errors.As(err, &list):
 				compare(t, dir, goldenStderr, err.Error()+"\n")
-				absent(t, dir, goldenOutput, goldenNotes)
+				absent(t, dir, goldenOutput, goldenNotes, goldenWarn)
 			case err != nil:
 				t.Fatalf("Generate: %v", err) // not a problem of the input
 			default:
@@ -74,6 +75,11 @@ func TestGolden(t *testing.T) {
 				compare(t, dir, goldenOutput, string(got))
 				compare(t, dir, goldenNotes, strings.Join(res.Notes, "\n")+"\n")
 				absent(t, dir, goldenStderr)
+				if len(res.Warnings) > 0 {
+					compare(t, dir, goldenWarn, res.Warnings.Error()+"\n")
+				} else {
+					absent(t, dir, goldenWarn)
+				}
 			}
 		})
 	}

@@ -35,8 +35,8 @@ type Profile struct {
 	Labels   Labels              // a named slice type
 	Pair     Pair[string, []int] // an instance of a generic type
 	Extra    any                 // an interface: copied shallowly
-	OnChange func()              // a function: copied shallowly
-	Updates  chan int            // a channel: copied shallowly
+	OnChange func()              `msgpack:"-"` // a function: copied shallowly, never stored
+	Updates  chan int            `msgpack:"-"` // a channel: copied shallowly, never stored
 	Embedded                     // an embedded struct with a slice
 	secret   []byte              // our own unexported field: copied
 }

@@ -16,8 +16,8 @@ type Job struct {
 	Guard    *sync.Mutex       // a pointer to a lock: shared, never copied
 	Stats    *Counters         // a pointer to a struct holding a lock
 	ByOwner  map[*Owner]string // pointer keys keep their identity
-	Hooks    []func()          // functions inside a slice
-	Raw      unsafe.Pointer
+	Hooks    []func()          `msgpack:"-"` // functions inside a slice, never stored
+	Raw      unsafe.Pointer    `msgpack:"-"`
 	Steps    []Step
 	Optional *any
 }

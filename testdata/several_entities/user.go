@@ -19,11 +19,12 @@ type Address struct {
 	Lines  []string
 }
 
-// session is unexported: its repository is still generated.
+// session is unexported: its repository is still generated. Its fields
+// are exported, as msgpack stores only those.
 //
-//hotkey:cache key=session:{token} ttl=15m
+//hotkey:cache key=session:{Token} ttl=15m
 type session struct {
-	token   string
-	userID  int64
-	expires time.Time
+	Token   string
+	UserID  int64
+	Expires time.Time
 }
