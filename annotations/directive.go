@@ -139,7 +139,8 @@ func (r *reader) finish() (*Spec, error) {
 // directive it most likely meant. Parse reports every line in its own
 // namespace; this catches the rest: a namespace a slip away from it
 // (//hotkeys:cache, //HotKey:cache, //hot-key:cache, //hotkye:cache) or a
-// missing colon (//hotkey-cache). The generator warns about these, since
+// missing colon (//hotkey-cache, or "// hotkey-cache key=…", as gofmt
+// writes it). The generator warns about these, since
 // a silently ignored directive leaves the user wondering why nothing was
 // generated.
 func Misspelt(text string) (string, bool) {
@@ -162,7 +163,9 @@ func Misspelt(text string) (string, bool) {
 	case len(word) > longest || strings.ContainsFunc(word, notDirectiveRune):
 		return "", false // prose, or a directive quoted in a comment
 	case colon && Closest(ns, []string{strings.TrimSuffix(namespace, ":")}) != "":
-	case !colon && len(rest) == len(body) && Closest(word, []string{want}) != "":
+	case !colon && (len(rest) == len(body) || strings.Contains(rest, " key=")) && Closest(word, []string{want}) != "":
+		// Without a colon gofmt puts a space after the //, like prose:
+		// a key= argument says it was meant as a directive.
 	default:
 		return "", false
 	}

@@ -760,6 +760,7 @@ func TestMisspeltDirectivesAreRecognised(t *testing.T) {
 		{"// hotkeys:cache key=user:{ID}", true},
 		{"//hotkey-cache key=user:{ID}", true},
 		{"//hotkeycache", true},
+		{"// hotkey-cache key=user:{ID}", true},  // as gofmt writes it
 		{"//hotkey:cache key=user:{ID}", false},  // ours: Parse reads it
 		{"//hotkey:cahce key=user:{ID}", false},  // ours: Parse reports it
 		{"// hotkey:cache key=user:{ID}", false}, // ours: Parse reports the space

@@ -367,7 +367,7 @@ func TestAggregateConfig(t *testing.T) {
 }
 
 func TestRecorderTopOfASlot(t *testing.T) {
-	r := NewRecorder(testConfig(), epoch, ident)
+	r := NewRecorder(testConfig(WithAggregate(true)), epoch, ident)
 	s0 := epoch.UnixNano() / int64(r.Slot())
 	recordN(r, "a", 5)
 	recordN(r, "c", 3)
@@ -429,10 +429,10 @@ func BenchmarkAggregateReport(b *testing.B) {
 }
 
 // BenchmarkRecorderTop measures the CPU side of a report at the default
-// recorder_size: finding the AggregateTop busiest of 100,000 tracked keys
-// in one slot. Advance scans the same keys every slot already.
+// recorder_size: finding the AggregateTop busiest of the tracked keys in
+// one slot.
 func BenchmarkRecorderTop(b *testing.B) {
-	r := NewRecorder(testConfig(), epoch, ident)
+	r := NewRecorder(testConfig(WithAggregate(true)), epoch, ident)
 	for i := range DefaultRecorderSize {
 		key := "p:" + strconv.Itoa(i)
 		for range 1 + i%7 {

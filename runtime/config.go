@@ -42,8 +42,11 @@ type Config struct {
 	Refresh         time.Duration
 	RefreshFailures int
 
-	// RecorderSize bounds how many distinct keys detection tracks;
-	// InactiveAfter forgets keys not read for that long.
+	// RecorderSize bounds how many keys detection tracks by name, the
+	// candidates among which hot keys are chosen; every other key is
+	// counted by hash in a sketch of fixed size (see recorder.go), so the
+	// memory detection takes does not grow with the keyspace. Candidates
+	// not read for InactiveAfter are forgotten.
 	RecorderSize  int
 	InactiveAfter time.Duration
 
@@ -127,7 +130,7 @@ const (
 	DefaultLocalTTL        = 60 * time.Minute
 	DefaultRefresh         = 10 * time.Second
 	DefaultRefreshFailures = 3
-	DefaultRecorderSize    = 100_000
+	DefaultRecorderSize    = 1024
 	DefaultInactiveAfter   = 300 * time.Second
 	DefaultMonitorEvery    = 60 * time.Second
 	DefaultNullTTL         = time.Minute
@@ -226,7 +229,7 @@ func WithRefreshFailures(n int) Option {
 	return func(c *Config) { c.RefreshFailures = n; c.wrote(setRefreshFailures) }
 }
 
-// WithRecorderSize bounds the number of keys detection tracks.
+// WithRecorderSize bounds the number of keys detection tracks by name.
 func WithRecorderSize(n int) Option {
 	return func(c *Config) { c.RecorderSize = n; c.wrote(setRecorderSize) }
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"math"
@@ -223,5 +224,99 @@ func TestDetectionZipf(t *testing.T) {
 				t.Fatalf("hot set differs from the exact answer\n got: %v\nwant: %v", got, want)
 			}
 		})
+	}
+}
+
+// BenchmarkDetectionAccuracy plays a Zipf stream (s = 0.99) of 100,000
+// reads a second over 1,000,000 keys through the Recorder on a fake
+// clock, for 60 s; every 10 s the popular keys change (the ranking is
+// rotated by 100,000 keys). At the end of each second, once the first
+// window is full, the top_n keys by the recorder's rates are compared
+// with the top_n by an exact count over the same window: precision and
+// recall are reported, averaged over the seconds.
+func BenchmarkDetectionAccuracy(b *testing.B) {
+	const (
+		keys    = 1_000_000
+		perSec  = 100_000
+		zipfS   = 0.99
+		seconds = 60
+		shiftAt = 10
+		topN    = DefaultTopN
+	)
+	cdf := make([]float64, keys)
+	var sum float64
+	for i := range cdf {
+		sum += 1 / math.Pow(float64(i+1), zipfS)
+		cdf[i] = sum
+	}
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = "k:" + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		cfg := testConfig(WithHotQPS(DefaultHotQPS))
+		r := NewRecorder(cfg, epoch, ident)
+		rng := rand.New(rand.NewPCG(3, 4))
+		exact := make([][ring]uint32, keys)
+		var precision, recall float64
+		var judged int
+		for s := range seconds {
+			now := epoch.Add(time.Duration(s) * time.Second)
+			r.Advance(now)
+			cell := r.cur.Load() % ring
+			for i := range exact {
+				exact[i][cell] = 0
+			}
+			shift := (s / shiftAt) * 100_000
+			for range perSec {
+				rank, _ := slices.BinarySearch(cdf, rng.Float64()*sum)
+				k := (min(rank, keys-1) + shift) % keys
+				exact[k][cell]++
+				r.Record(names[k])
+			}
+			if s < slots {
+				continue
+			}
+			// Both sides rank the window's complete slots, as QPS does.
+			type scored struct {
+				key   string
+				count float64
+			}
+			var truth []scored
+			for i := range exact {
+				var total uint32
+				for c := range ring {
+					if int64(c) != cell {
+						total += exact[i][c]
+					}
+				}
+				if total > 0 {
+					truth = append(truth, scored{names[i], float64(total)})
+				}
+			}
+			byCount := func(a, b scored) int { return cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(a.key, b.key)) }
+			slices.SortFunc(truth, byCount)
+			var found []scored
+			for _, kr := range r.Rates(0) {
+				found = append(found, scored{kr.Name, kr.QPS})
+			}
+			slices.SortFunc(found, byCount)
+			want := map[string]bool{}
+			for _, t := range truth[:min(topN, len(truth))] {
+				want[t.key] = true
+			}
+			hit := 0
+			got := found[:min(topN, len(found))]
+			for _, f := range got {
+				if want[f.key] {
+					hit++
+				}
+			}
+			precision += float64(hit) / float64(max(1, len(got)))
+			recall += float64(hit) / float64(len(want))
+			judged++
+		}
+		b.ReportMetric(precision/float64(judged), "precision")
+		b.ReportMetric(recall/float64(judged), "recall")
 	}
 }

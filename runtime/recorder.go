@@ -2,29 +2,70 @@ package runtime
 
 import (
 	"cmp"
+	"hash/maphash"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
+// Detection counts every access in two layers, both of a size fixed
+// whatever the number of distinct keys and their length:
+//
+//   - a count-min sketch per slot counts each access under the key's hash:
+//     a flat array of counters the garbage collector never scans, cleared
+//     one slot at a time, so that a tick costs the same with ten keys as
+//     with ten million;
+//   - a table of candidates, the few keys whose count in one slot reached
+//     a fraction of the warm rate, counts those exactly and holds their
+//     names, for selection, aggregation reports and logs.
+//
+// A key is admitted the moment the sketch says it may matter, with its
+// earlier slots seeded from the sketch, so admission loses no history. A
+// full table never turns a newcomer away: it drops its weakest quarter
+// instead, folding their counts back into the sketch.
 const (
 	// slots cuts the detection window so it slides one slot at a time.
 	slots = 10
 	// ring holds the window's complete slots plus the one being filled.
 	ring = slots + 1
-	// evictFraction is the share of a full recorder cleared at once, so a
-	// flood of new keys pays for one scan per slot, not one per key.
-	evictFraction = 0.1
+
+	// sketchDepth rows of sketchWidth counters make one slot's sketch:
+	// 64 KiB, 704 KiB for the ring. With 100,000 accesses in a slot a
+	// cell collects about 25 of other keys', and the least of four such
+	// cells is far below any admission threshold that matters.
+	sketchDepth = 2
+	sketchWidth = 1 << 13
+	sketchCells = sketchDepth * sketchWidth
+
+	// filterBits is the size of the bitmap of candidate hashes, which
+	// spares the accesses of every other key a map lookup.
+	filterBits = 1 << 16
+
+	// candidateCost is what a candidate costs beyond its name, in bytes,
+	// for the byte budget: the counters, the map entry, the key.
+	candidateCost = 160
+	// nameBudgetPerCandidate sets the bytes of key names the candidates
+	// may hold, per candidate slot: 256 KiB at the default size. A key
+	// whose name alone takes more than a sixteenth of the budget is
+	// counted by the sketch but never becomes a candidate, so it is never
+	// served from memory.
+	nameBudgetPerCandidate = 256
 )
 
-// keyCounter counts one key's accesses per slot. Cells are reset by
-// Advance before their slot begins, so Record only ever adds.
-type keyCounter struct {
+// candidate counts one key's accesses per slot, exactly. Cells are reset
+// by Advance before their slot begins, so Record only ever adds.
+type candidate struct {
 	counts [ring]atomic.Uint32
 	last   atomic.Int64 // absolute slot of the latest access
-	name   string       // the Redis key, built once when tracking starts
+	name   string       // the Redis key
+	hash   uint64
 }
+
+// cost is what c counts against the byte budget: its name, and the key,
+// which for a string key holds about as many bytes.
+func (c *candidate) cost() int64 { return int64(2*len(c.name)) + candidateCost }
 
 // KeyRate is a key's measured rate.
 type KeyRate[K comparable] struct {
@@ -48,25 +89,35 @@ type KeyRate[K comparable] struct {
 // Cluster.
 func (k KeyRate[K]) Score() float64 { return max(k.QPS, k.Burst, k.Cluster) }
 
-// Recorder counts per-key accesses over a sliding window with bounded
-// memory. Record is lock-free and does not allocate for a key it already
-// tracks; the slot clock is coarse (advanced by Advance), so the read path
-// never calls time.Now.
+// Recorder counts per-key accesses over a sliding window in a fixed amount
+// of memory. Record is lock-free and never allocates, except when it
+// admits a candidate; the slot clock is coarse (advanced by Advance), so
+// the read path never calls time.Now.
 type Recorder[K comparable] struct {
 	name       func(K) string
+	seed       maphash.Seed
 	slot       time.Duration
 	window     float64 // seconds
 	slotSecs   float64
 	burstCount uint32 // accesses in one slot that mark a burst at hot_qps
+	admitCount uint32 // accesses in one slot that make a key a candidate
 	capacity   int64
+	budget     int64 // bytes the candidates may cost
 	idleSlots  int64
 
-	m        sync.Map // K -> *keyCounter
+	sketch   *[ring][sketchCells]atomic.Uint32
+	filter   [filterBits / 64]atomic.Uint64
+	cands    sync.Map // K -> *candidate
 	n        atomic.Int64
+	bytes    atomic.Int64
 	cur      atomic.Int64 // absolute slot being filled
 	distinct [ring]atomic.Uint32
-	refused  atomic.Uint64
+	tooLong  atomic.Uint64
+	// floor is the count over the ring of the weakest candidate a full
+	// table kept: a newcomer must beat it to be admitted (see beatsFloor).
+	floor atomic.Uint64
 
+	admitMu   sync.Mutex // serialises admissions and evictions
 	advanceMu sync.Mutex // serialises Advance
 }
 
@@ -76,13 +127,27 @@ func NewRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *
 	slot := cfg.Window / slots
 	r := &Recorder[K]{
 		name:      name,
+		seed:      maphash.MakeSeed(),
 		slot:      slot,
 		window:    cfg.Window.Seconds(),
 		slotSecs:  slot.Seconds(),
 		capacity:  int64(cfg.RecorderSize),
+		budget:    int64(cfg.RecorderSize) * (candidateCost + nameBudgetPerCandidate),
 		idleSlots: int64((cfg.InactiveAfter + slot - 1) / slot),
+		sketch:    new([ring][sketchCells]atomic.Uint32),
 	}
 	r.burstCount = uint32(max(1, cfg.HotQPS*r.slotSecs))
+	// A key matters once its rate may reach the warm rate, so it is
+	// admitted at half of it in one slot (and, once the table is full, if
+	// it also outcounts the weakest candidate or bursts). With cluster-wide
+	// detection a replica's share of a key hot over all of them may be as
+	// small as one read, so every key is admitted and the table, dropping
+	// its weakest, keeps the busiest for the reports.
+	admit := min(cfg.HotQPS, cfg.WarmQPS) * r.slotSecs / 2
+	if cfg.Aggregate {
+		admit = 1
+	}
+	r.admitCount = uint32(max(1, min(admit, math.MaxUint32)))
 	r.cur.Store(r.slotOf(now))
 	return r
 }
@@ -115,19 +180,101 @@ func (r *Recorder[K]) RecordSampled(key K, rnd uint32) bool {
 }
 
 func (r *Recorder[K]) add(key K, w uint32) bool {
-	v, ok := r.m.Load(key)
-	if !ok {
-		if v, ok = r.insert(key); !ok {
-			return false
+	h := maphash.Comparable(r.seed, key)
+	cur := r.cur.Load()
+	if r.filtered(h) {
+		if v, ok := r.cands.Load(key); ok {
+			c := v.(*candidate)
+			n := c.counts[cur%ring].Add(w)
+			if c.last.Load() != cur && c.last.Swap(cur) != cur {
+				r.distinct[cur%ring].Add(1)
+			}
+			return crossed(n-w, n, r.burstCount)
 		}
 	}
-	e := v.(*keyCounter)
-	cur := r.cur.Load()
-	n := e.counts[cur%ring].Add(w)
-	if e.last.Load() != cur && e.last.Swap(cur) != cur {
+	n, first := r.sketchAdd(h, cur, w)
+	if first {
 		r.distinct[cur%ring].Add(1)
 	}
+	switch {
+	case n < r.admitCount:
+		return false
+	case n < r.burstCount && r.n.Load() >= r.capacity && !r.beatsFloor(h):
+		return false // a full table takes a key that outcounts its weakest, or bursts
+	case !r.admit(key, h, cur):
+		return false
+	}
 	return crossed(n-w, n, r.burstCount)
+}
+
+// beatsFloor reports whether the key hashed h counts, over the window,
+// clearly more than the weakest candidate a full table kept: by an eighth
+// and the admission count, so keys of about the same rate do not take
+// turns evicting each other.
+func (r *Recorder[K]) beatsFloor(h uint64) bool {
+	floor := r.floor.Load()
+	return r.windowEstimate(h) > floor+floor/8+uint64(r.admitCount)
+}
+
+// windowEstimate is the sketch's count of the key hashed h over the whole
+// ring, to rank it against the candidates.
+func (r *Recorder[K]) windowEstimate(h uint64) uint64 {
+	var total uint64
+	for s := range ring {
+		total += uint64(r.estimate(h, s))
+	}
+	return total
+}
+
+// sketchAdd counts w accesses of the key hashed h in slot cur, and returns
+// the key's estimated count there and whether it was its first access in
+// the slot. Only the rows holding the least count are raised (the
+// conservative update), which keeps the estimates of keys sharing the
+// other rows' cells from growing.
+func (r *Recorder[K]) sketchAdd(h uint64, cur int64, w uint32) (uint32, bool) {
+	cells := &r.sketch[cur%ring]
+	var idx [sketchDepth]int
+	var v [sketchDepth]uint32
+	least := uint32(math.MaxUint32)
+	for i := range sketchDepth {
+		idx[i] = cellOf(h, i)
+		v[i] = cells[idx[i]].Load()
+		least = min(least, v[i])
+	}
+	for i := range sketchDepth {
+		if v[i] < least+w {
+			cells[idx[i]].Add(w)
+		}
+	}
+	return least + w, least == 0
+}
+
+// cellOf is the cell of row i that counts the key hashed h: each row reads
+// its own 16 bits of the hash.
+func cellOf(h uint64, i int) int {
+	return i*sketchWidth + int(h>>(16*i))&(sketchWidth-1)
+}
+
+// estimate is the sketch's count of the key hashed h in the ring cell s.
+func (r *Recorder[K]) estimate(h uint64, s int) uint32 {
+	cells := &r.sketch[s]
+	least := uint32(math.MaxUint32)
+	for i := range sketchDepth {
+		least = min(least, cells[cellOf(h, i)].Load())
+	}
+	return least
+}
+
+// filtered reports whether the key hashed h may be a candidate; false is
+// certain.
+func (r *Recorder[K]) filtered(h uint64) bool {
+	bit := h >> 48 // the bits no sketch row reads
+	return r.filter[bit/64].Load()&(1<<(bit%64)) != 0
+}
+
+func (r *Recorder[K]) setFilter(h uint64) {
+	bit := h >> 48
+	r.filter[bit/64].Or(1 << (bit % 64))
 }
 
 // burstSteps is how many times past the hot rate a key's count in a slot
@@ -149,26 +296,88 @@ func crossed(prev, n, burst uint32) bool {
 	return false
 }
 
-// insert starts tracking key unless the recorder is full: a full recorder
-// refuses newcomers until Advance evicts the least useful keys, which keeps
-// memory bounded however many distinct keys arrive.
-func (r *Recorder[K]) insert(key K) (any, bool) {
-	if r.n.Add(1) > r.capacity {
-		r.n.Add(-1)
-		r.refused.Add(1)
-		return nil, false
+// admit makes key, hashed h, a candidate, its slots seeded from the
+// sketch. A full table first drops its weakest quarter. It reports false
+// only for a key whose name alone is too long to be worth its bytes.
+func (r *Recorder[K]) admit(key K, h uint64, cur int64) bool {
+	r.admitMu.Lock()
+	defer r.admitMu.Unlock()
+	if _, ok := r.cands.Load(key); ok {
+		return true // admitted by another access meanwhile
 	}
-	e := &keyCounter{name: r.name(key)}
-	e.last.Store(r.cur.Load() - 1) // not yet counted as distinct in this slot
-	v, loaded := r.m.LoadOrStore(key, e)
-	if loaded {
-		r.n.Add(-1)
+	c := &candidate{name: r.name(key), hash: h}
+	if c.cost() > r.budget/16 {
+		r.tooLong.Add(1)
+		return false
 	}
-	return v, true
+	if r.n.Load() >= r.capacity || r.bytes.Load()+c.cost() > r.budget {
+		r.evictLocked(c.cost())
+	}
+	for s := range ring {
+		c.counts[s].Store(r.estimate(h, s))
+	}
+	c.last.Store(cur)
+	r.cands.Store(key, c)
+	r.n.Add(1)
+	r.bytes.Add(c.cost())
+	r.setFilter(h)
+	return true
 }
 
-// Advance moves the window to now: it clears the slots that begin, forgets
-// idle keys and, when the recorder is full, evicts the least accessed ones.
+// evictLocked drops the weakest quarter of the candidates, the least
+// accessed over the window first, least recent first on ties, and more
+// while need bytes do not fit. Their counts go back into the sketch, so a
+// key dropped and admitted again keeps its history.
+func (r *Recorder[K]) evictLocked(need int64) {
+	type weak struct {
+		key   any
+		c     *candidate
+		total uint64
+	}
+	var all []weak
+	r.cands.Range(func(k, v any) bool {
+		c := v.(*candidate)
+		var total uint64
+		for i := range c.counts {
+			total += uint64(c.counts[i].Load())
+		}
+		all = append(all, weak{k, c, total})
+		return true
+	})
+	slices.SortFunc(all, func(a, b weak) int {
+		return cmp.Or(cmp.Compare(a.total, b.total), cmp.Compare(a.c.last.Load(), b.c.last.Load()))
+	})
+	quarter := max(1, len(all)/4)
+	for i, w := range all {
+		if i >= quarter && r.bytes.Load()+need <= r.budget {
+			r.floor.Store(w.total)
+			return
+		}
+		r.dropLocked(w.key, w.c)
+	}
+	r.floor.Store(0)
+}
+
+// dropLocked forgets candidate c of key k, folding its counts back into
+// the sketch.
+func (r *Recorder[K]) dropLocked(k any, c *candidate) {
+	for s := range ring {
+		n, est := c.counts[s].Load(), r.estimate(c.hash, s)
+		if n <= est {
+			continue
+		}
+		for i := range sketchDepth {
+			r.sketch[s][cellOf(c.hash, i)].Add(n - est)
+		}
+	}
+	r.cands.Delete(k)
+	r.n.Add(-1)
+	r.bytes.Add(-c.cost())
+}
+
+// Advance moves the window to now: it clears the slots that begin, in the
+// sketch and the candidates, and forgets idle candidates. Its work is
+// bounded by the sketch and the table, never by the number of keys read.
 func (r *Recorder[K]) Advance(now time.Time) {
 	r.advanceMu.Lock()
 	defer r.advanceMu.Unlock()
@@ -181,89 +390,91 @@ func (r *Recorder[K]) Advance(now time.Time) {
 	for s := cur + 1; s <= target && s <= cur+ring; s++ {
 		clear[s%ring] = true
 		r.distinct[s%ring].Store(0)
+		cells := &r.sketch[s%ring]
+		for i := range cells {
+			cells[i].Store(0)
+		}
 	}
-	full := r.n.Load() >= r.capacity
-	var scored []evictable
-	r.m.Range(func(k, v any) bool {
-		e := v.(*keyCounter)
-		if target-e.last.Load() > r.idleSlots {
-			r.m.Delete(k)
+	r.admitMu.Lock()
+	var filter [filterBits / 64]uint64
+	floor := uint64(math.MaxUint64)
+	r.cands.Range(func(k, v any) bool {
+		c := v.(*candidate)
+		if target-c.last.Load() > r.idleSlots {
+			r.cands.Delete(k)
 			r.n.Add(-1)
+			r.bytes.Add(-c.cost())
 			return true
 		}
 		var total uint64
-		for i := range e.counts {
+		for i := range c.counts {
 			if clear[i] {
-				e.counts[i].Store(0)
+				c.counts[i].Store(0)
 			}
-			total += uint64(e.counts[i].Load())
+			total += uint64(c.counts[i].Load())
 		}
-		if full {
-			scored = append(scored, evictable{k, total, e.last.Load()})
-		}
+		floor = min(floor, total)
+		bit := c.hash >> 48
+		filter[bit/64] |= 1 << (bit % 64)
 		return true
 	})
-	if full && r.n.Load() >= r.capacity {
-		r.evict(scored)
+	for i := range filter {
+		r.filter[i].Store(filter[i])
 	}
+	if r.n.Load() < r.capacity {
+		floor = 0
+	}
+	r.floor.Store(floor)
+	r.admitMu.Unlock()
 	r.cur.Store(target)
 }
 
-type evictable struct {
-	key   any
-	count uint64
-	last  int64
-}
-
-// evict drops the least accessed tenth of the keys, least recent first on
-// ties.
-func (r *Recorder[K]) evict(all []evictable) {
-	slices.SortFunc(all, func(a, b evictable) int {
-		if c := cmp.Compare(a.count, b.count); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.last, b.last)
-	})
-	n := max(1, int(float64(len(all))*evictFraction))
-	for _, e := range all[:min(n, len(all))] {
-		r.m.Delete(e.key)
-		r.n.Add(-1)
-	}
-}
-
-// Rate returns key's current rate; zero when the key is not tracked.
+// Rate returns key's current rate: exact for a candidate, the sketch's
+// estimate for any other key.
 func (r *Recorder[K]) Rate(key K) KeyRate[K] {
-	v, ok := r.m.Load(key)
-	if !ok {
-		return KeyRate[K]{Key: key, Name: r.name(key)}
+	cur := r.cur.Load()
+	if v, ok := r.cands.Load(key); ok {
+		return r.rate(key, v.(*candidate), cur)
 	}
-	return r.rate(key, v.(*keyCounter), r.cur.Load())
+	h := maphash.Comparable(r.seed, key)
+	var counts [ring]uint32
+	for s := range ring {
+		counts[s] = r.estimate(h, s)
+	}
+	return r.rateOf(key, r.name(key), &counts, cur)
 }
 
-func (r *Recorder[K]) rate(key K, e *keyCounter, cur int64) KeyRate[K] {
+func (r *Recorder[K]) rate(key K, c *candidate, cur int64) KeyRate[K] {
+	var counts [ring]uint32
+	for s := range ring {
+		counts[s] = c.counts[s].Load()
+	}
+	return r.rateOf(key, c.name, &counts, cur)
+}
+
+func (r *Recorder[K]) rateOf(key K, name string, counts *[ring]uint32, cur int64) KeyRate[K] {
 	var sum uint64
-	for i := range e.counts {
+	for i, n := range counts {
 		if int64(i) != cur%ring {
-			sum += uint64(e.counts[i].Load())
+			sum += uint64(n)
 		}
 	}
-	now := e.counts[cur%ring].Load()
-	prev := e.counts[(cur+ring-1)%ring].Load()
+	now, prev := counts[cur%ring], counts[(cur+ring-1)%ring]
 	return KeyRate[K]{
 		Key:   key,
-		Name:  e.name,
+		Name:  name,
 		QPS:   float64(sum) / r.window,
 		Burst: float64(max(now, prev)) / r.slotSecs,
 	}
 }
 
-// Rates returns every tracked key whose Score is at least min, in no
+// Rates returns every candidate whose Score is at least min, in no
 // particular order.
 func (r *Recorder[K]) Rates(min float64) []KeyRate[K] {
 	cur := r.cur.Load()
 	var out []KeyRate[K]
-	r.m.Range(func(k, v any) bool {
-		if kr := r.rate(k.(K), v.(*keyCounter), cur); kr.Score() >= min {
+	r.cands.Range(func(k, v any) bool {
+		if kr := r.rate(k.(K), v.(*candidate), cur); kr.Score() >= min {
 			out = append(out, kr)
 		}
 		return true
@@ -278,11 +489,10 @@ type SlotCount[K comparable] struct {
 	Count uint32
 }
 
-// Top returns the n keys read most in slot, an absolute slot number, most
-// read first and ties by name. slot must be complete and still within the
-// window, that is one of the slots before the current one; for any other
-// slot Top returns nil. It scans the tracked keys once and keeps n of
-// them, so memory stays O(n) whatever the number of keys.
+// Top returns the n candidates read most in slot, an absolute slot
+// number, most read first and ties by name. slot must be complete and
+// still within the window, that is one of the slots before the current
+// one; for any other slot Top returns nil.
 func (r *Recorder[K]) Top(slot int64, n int) []SlotCount[K] {
 	r.advanceMu.Lock() // the slot's cell is not cleared while it is read
 	defer r.advanceMu.Unlock()
@@ -292,13 +502,13 @@ func (r *Recorder[K]) Top(slot int64, n int) []SlotCount[K] {
 	}
 	cell := slot % ring
 	h := make(topHeap[K], 0, n)
-	r.m.Range(func(k, v any) bool {
-		e := v.(*keyCounter)
-		c := e.counts[cell].Load()
-		if c == 0 {
+	r.cands.Range(func(k, v any) bool {
+		c := v.(*candidate)
+		count := c.counts[cell].Load()
+		if count == 0 {
 			return true
 		}
-		sc := SlotCount[K]{Key: k.(K), Name: e.name, Count: c}
+		sc := SlotCount[K]{Key: k.(K), Name: c.name, Count: count}
 		if len(h) < n {
 			h.push(sc)
 		} else if h.less(h[0], sc) {
@@ -357,15 +567,19 @@ func (h topHeap[K]) down(i int) {
 	}
 }
 
-// Len is the number of keys tracked.
+// Len is the number of candidates, the keys tracked by name.
 func (r *Recorder[K]) Len() int { return int(r.n.Load()) }
 
-// Refused counts accesses to new keys turned away while the recorder was
-// full.
-func (r *Recorder[K]) Refused() uint64 { return r.refused.Load() }
+// NameBytes is what the candidates cost against the byte budget.
+func (r *Recorder[K]) NameBytes() int64 { return r.bytes.Load() }
+
+// TooLong counts admissions refused because a key's name alone was too
+// long to hold.
+func (r *Recorder[K]) TooLong() uint64 { return r.tooLong.Load() }
 
 // DistinctPerSec is the number of distinct keys read in the last complete
-// slot, per second.
+// slot, per second, as the sketch tells them apart: keys sharing all their
+// cells count once, so it may fall a little short.
 func (r *Recorder[K]) DistinctPerSec() float64 {
 	cur := r.cur.Load()
 	return float64(r.distinct[(cur+ring-1)%ring].Load()) / r.slotSecs

@@ -28,7 +28,7 @@ type Stats struct {
 	// LocalBytes is the encoded size of the values held locally: what they
 	// occupy in Redis, a lower bound of their size in memory.
 	LocalBytes   int64
-	RecorderSize int // keys tracked by detection
+	RecorderSize int // candidate keys detection tracks by name (see Config.RecorderSize)
 	RegistrySize int // hot keys registered for refresh
 
 	Promotions    uint64

@@ -39,7 +39,7 @@
 //	hotkeygen_hot_keys                    keys hot now
 //	hotkeygen_local_entries               values held locally
 //	hotkeygen_local_bytes                 their encoded size
-//	hotkeygen_recorder_keys               keys tracked by detection
+//	hotkeygen_recorder_keys               candidate keys detection tracks by name
 //	hotkeygen_invalidation_connections    invalidation subscriptions up
 //
 // Keys are not labels, so the number of series does not grow with the
@@ -143,7 +143,7 @@ var metrics = []metric{
 		func(s *runtime.Stats) float64 { return float64(s.LocalSize) }),
 	gauge("local_bytes", "Encoded size of the values held in the in-process cache: what they take in Redis, a lower bound of their memory.",
 		func(s *runtime.Stats) float64 { return float64(s.LocalBytes) }),
-	gauge("recorder_keys", "Distinct keys tracked by hot-key detection, at most recorder_size.",
+	gauge("recorder_keys", "Keys hot-key detection tracks by name, the candidates for hot, at most recorder_size; every other key is counted by hash.",
 		func(s *runtime.Stats) float64 { return float64(s.RecorderSize) }),
 	gauge("invalidation_connections", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established.",
 		func(s *runtime.Stats) float64 { return float64(s.InvalidationLive) }),

@@ -14,9 +14,9 @@ type Job struct {
 	Addr    uintptr
 	Steps   []Step
 	ByName  map[string]*Step
-	Skipped func() `msgpack:"-"` // left out of the value: fine
-	hidden  chan int              // unexported, so never stored: fine
-	Any     any                   // its dynamic value decides: fine
+	Skipped func()   `msgpack:"-"` // left out of the value: fine
+	hidden  chan int // unexported, so never stored: fine
+	Any     any      // its dynamic value decides: fine
 }
 
 // Step holds a function deep inside.

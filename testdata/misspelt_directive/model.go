@@ -15,10 +15,10 @@ type Order struct{ ID int64 }
 
 // Cart is capitalised.
 //
-//HotKey:cache key=cart:{ID}
+// HotKey:cache key=cart:{ID}
 type Cart struct{ ID int64 }
 
 // Line has no colon.
 //
-//hotkey-cache key=line:{ID}
+// hotkey-cache key=line:{ID}
 type Line struct{ ID int64 }
