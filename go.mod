@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/Yiling-J/theine-go v0.6.3
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/dave/jennifer v1.7.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0

@@ -126,15 +126,26 @@ func copyExpr(src expr, cp *copyPlan) *jen.Statement {
 // emitShapeGuard writes a function that stops compiling when a type the
 // clone functions rely on changes, as stringer guards its constants: a
 // field added with a slice in it would otherwise be shared silently.
-// Converting a pointer checks the whole underlying type, field by field.
+// Converting a pointer checks the whole underlying type, field by field,
+// into a local type named staleName, so that the compiler's own message
+// says what to do.
 func emitShapeGuard(f *jen.File, guards []*types.Named) {
 	if len(guards) == 0 {
 		return
 	}
 	body := make([]jen.Code, len(guards))
 	for i, t := range guards {
-		body[i] = jen.Id("_").Op("=").Parens(jen.Op("*").Add(typeCode(t.Underlying()))).Call(jen.New(typeCode(t)))
+		body[i] = jen.Block(
+			jen.Type().Id(staleName).Add(typeCode(t.Underlying())),
+			jen.Id("_").Op("=").Parens(jen.Op("*").Id(staleName)).Call(jen.New(typeCode(t))),
+		)
 	}
 	f.Comment("A compile error here means a type the clone functions copy changed: re-run go generate.")
 	f.Func().Id("_").Params().Block(body...)
 }
+
+// staleName names the local types of the guards. A guard that stops
+// compiling puts it in the compiler's message ("cannot convert new(Item)
+// (value of type *Item) to type *generated_code_is_stale__run_go_generate"),
+// which is all a user sees of the generated file at that point.
+const staleName = "generated_code_is_stale__run_go_generate"

@@ -146,7 +146,11 @@ func convert(p *param, v *jen.Statement, to string) *jen.Statement {
 func emitKeyGuard(f *jen.File, e *entity) {
 	body := []jen.Code{jen.Var().Id("v").Add(typeCode(e.Type))}
 	for _, p := range e.Params {
-		body = append(body, jen.Var().Id("_").Add(typeCode(p.Type)).Op("=").Id("v").Dot(p.Field))
+		// The alias puts staleName in the compiler's message.
+		body = append(body, jen.Block(
+			jen.Type().Id(staleName).Op("=").Add(typeCode(p.Type)),
+			jen.Var().Id("_").Id(staleName).Op("=").Id("v").Dot(p.Field),
+		))
 	}
 	// One line, however long, as stringer writes its guard comment.
 	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.Type.Obj().Name())

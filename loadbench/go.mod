@@ -14,6 +14,7 @@ require (
 
 require (
 	github.com/Yiling-J/theine-go v0.6.3 // indirect
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/klauspost/compress v1.13.6 // indirect

@@ -102,7 +102,10 @@ func ItemKey(id int64) string {
 // A compile error here means a key field of Item changed type: re-run go generate.
 func _() {
 	var v Item
-	var _ int64 = v.ID
+	{
+		type generated_code_is_stale__run_go_generate = int64
+		var _ generated_code_is_stale__run_go_generate = v.ID
+	}
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
@@ -204,9 +207,12 @@ func cloneItem(v *Item) *Item {
 
 // A compile error here means a type the clone functions copy changed: re-run go generate.
 func _() {
-	_ = (*struct {
-		ID      int64
-		Version int64
-		Payload string
-	})(new(Item))
+	{
+		type generated_code_is_stale__run_go_generate struct {
+			ID      int64
+			Version int64
+			Payload string
+		}
+		_ = (*generated_code_is_stale__run_go_generate)(new(Item))
+	}
 }

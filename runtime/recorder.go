@@ -184,25 +184,47 @@ func (r *Recorder[K]) add(key K, w uint32) bool {
 	cur := r.cur.Load()
 	if r.filtered(h) {
 		if v, ok := r.cands.Load(key); ok {
-			c := v.(*candidate)
-			n := c.counts[cur%ring].Add(w)
-			if c.last.Load() != cur && c.last.Swap(cur) != cur {
-				r.distinct[cur%ring].Add(1)
-			}
-			return crossed(n-w, n, r.burstCount)
+			return r.count(v.(*candidate), cur, w)
 		}
 	}
-	n, first := r.sketchAdd(h, cur, w)
-	if first {
-		r.distinct[cur%ring].Add(1)
+	// Every other key is counted in the sketch, unless this access makes
+	// it a candidate: then its count moves to the candidate, and the
+	// sketch holds only the keys that are not candidates.
+	cells := &r.sketch[cur%ring]
+	var idx [sketchDepth]int
+	var v [sketchDepth]uint32
+	least := uint32(math.MaxUint32)
+	for i := range sketchDepth {
+		idx[i] = cellOf(h, i)
+		v[i] = cells[idx[i]].Load()
+		least = min(least, v[i])
 	}
-	switch {
-	case n < r.admitCount:
-		return false
-	case n < r.burstCount && r.n.Load() >= r.capacity && !r.beatsFloor(h):
-		return false // a full table takes a key that outcounts its weakest, or bursts
-	case !r.admit(key, h, cur):
-		return false
+	n := least + w
+	if n >= r.admitCount && (n >= r.burstCount || r.n.Load() < r.capacity || r.beatsFloor(h)) {
+		if c, ok := r.admit(key, h, cur, least); ok {
+			return r.count(c, cur, w)
+		}
+	}
+	if least == 0 {
+		r.distinct[cur%ring].Add(1) // its first access in the slot
+	}
+	// The conservative update: only the rows holding the least count
+	// are raised, which keeps the estimates of keys sharing the other
+	// rows' cells from growing.
+	for i := range sketchDepth {
+		if v[i] < n {
+			cells[idx[i]].Add(w)
+		}
+	}
+	return false
+}
+
+// count adds w accesses to candidate c in slot cur and reports whether
+// they carried its count past the burst count or a doubling of it.
+func (r *Recorder[K]) count(c *candidate, cur int64, w uint32) bool {
+	n := c.counts[cur%ring].Add(w)
+	if c.last.Load() != cur && c.last.Swap(cur) != cur {
+		r.distinct[cur%ring].Add(1)
 	}
 	return crossed(n-w, n, r.burstCount)
 }
@@ -224,29 +246,6 @@ func (r *Recorder[K]) windowEstimate(h uint64) uint64 {
 		total += uint64(r.estimate(h, s))
 	}
 	return total
-}
-
-// sketchAdd counts w accesses of the key hashed h in slot cur, and returns
-// the key's estimated count there and whether it was its first access in
-// the slot. Only the rows holding the least count are raised (the
-// conservative update), which keeps the estimates of keys sharing the
-// other rows' cells from growing.
-func (r *Recorder[K]) sketchAdd(h uint64, cur int64, w uint32) (uint32, bool) {
-	cells := &r.sketch[cur%ring]
-	var idx [sketchDepth]int
-	var v [sketchDepth]uint32
-	least := uint32(math.MaxUint32)
-	for i := range sketchDepth {
-		idx[i] = cellOf(h, i)
-		v[i] = cells[idx[i]].Load()
-		least = min(least, v[i])
-	}
-	for i := range sketchDepth {
-		if v[i] < least+w {
-			cells[idx[i]].Add(w)
-		}
-	}
-	return least + w, least == 0
 }
 
 // cellOf is the cell of row i that counts the key hashed h: each row reads
@@ -297,18 +296,20 @@ func crossed(prev, n, burst uint32) bool {
 }
 
 // admit makes key, hashed h, a candidate, its slots seeded from the
-// sketch. A full table first drops its weakest quarter. It reports false
-// only for a key whose name alone is too long to be worth its bytes.
-func (r *Recorder[K]) admit(key K, h uint64, cur int64) bool {
+// sketch and its count in the current slot from before, the sketch's
+// estimate of it before this access; the caller then counts the access.
+// A full table first drops its weakest quarter. It returns the candidate,
+// or false for a key whose name alone is too long to be worth its bytes.
+func (r *Recorder[K]) admit(key K, h uint64, cur int64, before uint32) (*candidate, bool) {
 	r.admitMu.Lock()
 	defer r.admitMu.Unlock()
-	if _, ok := r.cands.Load(key); ok {
-		return true // admitted by another access meanwhile
+	if v, ok := r.cands.Load(key); ok {
+		return v.(*candidate), true // admitted by another access meanwhile
 	}
 	c := &candidate{name: r.name(key), hash: h}
 	if c.cost() > r.budget/16 {
 		r.tooLong.Add(1)
-		return false
+		return nil, false
 	}
 	if r.n.Load() >= r.capacity || r.bytes.Load()+c.cost() > r.budget {
 		r.evictLocked(c.cost())
@@ -316,12 +317,17 @@ func (r *Recorder[K]) admit(key K, h uint64, cur int64) bool {
 	for s := range ring {
 		c.counts[s].Store(r.estimate(h, s))
 	}
-	c.last.Store(cur)
+	c.counts[cur%ring].Store(before)
+	if before > 0 {
+		c.last.Store(cur) // counted as distinct in this slot already
+	} else {
+		c.last.Store(cur - 1)
+	}
 	r.cands.Store(key, c)
 	r.n.Add(1)
 	r.bytes.Add(c.cost())
 	r.setFilter(h)
-	return true
+	return c, true
 }
 
 // evictLocked drops the weakest quarter of the candidates, the least

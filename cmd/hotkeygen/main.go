@@ -19,10 +19,11 @@
 // Flags:
 //
 //	-check        write nothing; list each stale, missing or superfluous
-//	              file and exit 1 if there is any
+//	              file with a diff, and exit 1 if there is any
 //	-output name  generate name instead of hotkey_gen.go
 //	-v            say what was generated, and which parts of values are
 //	              copied shallowly
+//	-version      print the version (as does hotkeygen version)
 //
 // # Generated code
 //
@@ -88,8 +89,10 @@
 // override. Every read returns a deep copy made by a generated clone
 // function; parts that cannot be copied (interfaces, functions, channels,
 // another package's unexported fields) are shared, and -v lists them.
-// Guard functions break the build, with a "re-run go generate" comment,
-// when a key field or a copied type changes under the generated code.
+// Guard functions break the build when a key field or a copied type
+// changes under the generated code, with a message that says so itself:
+// "cannot convert new(User) (value of type *User) to type
+// *generated_code_is_stale__run_go_generate".
 //
 // # Watching hot keys across replicas
 //
@@ -113,16 +116,52 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/hotkeygen/hotkeygen/generator"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "top" {
-		os.Exit(topMain(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "top":
+			os.Exit(topMain(os.Args[2:]))
+		case "version":
+			fmt.Println(version())
+			return
+		}
 	}
 	os.Exit(run(os.Args[1:], "", os.Stderr))
+}
+
+// version is the module version hotkeygen was built from, as go install
+// and go tool record it, or "(devel)" with the VCS revision of a build
+// from a local checkout.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "hotkeygen (unknown version: built without module support)"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "(devel)"
+		var rev, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+		if rev != "" {
+			v += fmt.Sprintf(" (revision %s%s)", rev, modified)
+		}
+	}
+	return "hotkeygen " + v + " " + info.GoVersion
 }
 
 // run is the command, minus the process: it parses args, generates from
@@ -134,8 +173,10 @@ func run(args []string, dir string, stderr io.Writer) int {
 	check := fs.Bool("check", false, "report stale, missing or superfluous files and exit 1 if any, writing nothing")
 	output := fs.String("output", generator.DefaultOutput, "name of the generated file in each package")
 	verbose := fs.Bool("v", false, "say what was generated and which parts of values are copied shallowly")
+	showVersion := fs.Bool("version", false, "print hotkeygen's version and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hotkeygen [-check] [-output name] [-v] [packages]")
+		fmt.Fprintln(stderr, "       hotkeygen version")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(topUsage, "usage: "))
 		fs.PrintDefaults()
 	}
@@ -144,6 +185,10 @@ func run(args []string, dir string, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stderr, version())
+		return 0
 	}
 
 	res, err := generator.Generate(generator.Config{Dir: dir, Patterns: fs.Args(), Output: *output})
@@ -165,11 +210,8 @@ func run(args []string, dir string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		for _, c := range changes {
-			fmt.Fprintf(stderr, "%s: %s\n", res.Rel(c.Path), c.Kind)
-		}
 		if len(changes) > 0 {
-			fmt.Fprintln(stderr, "hotkeygen: generated code is out of date; run go generate")
+			reportChanges(stderr, res, changes)
 			return 1
 		}
 		return 0

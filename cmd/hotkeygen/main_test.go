@@ -124,9 +124,27 @@ func TestCheckReportsEachOutdatedFileAndWritesNothing(t *testing.T) {
 	before := snapshot(t, dir)
 
 	code, out := hotkeygen(t, dir, "-check", "./...")
-	want := "a/hotkey_gen.go: missing\nb/hotkey_gen.go: stale\nc/hotkey_gen.go: superfluous\nhotkeygen: generated code is out of date; run go generate\n"
-	if code != 1 || out != want {
-		t.Errorf("-check exited %d, printed:\n%s\nwant exit 1 and:\n%s", code, out, want)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	wantLines := []string{
+		"a/hotkey_gen.go: missing (",
+		"b/hotkey_gen.go: stale",
+		"  --- b/hotkey_gen.go (on disk)",
+		"  +++ b/hotkey_gen.go (generated)",
+		"  @@ ",
+		"c/hotkey_gen.go: superfluous (its package has no //hotkey:cache annotation left)",
+		"hotkeygen: generated code is out of date; run go tool hotkeygen ./...",
+	}
+	if code != 1 {
+		t.Errorf("-check exited %d, want 1", code)
+	}
+	at := 0
+	for _, l := range lines {
+		if at < len(wantLines) && strings.HasPrefix(l, wantLines[at]) {
+			at++
+		}
+	}
+	if at < len(wantLines) || !strings.Contains(out, "\n  -// edited\n") {
+		t.Errorf("-check printed:\n%s\nwant, in order, lines starting:\n%s\nand the edited line removed in the diff", out, strings.Join(wantLines, "\n"))
 	}
 	if after := snapshot(t, dir); !mapsEqual(before, after) {
 		t.Error("-check changed files")
@@ -288,5 +306,29 @@ type User struct{ ID int64 }
 	}
 	if exists(filepath.Join(dir, "a", generator.DefaultOutput)) {
 		t.Error("a file was generated from a misspelt directive")
+	}
+}
+
+func TestVersionSaysWhichBuild(t *testing.T) {
+	code, out := hotkeygen(t, t.TempDir(), "-version")
+	// A test binary is a build from a checkout: no module version.
+	if code != 0 || !strings.HasPrefix(out, "hotkeygen (devel)") || !strings.Contains(out, " go1.") {
+		t.Fatalf("-version exited %d, printing %q; want hotkeygen (devel) and the Go version", code, out)
+	}
+}
+
+// A stale file's diff is cut short, and without a superfluous file the
+// advice is go generate.
+func TestCheckCutsLongDiffs(t *testing.T) {
+	dir := newModule(t, module)
+	hotkeygen(t, dir, "./...")
+	path := filepath.Join(dir, "b", "hotkey_gen.go")
+	write(t, path, strings.ReplaceAll(read(t, path), "\t", "    "))
+	code, out := hotkeygen(t, dir, "-check", "./...")
+	if code != 1 || !strings.Contains(out, "more lines of diff") || !strings.HasSuffix(out, "run go generate ./...\n") {
+		t.Fatalf("-check exited %d, printed:\n%s", code, out)
+	}
+	if n := strings.Count(out, "\n"); n > maxDiffLines+3 {
+		t.Fatalf("-check printed %d lines for one file, want at most %d", n, maxDiffLines+3)
 	}
 }

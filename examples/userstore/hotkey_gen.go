@@ -112,8 +112,14 @@ func (k OrderKey) String() string {
 // A compile error here means a key field of Order changed type: re-run go generate.
 func _() {
 	var v Order
-	var _ string = v.Tenant
-	var _ uint32 = v.Num
+	{
+		type generated_code_is_stale__run_go_generate = string
+		var _ generated_code_is_stale__run_go_generate = v.Tenant
+	}
+	{
+		type generated_code_is_stale__run_go_generate = uint32
+		var _ generated_code_is_stale__run_go_generate = v.Num
+	}
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
@@ -363,7 +369,10 @@ func UserKey(id int64) string {
 // A compile error here means a key field of User changed type: re-run go generate.
 func _() {
 	var v User
-	var _ int64 = v.ID
+	{
+		type generated_code_is_stale__run_go_generate = int64
+		var _ generated_code_is_stale__run_go_generate = v.ID
+	}
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
@@ -504,20 +513,29 @@ func cloneUser(v *User) *User {
 
 // A compile error here means a type the clone functions copy changed: re-run go generate.
 func _() {
-	_ = (*struct {
-		SKU string
-		Qty int
-	})(new(Item))
-	_ = (*struct {
-		Tenant string
-		Num    uint32
-		Items  []Item
-		Total  int64
-	})(new(Order))
-	_ = (*struct {
-		ID    int64
-		Name  string
-		Email string
-		Tags  []string
-	})(new(User))
+	{
+		type generated_code_is_stale__run_go_generate struct {
+			SKU string
+			Qty int
+		}
+		_ = (*generated_code_is_stale__run_go_generate)(new(Item))
+	}
+	{
+		type generated_code_is_stale__run_go_generate struct {
+			Tenant string
+			Num    uint32
+			Items  []Item
+			Total  int64
+		}
+		_ = (*generated_code_is_stale__run_go_generate)(new(Order))
+	}
+	{
+		type generated_code_is_stale__run_go_generate struct {
+			ID    int64
+			Name  string
+			Email string
+			Tags  []string
+		}
+		_ = (*generated_code_is_stale__run_go_generate)(new(User))
+	}
 }

@@ -163,3 +163,54 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) []byte {
 	}
 	return out
 }
+
+// TestStaleGeneratedCodeSaysSo changes a struct under its generated file,
+// as a user who forgot go generate does, and checks what the compiler
+// prints: the message itself, not a comment it does not show, must say
+// that the generated code is stale and how to fix it. One change trips
+// the key guard (the key field's type), one the clone guard (a field
+// added).
+func TestStaleGeneratedCodeSaysSo(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+	}{
+		{"a key field changed type", "\tID   int64\n", "\tID   string\n"},
+		{"a field was added", "\tName string\n", "\tName string\n\tNick []string\n"},
+	}
+	root := repoRoot(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mod := t.TempDir()
+			writeModule(t, root, mod)
+			dir := filepath.Join(root, "testdata", "single_entity")
+			dst := filepath.Join(mod, "single_entity")
+			copyDir(t, dir, dst)
+			os.Remove(filepath.Join(dst, "e2e_test.go"))
+			out, err := os.ReadFile(filepath.Join(dir, goldenOutput))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, generator.DefaultOutput), out, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			src, err := os.ReadFile(filepath.Join(dst, "user.go"))
+			if err != nil || !bytes.Contains(src, []byte(tt.from)) {
+				t.Fatalf("user.go of the case lacks %q (%v)", tt.from, err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, "user.go"), bytes.Replace(src, []byte(tt.from), []byte(tt.to), 1), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("go", "build", "./...")
+			cmd.Dir = mod
+			cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
+			msg, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatal("the stale package compiled")
+			}
+			if !bytes.Contains(msg, []byte("generated_code_is_stale__run_go_generate")) {
+				t.Fatalf("the compiler's message does not say the generated code is stale:\n%s", msg)
+			}
+			t.Logf("%s", msg)
+		})
+	}
+}
