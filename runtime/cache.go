@@ -91,7 +91,11 @@ type Cache[K comparable, V any] struct {
 		next       time.Time
 		suppressed int
 	}
-	sched     schedule
+	sched schedule
+	// probeClient is the breaker's own connection to a single server (see
+	// probeOptions); nil for a cluster, whose nodes have theirs.
+	probeClient *redis.Client
+
 	ctx       context.Context // cancelled by Close; bounds background I/O
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -157,7 +161,13 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.nodes.one = newNode(c.ctx, "redis", func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+	reach := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+	ping := reach
+	if one, ok := rdb.(*redis.Client); ok {
+		c.probeClient = redis.NewClient(probeOptions(connOptions(one.Options())))
+		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
+	}
+	c.nodes.one = newNode(c.ctx, "redis", ping, reach)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
@@ -241,7 +251,11 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		return c.clone(v), nil
 	}
 	c.count.misses.Add(1)
-	v, err := c.resolve(ctx, key, e, nil)
+	var opened <-chan struct{} // nil: never
+	if held {
+		opened = c.nodes.of(c.key(key)).whenOpened()
+	}
+	v, err := c.resolveUntil(ctx, key, e, nil, opened)
 	if err != nil {
 		if held && redisFailed(err) {
 			// Redis failed while the copy waited to be vouched for: an
@@ -287,10 +301,15 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, erro
 	if n.unreachable() {
 		return nil, 0, c.refuse(n, "get", key)
 	}
-	b, err := c.rdb.Get(ctx, key).Bytes()
+	rctx, release := n.untilOpened(ctx)
+	b, err := c.rdb.Get(rctx, key).Bytes()
+	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return nil, 0, fmt.Errorf("get %q: %w", key, noKey{})
+		}
+		if n.unreachable() && ctx.Err() == nil {
+			return nil, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
 		c.count.redisErrors.Add(1)
 		c.failed(n, err)
@@ -380,6 +399,9 @@ func (c *Cache[K, V]) Close() error {
 		close(c.done)
 		c.wg.Wait()
 		c.local.Close()
+		if c.probeClient != nil {
+			c.probeClient.Close()
+		}
 	})
 	return nil
 }

@@ -31,6 +31,14 @@ type loadCall[V any] struct {
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
 func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen error) (*V, error) {
+	return c.resolveUntil(ctx, k, e, seen, nil)
+}
+
+// resolveUntil is resolve that stops waiting, with ErrUnavailable, when
+// opened is closed: the breaker of the key's node opened while a caller
+// with a local copy in hand waited on Redis. The read goes on for the
+// others; this caller is answered from the copy at once.
+func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen error, opened <-chan struct{}) (*V, error) {
 	t := c.begin(c.key(k))
 	c.flightMu.Lock()
 	call := c.flights[k]
@@ -51,6 +59,8 @@ func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen err
 		return call.v, call.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("hotkey: get %q: %w", c.key(k), ctx.Err())
+	case <-opened:
+		return nil, fmt.Errorf("hotkey: get %q: %w", c.key(k), ErrUnavailable)
 	}
 }
 

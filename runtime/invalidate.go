@@ -61,6 +61,10 @@ const (
 	sessionBackoffMax = time.Second
 )
 
+// errRedial is the cause suspect is given when a session's client
+// redials its lost connection by itself.
+var errRedial = errors.New("the invalidation connection was lost")
+
 // listen runs l until ctx ends.
 func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 	defer c.wg.Done()
@@ -88,13 +92,26 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 				c.invalidationUp.Add(-1)
 				l.n.sessionEnded()
 			})
-			s.arm(end)
+			s.arm(func() {
+				// The session's client redials: its connection is gone,
+				// and the node may be too. Ask it now, not when go-redis
+				// gives up redialling.
+				end()
+				c.wg.Add(1)
+				go func() {
+					defer c.wg.Done()
+					c.suspect(l.n, errRedial)
+				}()
+			})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
 			end()
 			s.close()
 			if ctx.Err() != nil {
 				return
+			}
+			if connectionFailure(err) {
+				c.suspect(l.n, err)
 			}
 			c.count.invalidationResets.Add(1)
 		} else if ctx.Err() == nil {
@@ -237,8 +254,9 @@ type trackingSession struct {
 	// the server the session tracks, read on its connection: when
 	// follow's commands reach another server (a Sentinel promoted a
 	// replica), the session ends.
-	follow *redis.Client
-	runID  string // set before the subscription is confirmed
+	follow  *redis.Client
+	runID   string    // set before the subscription is confirmed
+	checked time.Time // when followed last asked follow
 }
 
 func trackingListener(base *redis.Options, prefix string, follow *redis.Client) func(context.Context) (session, error) {
@@ -315,15 +333,13 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 		if err := s.ps.Ping(ctx); err != nil {
 			return nil, false, fmt.Errorf("ping: %w", err)
 		}
-		if s.follow != nil && s.runID != "" {
-			if id, err := serverID(ctx, s.follow); err == nil && id != s.runID {
-				return nil, false, errors.New("the client's commands reach another server now (a failover?)")
-			}
-		}
-		return nil, false, nil
+		return nil, false, s.followed(ctx)
 	case err != nil && isFlush(err):
 		return nil, true, nil
 	case err != nil:
+		return nil, false, err
+	}
+	if err := s.followed(ctx); err != nil {
 		return nil, false, err
 	}
 	if m, ok := msg.(*redis.Message); ok {
@@ -333,6 +349,26 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 		return []string{m.Payload}, false, nil
 	}
 	return nil, false, nil
+}
+
+// followed checks, at most every quietCheck, that the caller's commands
+// still reach the server the session tracks. Quiet or not: a session on
+// a demoted master, now a replica, goes on hearing every write through
+// replication, and would never notice that it no longer tracks the master
+// until that master fails, while the caller's commands spend seconds on
+// it. The check waits at most quietCheck for the caller's client, so a
+// failing client never holds up the session.
+func (s *trackingSession) followed(ctx context.Context) error {
+	if s.follow == nil || s.runID == "" || time.Since(s.checked) < quietCheck {
+		return nil
+	}
+	s.checked = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, quietCheck)
+	defer cancel()
+	if id, err := serverID(ctx, s.follow); err == nil && id != s.runID {
+		return errors.New("the client's commands reach another server now (a failover?)")
+	}
+	return nil
 }
 
 // isFlush recognises the invalidation FLUSHALL and FLUSHDB send: a message

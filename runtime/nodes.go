@@ -25,10 +25,11 @@ func (s *nodeSet) of(key string) *node {
 	return s.one
 }
 
-func newNode(ctx context.Context, name string, ping func(context.Context) error) *node {
+func newNode(ctx context.Context, name string, ping, reach func(context.Context) error) *node {
 	n := &node{name: name}
-	n.ping = ping
+	n.ping, n.reach = ping, reach
 	n.ctx = ctx
+	n.rearm()
 	return n
 }
 
@@ -179,10 +180,9 @@ func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNod
 func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix string) *clusterNode {
 	o := clusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(c.ctx)
-	probe := *o
-	probe.PoolSize, probe.MaxRetries = 1, -1
-	client := redis.NewClient(&probe)
-	n := newNode(ctx, addr, func(ctx context.Context) error { return client.Ping(ctx).Err() })
+	client := redis.NewClient(probeOptions(o))
+	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
+	n := newNode(ctx, addr, ping, ping)
 	c.spawnListener(ctx, listener{name: addr, n: n, connect: trackingListener(o, prefix, nil)})
 	return &clusterNode{n: n, stop: stop, client: client}
 }

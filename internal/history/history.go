@@ -102,8 +102,12 @@ type Report struct {
 	// During outages: hot reads, and those served; cold reads that
 	// failed, and the slowest of those after the first failure.
 	OutageHotReads, OutageHotServed int
-	OutageColdFailed                int
-	SlowestColdFailure              time.Duration
+	// SlowestOutageHotRead is the longest a hot read that began during an
+	// outage took, served or not: a hot key answered only after seconds
+	// was not kept available.
+	SlowestOutageHotRead time.Duration
+	OutageColdFailed     int
+	SlowestColdFailure   time.Duration
 	// Recovery is, per outage, how long after it ended the first
 	// successful cold read began.
 	Recovery []time.Duration
@@ -228,6 +232,7 @@ func (run Run) lastReset(t time.Duration) time.Duration {
 func (r *Report) outageRead(op Op, w Window, firstFailure map[Window]time.Duration) {
 	if op.Hot {
 		r.OutageHotReads++
+		r.SlowestOutageHotRead = max(r.SlowestOutageHotRead, op.End-op.Start)
 		if !op.Failed {
 			r.OutageHotServed++
 		}

@@ -21,6 +21,7 @@ type Sentinel struct {
 	SentinelAddrs []string
 	Master        *Server
 	Replica       *Server
+	sentinel      *Server
 }
 
 // StartSentinel starts a master, a synced replica and a sentinel that knows
@@ -29,44 +30,62 @@ type Sentinel struct {
 // master stops answering.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
+	s, err := LaunchSentinel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// LaunchSentinel is StartSentinel for a program: the caller stops it.
+func LaunchSentinel() (*Sentinel, error) {
 	// Either may serve a full sync, the replica after a failover: at once,
 	// not after the default five seconds of waiting for more replicas.
 	nodelay := []string{"--repl-diskless-sync-delay", "0"}
-	master, err := Launch(nodelay...)
-	if err != nil {
-		t.Fatal(err)
+	s := &Sentinel{MasterName: "mymaster"}
+	var err error
+	if s.Master, err = Launch(nodelay...); err != nil {
+		return nil, err
 	}
-	t.Cleanup(master.Stop)
-	replica, err := Launch(append(nodelay, "--replicaof", "127.0.0.1", strconv.Itoa(master.port))...)
-	if err != nil {
-		t.Fatal(err)
+	if s.Replica, err = Launch(append(nodelay, "--replicaof", "127.0.0.1", strconv.Itoa(s.Master.port))...); err != nil {
+		s.Stop()
+		return nil, err
 	}
-	t.Cleanup(replica.Stop)
-	s := &Sentinel{MasterName: "mymaster", Master: master, Replica: replica}
 	// The replica first, so the sentinel finds it at its first look at the
 	// master instead of ten seconds later.
 	if err := s.waitSynced(); err != nil {
-		t.Fatal(err)
+		s.Stop()
+		return nil, err
 	}
 	conf := func(dir string, port int) (string, error) {
 		path := filepath.Join(dir, "sentinel.conf") // the sentinel rewrites it: it must be writable
 		name := s.MasterName
 		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir) +
-			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\n", name, master.port) +
+			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\n", name, s.Master.port) +
 			fmt.Sprintf("sentinel down-after-milliseconds %s 500\n", name) +
-			fmt.Sprintf("sentinel failover-timeout %s 2000\n", name)
+			fmt.Sprintf("sentinel failover-timeout %s 1000\n", name)
 		return path, os.WriteFile(path, []byte(text), 0o644)
 	}
-	sentinel, err := launch(conf, "--sentinel")
-	if err != nil {
-		t.Fatal(err)
+	if s.sentinel, err = launch(conf, "--sentinel"); err != nil {
+		s.Stop()
+		return nil, err
 	}
-	t.Cleanup(sentinel.Stop)
-	s.SentinelAddrs = []string{sentinel.Addr}
+	s.SentinelAddrs = []string{s.sentinel.Addr}
 	if err := s.waitWatched(); err != nil {
-		t.Fatal(err)
+		s.Stop()
+		return nil, err
 	}
-	return s
+	return s, nil
+}
+
+// Stop stops the three servers.
+func (s *Sentinel) Stop() {
+	for _, srv := range []*Server{s.sentinel, s.Replica, s.Master} {
+		if srv != nil {
+			srv.Stop()
+		}
+	}
 }
 
 // waitSynced waits until the replica has a live link to the master.

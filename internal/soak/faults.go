@@ -2,10 +2,15 @@ package soak
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"runtime"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
 // Fault is one thing that goes wrong with Redis, as it does in production.
@@ -67,6 +72,97 @@ var Faults = []Fault{
 		}
 		return r.seed(ctx, l)
 	}},
+}
+
+// SentinelFaults are the faults of a run with Config.Sentinel, in order:
+// a planned switchover (see sentinelFailover), which loses no
+// acknowledged write, connections killed on the new master, a switchover
+// back, and the master's process killed, which the Sentinel turns into a
+// failover half a second later and which may lose the writes the replica
+// had not received.
+var SentinelFaults = []Fault{
+	{"SENTINEL FAILOVER", sentinelFailover},
+	{"CLIENT KILL all", Faults[0].inject},
+	{"SENTINEL FAILOVER back", sentinelFailover},
+	{"SIGKILL the master", func(ctx context.Context, r *run, l *history.Log) error {
+		master, err := r.master(ctx)
+		if err != nil {
+			return err
+		}
+		from := r.now() // writes acknowledged before may be lost
+		master.Kill()
+		_, err = r.newMaster(ctx, master)
+		r.mu.Lock()
+		r.outages = append(r.outages, history.Window{From: from, To: r.now()})
+		r.resets = append(r.resets, from)
+		r.mu.Unlock()
+		return err
+	}},
+}
+
+// sentinelFailover switches the master over the way an operator plans
+// it, so that no acknowledged write is lost and what the run checks is the
+// cache alone: writes are paused on the master, the Sentinel promotes the
+// replica, the old master is made a replica of the new one (what the
+// Sentinel itself does only some seconds later), and the pause ends.
+// Writes that waited through the pause then meet a replica and fail.
+func sentinelFailover(ctx context.Context, r *run, _ *history.Log) error {
+	old, err := r.master(ctx)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: old.Addr, MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 5000, "WRITE").Err(); err != nil {
+		return err
+	}
+	defer rdb.Do(context.WithoutCancel(ctx), "CLIENT", "UNPAUSE")
+	sc := redis.NewSentinelClient(&redis.Options{Addr: r.sn.SentinelAddrs[0], MaxRetries: -1})
+	defer sc.Close()
+	if err := sc.Failover(ctx, r.sn.MasterName).Err(); err != nil {
+		return err
+	}
+	srv, err := r.newMaster(ctx, old)
+	if err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	return rdb.Do(ctx, "REPLICAOF", host, port).Err()
+}
+
+// master returns the server the Sentinel names master.
+func (r *run) master(ctx context.Context) (*redistest.Server, error) {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: r.sn.SentinelAddrs[0], MaxRetries: -1})
+	defer sc.Close()
+	addr, err := sc.GetMasterAddrByName(ctx, r.sn.MasterName).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, srv := range []*redistest.Server{r.sn.Master, r.sn.Replica} {
+		if srv.Addr == net.JoinHostPort(addr[0], addr[1]) {
+			return srv, nil
+		}
+	}
+	return nil, fmt.Errorf("soak: the sentinel names %v master, which is neither server", addr)
+}
+
+// newMaster waits until the Sentinel names a master other than old and it
+// answers as one.
+func (r *run) newMaster(ctx context.Context, old *redistest.Server) (*redistest.Server, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if srv, err := r.master(ctx); err == nil && srv != old {
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+			role, err := rdb.Do(ctx, "ROLE").Slice()
+			rdb.Close()
+			if err == nil && len(role) > 0 && role[0] == "master" {
+				return srv, nil
+			}
+		}
+		if time.Now().After(deadline) || !sleep(ctx, 20*time.Millisecond) {
+			return nil, fmt.Errorf("soak: no new master within 10s of %s", old.Addr)
+		}
+	}
 }
 
 func goMaxProcs() int { return runtime.GOMAXPROCS(0) }

@@ -38,6 +38,10 @@ type Config struct {
 	Saturating bool // readers in tight loops on every core instead of paced
 	Bound      time.Duration
 	Faults     []Fault
+	// Sentinel runs against a master, a replica and a Sentinel, every
+	// client a failover client, instead of one redis-server: for
+	// SentinelFaults.
+	Sentinel bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
@@ -66,20 +70,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Bound == 0 {
 		cfg.Bound = 50 * time.Millisecond
 	}
+	r := &run{cfg: cfg, start: time.Now()}
+	if cfg.Sentinel {
+		sn, err := redistest.LaunchSentinel()
+		if err != nil {
+			return nil, err
+		}
+		defer sn.Stop()
+		r.sn = sn
+		r.client = func(opt redis.Options) *redis.Client {
+			return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: sn.MasterName, SentinelAddrs: sn.SentinelAddrs, MaxRetries: opt.MaxRetries})
+		}
+		return r.run(ctx)
+	}
 	srv, err := redistest.Launch("--enable-debug-command", "yes")
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Stop()
-	r := &run{cfg: cfg, srv: srv, start: time.Now()}
+	r.srv = srv
+	r.client = func(opt redis.Options) *redis.Client {
+		opt.Addr = srv.Addr
+		return redis.NewClient(&opt)
+	}
 	return r.run(ctx)
 }
 
 type run struct {
 	cfg   Config
-	srv   *redistest.Server
+	srv   *redistest.Server   // the server, unless cfg.Sentinel
+	sn    *redistest.Sentinel // the servers, if cfg.Sentinel
 	start time.Time
 	admin *redis.Client
+	// client connects to the run's Redis: to the server, or through the
+	// Sentinel to whichever server is master.
+	client func(redis.Options) *redis.Client
 
 	locks   []sync.Mutex // per key: writes of a key are serialised
 	version atomic.Int64
@@ -95,10 +120,10 @@ func (r *run) now() time.Duration { return time.Since(r.start) }
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func (r *run) run(ctx context.Context) (*Result, error) {
-	r.admin = redis.NewClient(&redis.Options{Addr: r.srv.Addr, MaxRetries: -1})
+	r.admin = r.client(redis.Options{MaxRetries: -1})
 	defer r.admin.Close()
 	r.locks = make([]sync.Mutex, r.cfg.Keys+1)
-	plain := redis.NewClient(&redis.Options{Addr: r.srv.Addr})
+	plain := r.client(redis.Options{})
 	defer plain.Close()
 
 	opts := []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
@@ -108,7 +133,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	var repos []*userstore.UserRepo
 	for range r.cfg.Instances {
-		rdb := redis.NewClient(&redis.Options{Addr: r.srv.Addr})
+		rdb := r.client(redis.Options{})
 		defer rdb.Close()
 		repo := userstore.NewUserRepo(rdb, opts...)
 		defer repo.Close()

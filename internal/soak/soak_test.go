@@ -47,3 +47,26 @@ func TestPromisesHoldUnderFaults(t *testing.T) {
 	}
 	Table(os.Stdout, results)
 }
+
+// TestPromisesHoldThroughSentinelFailovers runs the same checks over
+// Sentinel failover clients while the Sentinel switches the master over
+// and back and connections are killed on the new one: failovers the
+// clients and the invalidation sessions must follow on their own. The
+// last of SentinelFaults, the master's process killed, is left to make
+// soak: under it reads beyond the bound remain (see RELIABILITY.md).
+func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
+	redis.SetLogger(discard{})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 10 * time.Second, Instances: 3, Keys: 8, Faults: SentinelFaults[:3], Sentinel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Table(os.Stdout, []*Result{res})
+	tot := res.Total
+	if len(tot.BeyondBound) > 0 || len(tot.OwnWrites) > 0 {
+		t.Errorf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
+			len(tot.BeyondBound), len(tot.OwnWrites), tot.Reads, tot.Summary(10))
+	}
+	if tot.Reads < 10_000 || tot.Writes < 500 {
+		t.Errorf("only %d reads and %d writes: the run did not run", tot.Reads, tot.Writes)
+	}
+}

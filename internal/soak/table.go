@@ -19,10 +19,14 @@ func Table(w io.Writer, results []*Result) {
 		if res.Config.Saturating {
 			readers = "saturating"
 		}
-		for _, p := range res.Phases {
-			row(tw, res.Config.Mode, readers, p.Fault.Name, &p.Report)
+		mode := res.Config.Mode
+		if res.Config.Sentinel {
+			mode += " (sentinel)"
 		}
-		row(tw, res.Config.Mode, readers, "whole run", &res.Total)
+		for _, p := range res.Phases {
+			row(tw, mode, readers, p.Fault.Name, &p.Report)
+		}
+		row(tw, mode, readers, "whole run", &res.Total)
 	}
 	tw.Flush()
 }
@@ -30,7 +34,7 @@ func Table(w io.Writer, results []*Result) {
 func row(w io.Writer, mode, readers, fault string, r *history.Report) {
 	served := "-"
 	if r.OutageHotReads > 0 {
-		served = fmt.Sprintf("%.2f%% of %d", 100*float64(r.OutageHotServed)/float64(r.OutageHotReads), r.OutageHotReads)
+		served = fmt.Sprintf("%.2f%% of %d, slowest %s", 100*float64(r.OutageHotServed)/float64(r.OutageHotReads), r.OutageHotReads, dur(r.SlowestOutageHotRead))
 	}
 	slowest, recovery := "-", "-"
 	if r.OutageColdFailed > 0 {

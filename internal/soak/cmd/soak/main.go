@@ -46,6 +46,20 @@ func main() {
 			}
 		}
 	}
+	// Sentinel: switchovers, and the master killed (reported, not judged:
+	// an open finding, see RELIABILITY.md).
+	res, err := soak.Run(ctx, soak.Config{Mode: runtime.InvalidateTracking, Duration: each, Instances: 3, Keys: *keys, Faults: soak.SentinelFaults, Sentinel: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	results = append(results, res)
+	for _, p := range res.Phases[:len(res.Phases)-1] {
+		if len(p.Report.BeyondBound) > 0 || len(p.Report.OwnWrites) > 0 {
+			failed = true
+			fmt.Fprint(os.Stderr, p.Report.Summary(5))
+		}
+	}
 	soak.Table(os.Stdout, results)
 	if failed {
 		fmt.Fprintln(os.Stderr, "soak: paced readers saw stale reads beyond the bound")
