@@ -9,6 +9,7 @@ require (
 	github.com/go-redis/cache/v9 v9.0.0
 	github.com/hotkeygen/hotkeygen v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )
 

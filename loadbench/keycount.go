@@ -18,7 +18,8 @@ import (
 // go-redis's client-side cache the process hook runs for every GET, the
 // cache hits included (the cache sits inside process); only the bytes
 // written to the socket tell what Redis saw. It is installed through a
-// redis.Hook's DialHook, so every system's clients are counted alike.
+// redis.Hook's DialHook (Hook), or around a connection a client dialled
+// itself (Wrap), so every system's clients are counted alike.
 //
 // Counts live in one array indexed by item ID, not in maps: a map of
 // every key read would put megabytes of pointers on the heap and make the
@@ -73,9 +74,13 @@ func (h keyCountHook) DialHook(next redis.DialHook) redis.DialHook {
 		if err != nil {
 			return nil, err
 		}
-		return &countingConn{Conn: conn, count: h.k.count}, nil
+		return h.k.Wrap(conn), nil
 	}
 }
+
+// Wrap returns conn counting the reads written to it, for clients that
+// dial through a function of their own rather than go-redis's hooks.
+func (k *KeyCounter) Wrap(conn net.Conn) net.Conn { return &countingConn{Conn: conn, count: k.count} }
 
 func (keyCountHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 

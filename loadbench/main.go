@@ -3,8 +3,9 @@
 // latency, Redis load, memory and stale reads.
 //
 // The peers: plain go-redis (no local cache), github.com/go-redis/cache
-// with its TinyLFU local cache, and go-redis's own client-side cache
-// (RESP3 and CLIENT TRACKING). Every local cache gets the same entry
+// with its TinyLFU local cache, go-redis's own client-side cache (RESP3
+// and CLIENT TRACKING), and rueidis's client-side cache (DoCache). Every
+// local cache gets the same entry
 // budget (-local), and every system reads and writes the same msgpack
 // bytes of Item under the same keys.
 //
@@ -14,7 +15,7 @@
 //
 // Usage, from the repository root: make loadbench, or
 //
-//	cd loadbench && go run . [-duration 20s] [-systems redis,cache,csc,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
+//	cd loadbench && go run . [-duration 20s] [-systems redis,cache,csc,rueidis,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
 //
 // Without -redis it starts its own redis-server on a free loopback port.
 package main
@@ -53,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		addr       = fs.String("redis", "", "address of the Redis to use; empty starts a redis-server on a free loopback port")
 		duration   = fs.Duration("duration", 0, "how long each system runs each workload; 0 means 20s for zipf and writes, 35s for flash")
 		workers    = fs.Int("workers", 4*goruntime.GOMAXPROCS(0), "concurrent goroutines reading and writing")
-		sysList    = fs.String("systems", "redis,cache,csc,hotkeygen", "systems to run, comma-separated: "+systemIDs())
+		sysList    = fs.String("systems", "redis,cache,csc,rueidis,hotkeygen", "systems to run, comma-separated: "+systemIDs())
 		wlList     = fs.String("workloads", "zipf,writes,flash", "workloads to run, comma-separated: zipf, writes, flash")
 		keys       = fs.Int64("keys", 100_000, "number of keys")
 		theta      = fs.Float64("theta", 0.99, "Zipfian constant, between 0 and 1")

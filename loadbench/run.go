@@ -87,7 +87,7 @@ func (b *Bench) Run(ctx context.Context, si systemInfo, w *Workload, round int) 
 		return nil, err
 	}
 	kc := NewKeyCounter(b.cfg.Keys)
-	sys, err := si.New(Setup{Addr: b.cfg.Addr, Local: b.cfg.Local, Hook: kc.Hook()})
+	sys, err := si.New(Setup{Addr: b.cfg.Addr, Local: b.cfg.Local, Payload: b.cfg.Payload, Keys: kc})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", si.Name, err)
 	}

@@ -29,9 +29,10 @@ type System interface {
 
 // Setup is what every system is built from.
 type Setup struct {
-	Addr  string
-	Local int        // local cache entries
-	Hook  redis.Hook // added to every client, to count reads reaching Redis
+	Addr    string
+	Local   int         // local cache entries
+	Payload int         // bytes of Item.Payload, for caches sized in bytes
+	Keys    *KeyCounter // watches every client's connections, to count reads reaching Redis
 }
 
 // systemInfo describes one system the harness can run.
@@ -45,14 +46,15 @@ var systems = []systemInfo{
 	{"redis", "go-redis", newPlain},
 	{"cache", "go-redis/cache", newGoCache},
 	{"csc", "go-redis CSC", newCSC},
+	{"rueidis", "rueidis", newRueidis},
 	{"hotkeygen", "hotkeygen", newHotkeygen},
 }
 
 func (s Setup) client(opt redis.Options) *redis.Client {
 	opt.Addr = s.Addr
 	rdb := redis.NewClient(&opt)
-	if s.Hook != nil {
-		rdb.AddHook(s.Hook)
+	if s.Keys != nil {
+		rdb.AddHook(s.Keys.Hook())
 	}
 	return rdb
 }
@@ -78,6 +80,10 @@ func getDecode(ctx context.Context, rdb *redis.Client, id int64) (*Item, error) 
 	if err != nil {
 		return nil, err
 	}
+	return decodeItem(b)
+}
+
+func decodeItem(b []byte) (*Item, error) {
 	v := new(Item)
 	return v, msgpack.Unmarshal(b, v)
 }
@@ -103,16 +109,16 @@ type goCache struct {
 	rr, wr *redis.Client
 }
 
-// goCacheLocalTTL is how long go-redis/cache keeps a local copy; the
-// package's README uses a minute.
-const goCacheLocalTTL = time.Minute
+// localTTL is how long the caches that take one keep a local copy:
+// go-redis/cache's and rueidis's READMEs both use a minute.
+const localTTL = time.Minute
 
 func newGoCache(s Setup) (System, error) {
 	g := &goCache{rr: s.client(redis.Options{}), wr: s.client(redis.Options{})}
 	mk := func(rdb *redis.Client) *cache.Cache {
 		return cache.New(&cache.Options{
 			Redis:      rdb,
-			LocalCache: cache.NewTinyLFU(s.Local, goCacheLocalTTL),
+			LocalCache: cache.NewTinyLFU(s.Local, localTTL),
 			Marshal:    msgpack.Marshal,
 			Unmarshal:  msgpack.Unmarshal,
 		})
