@@ -29,7 +29,7 @@ generate:
 
 # bench runs the benchmarks that BENCHMARKS.md reports.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime ./examples/userstore
+	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./runtime/... ./examples/userstore
 
 # fuzz runs every fuzz target of the repository (both modules), one at a
 # time, each for FUZZTIME; targets are found with go test -list, so new ones

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
 // Cluster-wide detection (Config.Aggregate). A key read evenly by twenty
@@ -53,7 +54,7 @@ func (c Config) clusterHotQPS() float64 {
 func (c *Cache[K, V]) report(slot int64) {
 	a := c.agg
 	for name, r := range a.reported {
-		if r.slot < slot-slots { // outside every window still to be read
+		if r.slot < slot-detect.Slots { // outside every window still to be read
 			delete(a.reported, name)
 		}
 	}

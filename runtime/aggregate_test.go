@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
@@ -72,7 +74,7 @@ func TestAggregationPromotesAKeySpreadOverReplicas(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run("aggregate="+strconv.FormatBool(on), func(t *testing.T) {
 			r := newReplicas(t, 4, WithAggregate(on))
-			for range slots { // the tenth tick, 10s in, is a promotion tick
+			for range detect.Slots { // the tenth tick, 10s in, is a promotion tick
 				r.read("p:spread", 40)
 				r.step()
 			}
@@ -92,7 +94,7 @@ func TestAggregationPromotesAKeySpreadOverReplicas(t *testing.T) {
 				if hk := st.HotKeys[0]; hk.QPS != 40 || hk.ClusterQPS != 144 {
 					t.Errorf("replica %d: QPS %v, ClusterQPS %v; want 40 here, 144 cluster-wide", i, hk.QPS, hk.ClusterQPS)
 				}
-				if st.AggregateReports != slots || st.AggregateErrors != 0 {
+				if st.AggregateReports != detect.Slots || st.AggregateErrors != 0 {
 					t.Errorf("replica %d: %d reports, %d errors; want one report per slot", i, st.AggregateReports, st.AggregateErrors)
 				}
 			}
@@ -107,11 +109,11 @@ func TestAggregationPromotesAKeySpreadOverReplicas(t *testing.T) {
 // the window still holds enough of them, and is then demoted.
 func TestAClusterHotKeyCoolsWithTheCluster(t *testing.T) {
 	r := newReplicas(t, 4, WithAggregate(true), WithDemoteEvery(10*time.Second))
-	for range slots {
+	for range detect.Slots {
 		r.read("p:spread", 40)
 		r.step()
 	}
-	for range slots { // the demotion pass at 20s sees one slot of reads: 16/s cluster-wide, above warm_qps
+	for range detect.Slots { // the demotion pass at 20s sees one slot of reads: 16/s cluster-wide, above warm_qps
 		r.step()
 	}
 	for i, c := range r.cs {
@@ -119,7 +121,7 @@ func TestAClusterHotKeyCoolsWithTheCluster(t *testing.T) {
 			t.Fatalf("replica %d demoted the key while its cluster rate was %v", i, c.det.clusterRates()["p:spread"])
 		}
 	}
-	for range slots { // at 30s nothing is left of the reads
+	for range detect.Slots { // at 30s nothing is left of the reads
 		r.step()
 	}
 	for i, c := range r.cs {
@@ -138,21 +140,21 @@ func TestClusterRatesPromoteAndKeepKeysHot(t *testing.T) {
 		hot     bool    // before the pass
 		local   int     // reads here in each of the window's slots
 		cluster float64 // reads/s cluster-wide
-		pass    Pass
+		pass    detect.Pass
 		want    bool
 	}{
-		{"a key read at cluster_hot_qps cluster-wide is promoted, though hardly read here", false, 1, 400, PromotePass, true},
-		{"just below cluster_hot_qps it is not", false, 1, 399, PromotePass, false},
-		{"a key at hot_qps here is promoted whatever the cluster reads", false, 100, 0, PromotePass, true},
-		{"a hot key stays while its cluster rate is at least warm_qps*cluster_hot_qps/hot_qps", true, 0, 40, DemotePass, true},
-		{"below that it is demoted", true, 0, 39, DemotePass, false},
-		{"unless it is read at warm_qps here", true, 10, 39, DemotePass, true},
-		{"between the two thresholds a cold key stays cold", false, 0, 200, PromotePass | DemotePass, false},
+		{"a key read at cluster_hot_qps cluster-wide is promoted, though hardly read here", false, 1, 400, detect.PromotePass, true},
+		{"just below cluster_hot_qps it is not", false, 1, 399, detect.PromotePass, false},
+		{"a key at hot_qps here is promoted whatever the cluster reads", false, 100, 0, detect.PromotePass, true},
+		{"a hot key stays while its cluster rate is at least warm_qps*cluster_hot_qps/hot_qps", true, 0, 40, detect.DemotePass, true},
+		{"below that it is demoted", true, 0, 39, detect.DemotePass, false},
+		{"unless it is read at warm_qps here", true, 10, 39, detect.DemotePass, true},
+		{"between the two thresholds a cold key stays cold", false, 0, 200, detect.PromotePass | detect.DemotePass, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithClusterHotQPS(400))
-			for range slots {
+			for range detect.Slots {
 				for range tt.local {
 					d.rec.Record("k")
 				}
@@ -160,7 +162,7 @@ func TestClusterRatesPromoteAndKeepKeysHot(t *testing.T) {
 			}
 			if tt.hot {
 				d.mu.Lock()
-				d.applyLocked(Decision[string]{Promote: []string{"k"}}, []KeyRate[string]{{Key: "k", Name: "k"}})
+				d.applyLocked(detect.Decision[string]{Promote: []string{"k"}}, []detect.KeyRate[string]{{Key: "k", Name: "k"}})
 				d.mu.Unlock()
 			}
 			d.cluster.Store(&map[string]float64{"k": tt.cluster})
@@ -319,12 +321,12 @@ func TestAggregationFailuresNeverFailReads(t *testing.T) {
 }
 
 func TestTheSetsAreCutLikeTheRecorder(t *testing.T) {
-	if slots != aggregate.Slots {
-		t.Fatalf("the recorder cuts a window in %d slots, the sets in %d", slots, aggregate.Slots)
+	if detect.Slots != aggregate.Slots {
+		t.Fatalf("the recorder cuts a window in %d slots, the sets in %d", detect.Slots, aggregate.Slots)
 	}
-	r := NewRecorder(testConfig(), epoch, ident)
-	if first, last := aggregate.Span(epoch, DefaultWindow); last != r.cur.Load()-2 || last-first+1 != slots {
-		t.Fatalf("Span = %d..%d, want the window ending two slots before %d", first, last, r.cur.Load())
+	r := detect.NewRecorder(testConfig().detection(), epoch, ident)
+	if first, last := aggregate.Span(epoch, DefaultWindow); last != r.Current()-2 || last-first+1 != detect.Slots {
+		t.Fatalf("Span = %d..%d, want the window ending two slots before %d", first, last, r.Current())
 	}
 }
 
@@ -366,34 +368,6 @@ func TestAggregateConfig(t *testing.T) {
 	}
 }
 
-func TestRecorderTopOfASlot(t *testing.T) {
-	r := NewRecorder(testConfig(WithAggregate(true)), epoch, ident)
-	s0 := epoch.UnixNano() / int64(r.Slot())
-	recordN(r, "a", 5)
-	recordN(r, "c", 3)
-	recordN(r, "b", 3)
-	recordN(r, "d", 1)
-	if got := r.Top(s0, 3); got != nil {
-		t.Fatalf("Top of the slot being filled = %v, want nil", got)
-	}
-	r.Advance(epoch.Add(r.Slot()))
-	recordN(r, "d", 9) // the next slot's reads do not count
-	want := []SlotCount[string]{{"a", "a", 5}, {"b", "b", 3}, {"c", "c", 3}}
-	if got := r.Top(s0, 3); !slices.Equal(got, want) {
-		t.Errorf("Top(s0, 3) = %v, want %v (ties by name)", got, want)
-	}
-	if got := r.Top(s0, 10); len(got) != 4 || got[3] != (SlotCount[string]{"d", "d", 1}) {
-		t.Errorf("Top(s0, 10) = %v, want all four", got)
-	}
-	if got := r.Top(s0, 0); got != nil {
-		t.Errorf("Top(s0, 0) = %v", got)
-	}
-	r.Advance(epoch.Add(ring * r.Slot()))
-	if got := r.Top(s0, 3); got != nil {
-		t.Errorf("Top of a slot gone from the window = %v, want nil", got)
-	}
-}
-
 // BenchmarkAggregateReport measures one replica's report of one slot
 // over loopback: the scan of 1,000 tracked keys for the busiest
 // AggregateTop, and the pipeline of their ZINCRBYs and a PEXPIRE. cmds/s
@@ -411,7 +385,7 @@ func BenchmarkAggregateReport(b *testing.B) {
 			c.det.rec.Record("p:" + strconv.Itoa(i))
 		}
 	}
-	slot := c.det.rec.cur.Load()
+	slot := c.det.rec.Current()
 	c.det.rec.Advance(clk.Advance(c.det.rec.Slot()))
 	hook := &cmdCounter{}
 	c.rdb.AddHook(hook)
@@ -426,26 +400,4 @@ func BenchmarkAggregateReport(b *testing.B) {
 	}
 	cmds := float64(hook.get("zincrby")+hook.get("pexpire")) / float64(b.N)
 	b.ReportMetric(cmds/c.det.rec.Slot().Seconds(), "cmds/s")
-}
-
-// BenchmarkRecorderTop measures the CPU side of a report at the default
-// recorder_size: finding the AggregateTop busiest of the tracked keys in
-// one slot.
-func BenchmarkRecorderTop(b *testing.B) {
-	r := NewRecorder(testConfig(WithAggregate(true)), epoch, ident)
-	for i := range DefaultRecorderSize {
-		key := "p:" + strconv.Itoa(i)
-		for range 1 + i%7 {
-			r.Record(key)
-		}
-	}
-	slot := r.cur.Load()
-	r.Advance(epoch.Add(r.Slot()))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if top := r.Top(slot, DefaultAggregateTop); len(top) != DefaultAggregateTop {
-			b.Fatalf("Top returned %d keys", len(top))
-		}
-	}
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
 // schedule says when each periodic job is next due. One goroutine ticks at
@@ -16,7 +18,7 @@ type schedule struct {
 
 func newSchedule(cfg Config, now time.Time) schedule {
 	s := schedule{
-		period:       cfg.Window / slots,
+		period:       cfg.Window / detect.Slots,
 		promoteEvery: cfg.PromoteEvery,
 		demoteEvery:  cfg.DemoteEvery,
 		refreshEvery: cfg.Refresh,
@@ -73,23 +75,23 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	s := &c.sched
 
 	rec := c.det.rec
-	from := rec.cur.Load()
+	from := rec.Current()
 	rec.Advance(now)
-	to := rec.cur.Load()
+	to := rec.Current()
 	gets, hits := c.reads()
-	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
-		c.getSnaps[slot%ring].Store(gets)
+	for slot := max(from+1, to-detect.Ring+1); slot <= to; slot++ {
+		c.getSnaps[slot%detect.Ring].Store(gets)
 	}
 	if c.agg != nil && to > from {
 		c.report(from) // the slot that just ended; any after it saw no reads
 	}
 
-	var pass Pass
+	var pass detect.Pass
 	if s.due(&s.promote, s.promoteEvery, now) {
-		pass |= PromotePass
+		pass |= detect.PromotePass
 	}
 	if s.due(&s.demote, s.demoteEvery, now) {
-		pass |= DemotePass
+		pass |= detect.DemotePass
 	}
 	if pass != 0 {
 		if c.agg != nil {
@@ -110,8 +112,8 @@ func (c *Cache[K, V]) tick(now time.Time) {
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
 func (c *Cache[K, V]) getQPS() float64 {
-	cur := c.det.rec.cur.Load()
-	n := c.getSnaps[cur%ring].Load() - c.getSnaps[(cur+ring-slots)%ring].Load()
+	cur := c.det.rec.Current()
+	n := c.getSnaps[cur%detect.Ring].Load() - c.getSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
 }
 

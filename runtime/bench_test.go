@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"math"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,55 +123,6 @@ func BenchmarkTheineGet(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkRecord records accesses from every goroutine over 100,000
-// keys already seen, with the Recorder and, in the same run, the map
-// recorder it replaced. The slot advances with the wall clock, every
-// 100 ms, as the Cache's background loop advances it, so the keys' rates
-// are those of the benchmark's own traffic.
-func BenchmarkRecord(b *testing.B) {
-	const n = 100_000
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = "user:" + strconv.Itoa(i)
-	}
-	for _, impl := range recorders {
-		b.Run(impl.name, func(b *testing.B) {
-			r := impl.make(testConfig(WithWindow(time.Second)), time.Now())
-			for _, k := range keys {
-				r.Record(k)
-			}
-			done := make(chan struct{})
-			ticked := make(chan struct{})
-			go func() {
-				defer close(ticked)
-				t := time.NewTicker(100 * time.Millisecond)
-				defer t.Stop()
-				for {
-					select {
-					case <-done:
-						return
-					case now := <-t.C:
-						r.Advance(now)
-					}
-				}
-			}()
-			var seq atomic.Uint64
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				i := seq.Add(1) * 7919 // each goroutine walks from its own offset
-				for pb.Next() {
-					r.Record(keys[i%n])
-					i++
-				}
-			})
-			b.StopTimer()
-			close(done)
-			<-ticked
-		})
-	}
 }
 
 // BenchmarkGetCold reads a cold key through Redis; compare with

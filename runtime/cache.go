@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -82,7 +84,7 @@ type Cache[K comparable, V any] struct {
 	passedOver atomic.Uint64
 	// getSnaps holds the total of reads at the start of each slot, for
 	// GetQPS over the window.
-	getSnaps [ring]atomic.Uint64
+	getSnaps [detect.Ring]atomic.Uint64
 	hist     history
 
 	tickMu sync.Mutex // serialises ticks

@@ -587,3 +587,17 @@ func TestNewWithOneThresholdOnly(t *testing.T) {
 		t.Fatalf("warm_qps = %v, want hot_qps / %d", c.cfg.WarmQPS, WarmRatio)
 	}
 }
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// testConfig is DefaultConfig changed by opts.
+func testConfig(opts ...Option) Config {
+	cfg := DefaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// ident names a string key by itself, as tests key caches by Redis key.
+func ident(s string) string { return s }

@@ -44,7 +44,7 @@ type Config struct {
 
 	// RecorderSize bounds how many keys detection tracks by name, the
 	// candidates among which hot keys are chosen; every other key is
-	// counted by hash in a sketch of fixed size (see recorder.go), so the
+	// counted by hash in a sketch of fixed size (see runtime/internal/detect), so the
 	// memory detection takes does not grow with the keyspace. Candidates
 	// not read for InactiveAfter are forgotten.
 	RecorderSize  int

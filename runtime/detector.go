@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
 // hotEntry is the runtime's record of one hot key. Its mutex orders every
@@ -46,8 +48,8 @@ func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
 // detector owns the recorder and the hot set: it decides which keys are
 // hot and applies those decisions in order.
 type detector[K comparable] struct {
-	rec   *Recorder[K]
-	th    Thresholds
+	rec   *detect.Recorder[K]
+	th    detect.Thresholds
 	clock Clock
 	log   *slog.Logger
 	// forget drops a demoted key's local copy and registration; it runs
@@ -68,10 +70,22 @@ type detector[K comparable] struct {
 	demotions  atomic.Uint64
 }
 
+// detection is what of cfg the recorder depends on.
+func (c Config) detection() detect.Params {
+	return detect.Params{
+		Window:        c.Window,
+		HotQPS:        c.HotQPS,
+		WarmQPS:       c.WarmQPS,
+		RecorderSize:  c.RecorderSize,
+		InactiveAfter: c.InactiveAfter,
+		Aggregate:     c.Aggregate,
+	}
+}
+
 func newDetector[K comparable](cfg Config, name func(K) string, forget func(*hotEntry[K])) *detector[K] {
 	d := &detector[K]{
-		rec:    NewRecorder(cfg, cfg.Clock.Now(), name),
-		th:     Thresholds{Hot: cfg.HotQPS, Warm: cfg.WarmQPS, TopN: cfg.TopN},
+		rec:    detect.NewRecorder(cfg.detection(), cfg.Clock.Now(), name),
+		th:     detect.Thresholds{Hot: cfg.HotQPS, Warm: cfg.WarmQPS, TopN: cfg.TopN},
 		clock:  cfg.Clock,
 		log:    cfg.Logger,
 		forget: forget,
@@ -102,18 +116,18 @@ func (d *detector[K]) promoteInline(key K) {
 		return
 	}
 	cluster := d.clusterRates()
-	view := make([]KeyRate[K], 0, len(cur.m)+1)
+	view := make([]detect.KeyRate[K], 0, len(cur.m)+1)
 	for k := range cur.m {
 		view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 	}
 	view = append(view, d.withCluster(d.rec.Rate(key), cluster))
-	d.applyLocked(Select(view, names(cur), d.th, PromotePass), view)
+	d.applyLocked(detect.Select(view, names(cur), d.th, detect.PromotePass), view)
 }
 
 // reselect runs the selector over every key the recorder tracks, and the
 // keys of the latest cluster-wide reading. The scan runs before taking the
 // lock, so an inline promotion on the read path never waits for it.
-func (d *detector[K]) reselect(pass Pass) {
+func (d *detector[K]) reselect(pass detect.Pass) {
 	view := d.rec.Rates(min(d.th.Warm, d.th.Hot))
 	cluster := d.clusterRates()
 	d.mu.Lock()
@@ -135,7 +149,7 @@ func (d *detector[K]) reselect(pass Pass) {
 			view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 		}
 	}
-	d.applyLocked(Select(view, names(cur), d.th, pass), view)
+	d.applyLocked(detect.Select(view, names(cur), d.th, pass), view)
 }
 
 // clusterRates returns the latest cluster-wide reading; nil before the
@@ -148,12 +162,12 @@ func (d *detector[K]) clusterRates() map[K]float64 {
 }
 
 // withCluster sets kr's cluster rate from the reading, on the local scale.
-func (d *detector[K]) withCluster(kr KeyRate[K], cluster map[K]float64) KeyRate[K] {
+func (d *detector[K]) withCluster(kr detect.KeyRate[K], cluster map[K]float64) detect.KeyRate[K] {
 	kr.Cluster = cluster[kr.Key] * d.clusterScale
 	return kr
 }
 
-// names maps the hot keys to their Redis keys, as Select takes them.
+// names maps the hot keys to their Redis keys, as detect.Select takes them.
 func names[K comparable](s *hotSet[K]) map[K]string {
 	m := make(map[K]string, len(s.m))
 	for k, e := range s.m {
@@ -164,11 +178,11 @@ func names[K comparable](s *hotSet[K]) map[K]string {
 
 // applyLocked publishes the new hot set, then cleans up after each demoted
 // key: its local value, registration and failure count go, in that order.
-func (d *detector[K]) applyLocked(dec Decision[K], view []KeyRate[K]) {
+func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[K]) {
 	if len(dec.Promote) == 0 && len(dec.Demote) == 0 {
 		return
 	}
-	rates := make(map[K]KeyRate[K], len(view))
+	rates := make(map[K]detect.KeyRate[K], len(view))
 	for _, kr := range view {
 		rates[kr.Key] = kr
 	}
@@ -203,7 +217,7 @@ func (d *detector[K]) applyLocked(dec Decision[K], view []KeyRate[K]) {
 
 // rateAttrs describes a key in a log line: its name, its rate here and,
 // with aggregation on, its cluster-wide rate.
-func (d *detector[K]) rateAttrs(name string, kr KeyRate[K]) []any {
+func (d *detector[K]) rateAttrs(name string, kr detect.KeyRate[K]) []any {
 	attrs := []any{"key", name, "qps", max(kr.QPS, kr.Burst)}
 	if d.cluster.Load() != nil {
 		attrs = append(attrs, "cluster_qps", kr.Cluster/d.clusterScale)
@@ -212,12 +226,12 @@ func (d *detector[K]) rateAttrs(name string, kr KeyRate[K]) []any {
 }
 
 // hit records a local hit of k, given a uniformly random rnd: in the
-// recorder, and one time in 1<<sampleBits in the entry's hit count,
+// recorder, and one time in 1<<detect.SampleBits in the entry's hit count,
 // weighted to keep the expected count exact.
 func (d *detector[K]) hit(k K, rnd uint32) {
 	if d.rec.RecordSampled(k, rnd) {
 		if e := d.lookup(k); e != nil {
-			e.hits.Add(1 << sampleBits)
+			e.hits.Add(1 << detect.SampleBits)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 )
 
@@ -81,7 +83,7 @@ func TestInlinePromotionRespectsTopN(t *testing.T) {
 	for range 2000 {
 		d.observe("stronger")
 	}
-	d.reselect(PromotePass)
+	d.reselect(detect.PromotePass)
 	if got := d.hotKeys(); !slices.Equal(got, []string{"stronger"}) {
 		t.Fatalf("hot = %v, want [stronger] to displace strong", got)
 	}
@@ -111,26 +113,6 @@ func TestInlinePromotionRetriesAsTheRateClimbs(t *testing.T) {
 	}
 }
 
-func TestCrossed(t *testing.T) {
-	for _, c := range []struct {
-		prev, n, burst uint32
-		want           bool
-	}{
-		{99, 100, 100, true},   // reaches the hot rate
-		{100, 101, 100, false}, // past it
-		{199, 200, 100, true},  // twice
-		{399, 400, 100, true},
-		{1599, 1600, 100, true}, // sixteen times, the last step
-		{3199, 3200, 100, false},
-		{0, 16, 10, true}, // a sampled add of 16 jumps over 10
-		{math.MaxUint32 - 1, math.MaxUint32, 1 << 31, false},
-	} {
-		if got := crossed(c.prev, c.n, c.burst); got != c.want {
-			t.Errorf("crossed(%d, %d, %d) = %v, want %v", c.prev, c.n, c.burst, got, c.want)
-		}
-	}
-}
-
 func TestDemotionCleansUp(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10))
 	for range 100 {
@@ -142,12 +124,12 @@ func TestDemotionCleansUp(t *testing.T) {
 	}
 
 	d.advance(5 * time.Second) // still warm: 100 reads in the window = 10 QPS
-	d.reselect(DemotePass)
+	d.reselect(detect.DemotePass)
 	if d.lookup("k") == nil {
 		t.Fatal("demoted while warm")
 	}
 	d.advance(6 * time.Second) // the window no longer holds the reads
-	d.reselect(DemotePass)
+	d.reselect(detect.DemotePass)
 	if d.lookup("k") != nil {
 		t.Fatal("still in the hot set after cooling")
 	}
@@ -216,10 +198,10 @@ func TestDetectionZipf(t *testing.T) {
 				}
 				d.advance(time.Second)
 				if (s+1)%5 == 0 {
-					d.reselect(PromotePass)
+					d.reselect(detect.PromotePass)
 				}
 			}
-			d.reselect(PromotePass | DemotePass)
+			d.reselect(detect.PromotePass | detect.DemotePass)
 			if got := d.hotKeys(); !slices.Equal(got, want) {
 				t.Fatalf("hot set differs from the exact answer\n got: %v\nwant: %v", got, want)
 			}
@@ -228,7 +210,7 @@ func TestDetectionZipf(t *testing.T) {
 }
 
 // BenchmarkDetectionAccuracy plays a Zipf stream (s = 0.99) of 100,000
-// reads a second over 1,000,000 keys through the Recorder on a fake
+// reads a second over 1,000,000 keys through the detect.Recorder on a fake
 // clock, for 60 s; every 10 s the popular keys change (the ranking is
 // rotated by 100,000 keys). At the end of each second, once the first
 // window is full, the top_n keys by the recorder's rates are compared
@@ -255,15 +237,15 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 	}
 	for b.Loop() {
 		cfg := testConfig(WithHotQPS(DefaultHotQPS))
-		r := NewRecorder(cfg, epoch, ident)
+		r := detect.NewRecorder(cfg.detection(), epoch, ident)
 		rng := rand.New(rand.NewPCG(3, 4))
-		exact := make([][ring]uint32, keys)
+		exact := make([][detect.Ring]uint32, keys)
 		var precision, recall float64
 		var judged int
 		for s := range seconds {
 			now := epoch.Add(time.Duration(s) * time.Second)
 			r.Advance(now)
-			cell := r.cur.Load() % ring
+			cell := r.Current() % detect.Ring
 			for i := range exact {
 				exact[i][cell] = 0
 			}
@@ -274,7 +256,7 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 				exact[k][cell]++
 				r.Record(names[k])
 			}
-			if s < slots {
+			if s < detect.Slots {
 				continue
 			}
 			// Both sides rank the window's complete slots, as QPS does.
@@ -285,7 +267,7 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 			var truth []scored
 			for i := range exact {
 				var total uint32
-				for c := range ring {
+				for c := range detect.Ring {
 					if int64(c) != cell {
 						total += exact[i][c]
 					}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
 func TestHashSlot(t *testing.T) {
@@ -74,12 +76,12 @@ func groupSizes(groups [][]int) []int {
 func forceHot[V any](t testing.TB, c *Cache[string, V], keys []string) {
 	t.Helper()
 	d := c.det
-	view := make([]KeyRate[string], len(keys))
+	view := make([]detect.KeyRate[string], len(keys))
 	for i, k := range keys {
-		view[i] = KeyRate[string]{Key: k, Name: k}
+		view[i] = detect.KeyRate[string]{Key: k, Name: k}
 	}
 	d.mu.Lock()
-	d.applyLocked(Decision[string]{Promote: keys}, view)
+	d.applyLocked(detect.Decision[string]{Promote: keys}, view)
 	d.mu.Unlock()
 	if _, err := c.GetMany(context.Background(), keys); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
 // setting names one field of Config, for the record of which ones an
@@ -112,8 +114,8 @@ func (c *Config) Validate() error {
 			bad(p.opt, "must be a positive duration, got %v", p.d)
 		}
 	}
-	if r.Window > 0 && r.Window < slots*time.Millisecond {
-		bad("window", "must be at least %v so each of its %d slots lasts a millisecond, got %v", slots*time.Millisecond, slots, r.Window)
+	if r.Window > 0 && r.Window < detect.Slots*time.Millisecond {
+		bad("window", "must be at least %v so each of its %d slots lasts a millisecond, got %v", detect.Slots*time.Millisecond, detect.Slots, r.Window)
 	}
 	for _, p := range []duration{
 		{"ttl", r.TTL},

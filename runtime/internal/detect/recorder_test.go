@@ -1,6 +1,7 @@
-package runtime
+package detect
 
 import (
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -10,13 +11,19 @@ import (
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func testConfig(opts ...Option) Config {
-	cfg := DefaultConfig()
+// testConfig is the runtime's defaults, changed by opts.
+func testConfig(opts ...func(*Params)) Params {
+	p := Params{Window: 10 * time.Second, HotQPS: 3000, WarmQPS: 500, RecorderSize: 1024, InactiveAfter: 300 * time.Second}
 	for _, o := range opts {
-		o(&cfg)
+		o(&p)
 	}
-	return cfg
+	return p
 }
+
+func withHotQPS(v float64) func(*Params)              { return func(p *Params) { p.HotQPS = v } }
+func withWarmQPS(v float64) func(*Params)             { return func(p *Params) { p.WarmQPS = v } }
+func withRecorderSize(n int) func(*Params)            { return func(p *Params) { p.RecorderSize = n } }
+func withInactiveAfter(d time.Duration) func(*Params) { return func(p *Params) { p.InactiveAfter = d } }
 
 // ident names a string key by itself, as tests key caches by Redis key.
 func ident(s string) string { return s }
@@ -42,7 +49,7 @@ func TestRecorderWindow(t *testing.T) {
 	}{
 		{"a partial slot is not in QPS yet, only in Burst", 0, 0, 100},
 		{"a fresh window divides by its full length, not by time since start", 1 * time.Second, 10, 100},
-		{"the slot stays in the window for ten slots", 10 * time.Second, 10, 0},
+		{"the slot stays in the window for ten Slots", 10 * time.Second, 10, 0},
 		{"and leaves it after", 11 * time.Second, 0, 0},
 	}
 	for _, s := range steps {
@@ -83,7 +90,7 @@ func TestRecorderJumpClearsEverything(t *testing.T) {
 func TestRecorderBurstCrossingOncePerStep(t *testing.T) {
 	// hot_qps 10 with 1s slots: the 10th access of a slot crosses, then
 	// the 20th, 40th, 80th and 160th, and no more.
-	r := NewRecorder(testConfig(WithHotQPS(10), WithWarmQPS(1)), epoch, ident)
+	r := NewRecorder(testConfig(withHotQPS(10), withWarmQPS(1)), epoch, ident)
 	if n := recordN(r, "k", 25); n != 2 {
 		t.Fatalf("crossings in 25 accesses = %d, want 2 (10th and 20th)", n)
 	}
@@ -100,7 +107,7 @@ func TestRecorderBurstCrossingOncePerStep(t *testing.T) {
 }
 
 func TestRecorderForgetsIdleKeys(t *testing.T) {
-	r := NewRecorder(testConfig(WithInactiveAfter(30*time.Second), WithHotQPS(1), WithWarmQPS(1)), epoch, ident)
+	r := NewRecorder(testConfig(withInactiveAfter(30*time.Second), withHotQPS(1), withWarmQPS(1)), epoch, ident)
 	recordN(r, "idle", 1)
 	r.Advance(epoch.Add(20 * time.Second))
 	recordN(r, "busy", 1)
@@ -116,7 +123,7 @@ func TestRecorderForgetsIdleKeys(t *testing.T) {
 
 func TestRecorderCapUnderMillionDistinctKeys(t *testing.T) {
 	const size = 1000
-	r := NewRecorder(testConfig(WithRecorderSize(size), WithHotQPS(10), WithWarmQPS(4)), epoch, ident)
+	r := NewRecorder(testConfig(withRecorderSize(size), withHotQPS(10), withWarmQPS(4)), epoch, ident)
 	// A few keys read often must survive a flood of one-off keys, and the
 	// table of candidates never grows past its size.
 	for i := range 1_000_000 {
@@ -147,7 +154,7 @@ func TestRecorderCapUnderMillionDistinctKeys(t *testing.T) {
 // A full table takes a newcomer that reaches the hot rate: the weakest
 // quarter goes, and comes back with its history if it is read again.
 func TestRecorderEvictsLeastAccessed(t *testing.T) {
-	r := NewRecorder(testConfig(WithRecorderSize(8), WithHotQPS(2), WithWarmQPS(2)), epoch, ident)
+	r := NewRecorder(testConfig(withRecorderSize(8), withHotQPS(2), withWarmQPS(2)), epoch, ident)
 	for i := range 8 {
 		recordN(r, "k"+strconv.Itoa(i), i+1) // k0 least accessed
 	}
@@ -171,7 +178,7 @@ func TestRecorderEvictsLeastAccessed(t *testing.T) {
 		t.Fatalf("k1's rate after eviction is %v, want its 2 reads, kept by the sketch", got)
 	}
 	recordN(r, "k1", 1)
-	if c, ok := r.cands.Load("k1"); !ok || c.(*candidate).counts[r.cur.Load()%ring].Load() != 3 {
+	if c, ok := r.cands.Load("k1"); !ok || c.(*candidate).counts[r.cur.Load()%Ring].Load() != 3 {
 		t.Fatal("k1 admitted again lost its history")
 	}
 }
@@ -180,7 +187,7 @@ func TestRecorderEvictsLeastAccessed(t *testing.T) {
 // access that makes it burst past the hot rate admits it and reports the
 // crossing, so it is promoted at once.
 func TestRecorderAdmitsACrowdIntoAFullTable(t *testing.T) {
-	r := NewRecorder(testConfig(WithRecorderSize(16), WithHotQPS(3000), WithWarmQPS(500)), epoch, ident)
+	r := NewRecorder(testConfig(withRecorderSize(16), withHotQPS(3000), withWarmQPS(500)), epoch, ident)
 	for s := range 10 {
 		r.Advance(epoch.Add(time.Duration(s) * time.Second))
 		for i := range 16 {
@@ -204,7 +211,7 @@ func TestRecorderAdmitsACrowdIntoAFullTable(t *testing.T) {
 // Detection holds a bounded number of bytes of key names, however long the
 // keys: a long key is counted by hash, and only candidates keep names.
 func TestRecorderBoundsNameBytes(t *testing.T) {
-	r := NewRecorder(testConfig(WithHotQPS(1), WithWarmQPS(1)), epoch, ident)
+	r := NewRecorder(testConfig(withHotQPS(1), withWarmQPS(1)), epoch, ident)
 	long := strings.Repeat("x", 1<<20)
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -215,7 +222,7 @@ func TestRecorderBoundsNameBytes(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	budget := int64(DefaultRecorderSize) * (candidateCost + nameBudgetPerCandidate)
+	budget := int64(testConfig().RecorderSize) * (candidateCost + nameBudgetPerCandidate)
 	if r.NameBytes() > budget {
 		t.Fatalf("candidates cost %d bytes, above the budget of %d", r.NameBytes(), budget)
 	}
@@ -250,7 +257,7 @@ func TestRecorderDistinctPerSec(t *testing.T) {
 
 func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
 	// hot_qps 100 with 1s slots: the burst mark is 100 accesses.
-	r := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch, ident)
+	r := NewRecorder(testConfig(withHotQPS(100), withWarmQPS(1)), epoch, ident)
 	recordN(r, "k", 90)
 	for rnd := range uint32(1 << 10) {
 		r.RecordSampled("k", rnd<<22) // high bits 0 only for rnd < 64: 64 samples of 16
@@ -259,12 +266,32 @@ func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
 		t.Fatalf("Burst = %v, want %v", got, 90+64*16)
 	}
 	// A weighted add that jumps over the mark still reports the crossing.
-	r2 := NewRecorder(testConfig(WithHotQPS(100), WithWarmQPS(1)), epoch, ident)
+	r2 := NewRecorder(testConfig(withHotQPS(100), withWarmQPS(1)), epoch, ident)
 	recordN(r2, "k", 90)
 	if !r2.add("k", 16) {
 		t.Fatal("jumping from 90 to 106 did not report crossing 100")
 	}
 	if r2.add("k", 16) {
 		t.Fatal("crossing reported twice in one slot")
+	}
+}
+
+func TestCrossed(t *testing.T) {
+	for _, c := range []struct {
+		prev, n, burst uint32
+		want           bool
+	}{
+		{99, 100, 100, true},   // reaches the hot rate
+		{100, 101, 100, false}, // past it
+		{199, 200, 100, true},  // twice
+		{399, 400, 100, true},
+		{1599, 1600, 100, true}, // sixteen times, the last step
+		{3199, 3200, 100, false},
+		{0, 16, 10, true}, // a sampled add of 16 jumps over 10
+		{math.MaxUint32 - 1, math.MaxUint32, 1 << 31, false},
+	} {
+		if got := crossed(c.prev, c.n, c.burst); got != c.want {
+			t.Errorf("crossed(%d, %d, %d) = %v, want %v", c.prev, c.n, c.burst, got, c.want)
+		}
 	}
 }

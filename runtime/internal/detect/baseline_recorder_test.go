@@ -1,4 +1,4 @@
-package runtime
+package detect
 
 // This file keeps the recorder of hotkeygen 0.1 as it was, a sync.Map of
 // exact counters for up to recorder_size keys, so that benchmarks compare
@@ -23,7 +23,7 @@ const (
 // mapCounter counts one key's accesses per slot. Cells are reset by
 // Advance before their slot begins, so Record only ever adds.
 type mapCounter struct {
-	counts [ring]atomic.Uint32
+	counts [Ring]atomic.Uint32
 	last   atomic.Int64 // absolute slot of the latest access
 	name   string       // the Redis key, built once when tracking starts
 }
@@ -44,7 +44,7 @@ type mapRecorder[K comparable] struct {
 	m        sync.Map // K -> *mapCounter
 	n        atomic.Int64
 	cur      atomic.Int64 // absolute slot being filled
-	distinct [ring]atomic.Uint32
+	distinct [Ring]atomic.Uint32
 	refused  atomic.Uint64
 
 	advanceMu sync.Mutex // serialises Advance
@@ -52,8 +52,8 @@ type mapRecorder[K comparable] struct {
 
 // newMapRecorder returns a recorder for cfg whose clock starts at now; name
 // gives a key's Redis key, for ranking ties and reports.
-func newMapRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *mapRecorder[K] {
-	slot := cfg.Window / slots
+func newMapRecorder[K comparable](cfg Params, now time.Time, name func(K) string) *mapRecorder[K] {
+	slot := cfg.Window / Slots
 	r := &mapRecorder[K]{
 		name:      name,
 		slot:      slot,
@@ -81,9 +81,9 @@ func (r *mapRecorder[K]) add(key K, w uint32) bool {
 	}
 	e := v.(*mapCounter)
 	cur := r.cur.Load()
-	n := e.counts[cur%ring].Add(w)
+	n := e.counts[cur%Ring].Add(w)
 	if e.last.Load() != cur && e.last.Swap(cur) != cur {
-		r.distinct[cur%ring].Add(1)
+		r.distinct[cur%Ring].Add(1)
 	}
 	return crossed(n-w, n, r.burstCount)
 }
@@ -116,10 +116,10 @@ func (r *mapRecorder[K]) Advance(now time.Time) {
 	if target <= cur {
 		return
 	}
-	var clear [ring]bool
-	for s := cur + 1; s <= target && s <= cur+ring; s++ {
-		clear[s%ring] = true
-		r.distinct[s%ring].Store(0)
+	var clear [Ring]bool
+	for s := cur + 1; s <= target && s <= cur+Ring; s++ {
+		clear[s%Ring] = true
+		r.distinct[s%Ring].Store(0)
 	}
 	full := r.n.Load() >= r.capacity
 	var scored []mapEvictable

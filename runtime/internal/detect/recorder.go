@@ -1,4 +1,4 @@
-package runtime
+package detect
 
 import (
 	"cmp"
@@ -26,10 +26,10 @@ import (
 // full table never turns a newcomer away: it drops its weakest quarter
 // instead, folding their counts back into the sketch.
 const (
-	// slots cuts the detection window so it slides one slot at a time.
-	slots = 10
-	// ring holds the window's complete slots plus the one being filled.
-	ring = slots + 1
+	// Slots cuts the detection window so it slides one slot at a time.
+	Slots = 10
+	// Ring holds the window's complete slots plus the one being filled.
+	Ring = Slots + 1
 
 	// sketchDepth rows of sketchWidth counters make one slot's sketch:
 	// 64 KiB, 704 KiB for the ring. With 100,000 accesses in a slot a
@@ -57,7 +57,7 @@ const (
 // candidate counts one key's accesses per slot, exactly. Cells are reset
 // by Advance before their slot begins, so Record only ever adds.
 type candidate struct {
-	counts [ring]atomic.Uint32
+	counts [Ring]atomic.Uint32
 	last   atomic.Int64 // absolute slot of the latest access
 	name   string       // the Redis key
 	hash   uint64
@@ -105,13 +105,13 @@ type Recorder[K comparable] struct {
 	budget     int64 // bytes the candidates may cost
 	idleSlots  int64
 
-	sketch   *[ring][sketchCells]atomic.Uint32
+	sketch   *[Ring][sketchCells]atomic.Uint32
 	filter   [filterBits / 64]atomic.Uint64
 	cands    sync.Map // K -> *candidate
 	n        atomic.Int64
 	bytes    atomic.Int64
 	cur      atomic.Int64 // absolute slot being filled
-	distinct [ring]atomic.Uint32
+	distinct [Ring]atomic.Uint32
 	tooLong  atomic.Uint64
 	// floor is the count over the ring of the weakest candidate a full
 	// table kept: a newcomer must beat it to be admitted (see beatsFloor).
@@ -121,10 +121,23 @@ type Recorder[K comparable] struct {
 	advanceMu sync.Mutex // serialises Advance
 }
 
+// Params are the entity's settings detection depends on, as the runtime's
+// Config validated them.
+type Params struct {
+	Window        time.Duration // the sliding window, cut in Slots slots
+	HotQPS        float64
+	WarmQPS       float64
+	RecorderSize  int           // candidates tracked by name at most
+	InactiveAfter time.Duration // a candidate idle this long is forgotten
+	// Aggregate admits every key, since a replica's share of a key hot
+	// over all of them may be a single read.
+	Aggregate bool
+}
+
 // NewRecorder returns a recorder for cfg whose clock starts at now; name
 // gives a key's Redis key, for ranking ties and reports.
-func NewRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *Recorder[K] {
-	slot := cfg.Window / slots
+func NewRecorder[K comparable](cfg Params, now time.Time, name func(K) string) *Recorder[K] {
+	slot := cfg.Window / Slots
 	r := &Recorder[K]{
 		name:      name,
 		seed:      maphash.MakeSeed(),
@@ -134,7 +147,7 @@ func NewRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *
 		capacity:  int64(cfg.RecorderSize),
 		budget:    int64(cfg.RecorderSize) * (candidateCost + nameBudgetPerCandidate),
 		idleSlots: int64((cfg.InactiveAfter + slot - 1) / slot),
-		sketch:    new([ring][sketchCells]atomic.Uint32),
+		sketch:    new([Ring][sketchCells]atomic.Uint32),
 	}
 	r.burstCount = uint32(max(1, cfg.HotQPS*r.slotSecs))
 	// A key matters once its rate may reach the warm rate, so it is
@@ -154,6 +167,10 @@ func NewRecorder[K comparable](cfg Config, now time.Time, name func(K) string) *
 
 func (r *Recorder[K]) slotOf(t time.Time) int64 { return t.UnixNano() / int64(r.slot) }
 
+// Current is the absolute slot being filled: the time Advance last saw,
+// divided by the slot length.
+func (r *Recorder[K]) Current() int64 { return r.cur.Load() }
+
 // Slot is the length of one slot, the recorder's time resolution.
 func (r *Recorder[K]) Slot() time.Duration { return r.slot }
 
@@ -162,9 +179,9 @@ func (r *Recorder[K]) Slot() time.Duration { return r.slot }
 // caller can promote it without waiting for a tick.
 func (r *Recorder[K]) Record(key K) bool { return r.add(key, 1) }
 
-// sampleBits sets how often RecordSampled counts: one access in
-// 1<<sampleBits, weighted to keep the expected count exact.
-const sampleBits = 4
+// SampleBits sets how often RecordSampled counts: one access in
+// 1<<SampleBits, weighted to keep the expected count exact.
+const SampleBits = 4
 
 // RecordSampled counts an access to a key that is already hot, given a
 // uniformly random rnd. Every core reads a hot key, and counting each read
@@ -172,10 +189,10 @@ const sampleBits = 4
 // enough that a one-in-16 sample measures it within a few percent. It
 // reports whether this access was the one counted.
 func (r *Recorder[K]) RecordSampled(key K, rnd uint32) bool {
-	if rnd>>(32-sampleBits) != 0 {
+	if rnd>>(32-SampleBits) != 0 {
 		return false
 	}
-	r.add(key, 1<<sampleBits)
+	r.add(key, 1<<SampleBits)
 	return true
 }
 
@@ -190,7 +207,7 @@ func (r *Recorder[K]) add(key K, w uint32) bool {
 	// Every other key is counted in the sketch, unless this access makes
 	// it a candidate: then its count moves to the candidate, and the
 	// sketch holds only the keys that are not candidates.
-	cells := &r.sketch[cur%ring]
+	cells := &r.sketch[cur%Ring]
 	var idx [sketchDepth]int
 	var v [sketchDepth]uint32
 	least := uint32(math.MaxUint32)
@@ -206,7 +223,7 @@ func (r *Recorder[K]) add(key K, w uint32) bool {
 		}
 	}
 	if least == 0 {
-		r.distinct[cur%ring].Add(1) // its first access in the slot
+		r.distinct[cur%Ring].Add(1) // its first access in the slot
 	}
 	// The conservative update: only the rows holding the least count
 	// are raised, which keeps the estimates of keys sharing the other
@@ -222,9 +239,9 @@ func (r *Recorder[K]) add(key K, w uint32) bool {
 // count adds w accesses to candidate c in slot cur and reports whether
 // they carried its count past the burst count or a doubling of it.
 func (r *Recorder[K]) count(c *candidate, cur int64, w uint32) bool {
-	n := c.counts[cur%ring].Add(w)
+	n := c.counts[cur%Ring].Add(w)
 	if c.last.Load() != cur && c.last.Swap(cur) != cur {
-		r.distinct[cur%ring].Add(1)
+		r.distinct[cur%Ring].Add(1)
 	}
 	return crossed(n-w, n, r.burstCount)
 }
@@ -242,7 +259,7 @@ func (r *Recorder[K]) beatsFloor(h uint64) bool {
 // ring, to rank it against the candidates.
 func (r *Recorder[K]) windowEstimate(h uint64) uint64 {
 	var total uint64
-	for s := range ring {
+	for s := range Ring {
 		total += uint64(r.estimate(h, s))
 	}
 	return total
@@ -314,10 +331,10 @@ func (r *Recorder[K]) admit(key K, h uint64, cur int64, before uint32) (*candida
 	if r.n.Load() >= r.capacity || r.bytes.Load()+c.cost() > r.budget {
 		r.evictLocked(c.cost())
 	}
-	for s := range ring {
+	for s := range Ring {
 		c.counts[s].Store(r.estimate(h, s))
 	}
-	c.counts[cur%ring].Store(before)
+	c.counts[cur%Ring].Store(before)
 	if before > 0 {
 		c.last.Store(cur) // counted as distinct in this slot already
 	} else {
@@ -367,7 +384,7 @@ func (r *Recorder[K]) evictLocked(need int64) {
 // dropLocked forgets candidate c of key k, folding its counts back into
 // the sketch.
 func (r *Recorder[K]) dropLocked(k any, c *candidate) {
-	for s := range ring {
+	for s := range Ring {
 		n, est := c.counts[s].Load(), r.estimate(c.hash, s)
 		if n <= est {
 			continue
@@ -392,11 +409,11 @@ func (r *Recorder[K]) Advance(now time.Time) {
 	if target <= cur {
 		return
 	}
-	var clear [ring]bool
-	for s := cur + 1; s <= target && s <= cur+ring; s++ {
-		clear[s%ring] = true
-		r.distinct[s%ring].Store(0)
-		cells := &r.sketch[s%ring]
+	var clear [Ring]bool
+	for s := cur + 1; s <= target && s <= cur+Ring; s++ {
+		clear[s%Ring] = true
+		r.distinct[s%Ring].Store(0)
+		cells := &r.sketch[s%Ring]
 		for i := range cells {
 			cells[i].Store(0)
 		}
@@ -443,29 +460,29 @@ func (r *Recorder[K]) Rate(key K) KeyRate[K] {
 		return r.rate(key, v.(*candidate), cur)
 	}
 	h := maphash.Comparable(r.seed, key)
-	var counts [ring]uint32
-	for s := range ring {
+	var counts [Ring]uint32
+	for s := range Ring {
 		counts[s] = r.estimate(h, s)
 	}
 	return r.rateOf(key, r.name(key), &counts, cur)
 }
 
 func (r *Recorder[K]) rate(key K, c *candidate, cur int64) KeyRate[K] {
-	var counts [ring]uint32
-	for s := range ring {
+	var counts [Ring]uint32
+	for s := range Ring {
 		counts[s] = c.counts[s].Load()
 	}
 	return r.rateOf(key, c.name, &counts, cur)
 }
 
-func (r *Recorder[K]) rateOf(key K, name string, counts *[ring]uint32, cur int64) KeyRate[K] {
+func (r *Recorder[K]) rateOf(key K, name string, counts *[Ring]uint32, cur int64) KeyRate[K] {
 	var sum uint64
 	for i, n := range counts {
-		if int64(i) != cur%ring {
+		if int64(i) != cur%Ring {
 			sum += uint64(n)
 		}
 	}
-	now, prev := counts[cur%ring], counts[(cur+ring-1)%ring]
+	now, prev := counts[cur%Ring], counts[(cur+Ring-1)%Ring]
 	return KeyRate[K]{
 		Key:   key,
 		Name:  name,
@@ -503,10 +520,10 @@ func (r *Recorder[K]) Top(slot int64, n int) []SlotCount[K] {
 	r.advanceMu.Lock() // the slot's cell is not cleared while it is read
 	defer r.advanceMu.Unlock()
 	cur := r.cur.Load()
-	if n <= 0 || slot >= cur || slot <= cur-ring {
+	if n <= 0 || slot >= cur || slot <= cur-Ring {
 		return nil
 	}
-	cell := slot % ring
+	cell := slot % Ring
 	h := make(topHeap[K], 0, n)
 	r.cands.Range(func(k, v any) bool {
 		c := v.(*candidate)
@@ -588,5 +605,5 @@ func (r *Recorder[K]) TooLong() uint64 { return r.tooLong.Load() }
 // cells count once, so it may fall a little short.
 func (r *Recorder[K]) DistinctPerSec() float64 {
 	cur := r.cur.Load()
-	return float64(r.distinct[(cur+ring-1)%ring].Load()) / r.slotSecs
+	return float64(r.distinct[(cur+Ring-1)%Ring].Load()) / r.slotSecs
 }
