@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
@@ -283,5 +284,66 @@ func TestRefreshFailuresAreLoggedOncePerInterval(t *testing.T) {
 	lines = logs.linesWith("hotkey: refresh failed")
 	if want := fmt.Sprintf("unlogged_refreshes=%d", refreshes-1); len(lines) != 2 || !strings.Contains(lines[1], want) {
 		t.Fatalf("after the interval: %q, want a second line with %s", lines, want)
+	}
+}
+
+// stallHook holds every command or pipeline once armed, telling started,
+// until its context ends: a Redis slow enough that Close comes first.
+type stallHook struct {
+	armed   atomic.Bool
+	started chan struct{}
+	once    sync.Once
+}
+
+func (h *stallHook) stall(ctx context.Context) error {
+	if !h.armed.Load() {
+		return nil
+	}
+	h.once.Do(func() { close(h.started) })
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (h *stallHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if err := h.stall(ctx); err != nil {
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := h.stall(ctx); err != nil {
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Closing a repository while it refreshes its hot keys cancels the
+// refresh, and nothing worth a human's attention happened: no warning.
+func TestCloseDuringARefreshWarnsOfNothing(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithRefresh(time.Second), WithInvalidate(InvalidateTracking),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	hook := &stallHook{started: make(chan struct{})}
+	e.c.rdb.AddHook(hook)
+	hook.armed.Store(true)
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		e.tick(time.Second) // refreshes p:1, held by the hook
+	}()
+	<-hook.started
+	e.c.Close()
+	<-ticked
+	for _, level := range []string{"level=WARN", "level=ERROR"} {
+		if lines := logs.linesWith(level); len(lines) != 0 {
+			t.Errorf("Close during a refresh logged %q", lines)
+		}
 	}
 }
