@@ -48,10 +48,11 @@ func (c Config) clusterHotQPS() float64 {
 	return c.HotQPS
 }
 
-// report adds the busiest keys of slot, a slot just completed, to the
-// slot's set: at most AggregateTop ZINCRBYs and one PEXPIRE, in one
-// pipeline. Nothing is sent for a slot without reads.
-func (c *Cache[K, V]) report(slot int64) {
+// report adds the busiest keys of slot, a slot just completed, and reads,
+// the entity's reads in it, to the slot's set: at most AggregateTop+1
+// ZINCRBYs and one PEXPIRE, in one pipeline. Nothing is sent for a slot
+// without reads.
+func (c *Cache[K, V]) report(slot int64, reads uint64) {
 	a := c.agg
 	for name, r := range a.reported {
 		if r.slot < slot-detect.Slots { // outside every window still to be read
@@ -68,7 +69,7 @@ func (c *Cache[K, V]) report(slot int64) {
 		a.reported[sc.Name] = reportedKey[K]{k: sc.Key, slot: slot}
 	}
 	pipe := c.rdb.Pipeline()
-	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, 2*c.cfg.Window)
+	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, reads, 2*c.cfg.Window)
 	if _, err := pipe.Exec(c.ctx); err != nil {
 		c.aggregateFailed("report", err)
 		return

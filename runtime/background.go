@@ -79,11 +79,12 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	rec.Advance(now)
 	to := rec.Current()
 	gets, hits := c.reads()
+	ended := gets - c.getSnaps[from%detect.Ring].Load() // reads since slot from began
 	for slot := max(from+1, to-detect.Ring+1); slot <= to; slot++ {
 		c.getSnaps[slot%detect.Ring].Store(gets)
 	}
 	if c.agg != nil && to > from {
-		c.report(from) // the slot that just ended; any after it saw no reads
+		c.report(from, ended) // the slot that just ended; any after it saw no reads
 	}
 
 	var pass detect.Pass

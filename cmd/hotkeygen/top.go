@@ -155,7 +155,8 @@ type topView struct {
 }
 
 // topRow is one key's line: its reads over the window, per second, and its
-// share of the reads read for its entity.
+// share of its entity's reads: of every read the replicas counted, or,
+// from replicas that do not report their totals, of the reads read.
 type topRow struct {
 	entity, key string
 	qps         float64
@@ -236,13 +237,14 @@ func (v *topView) collect(ctx context.Context, now time.Time) (topTable, error) 
 func (v *topView) collectEntity(ctx context.Context, entity string, first, last int64, t *topTable) error {
 	pipe := v.rdb.Pipeline()
 	type set struct {
-		top  *redis.ZSliceCmd
-		card *redis.IntCmd
+		top   *redis.ZSliceCmd
+		card  *redis.IntCmd
+		total *redis.FloatCmd
 	}
 	sets := make([]set, 0, last-first+1)
 	for s := first; s <= last; s++ {
 		key := aggregate.Key(entity, s)
-		sets = append(sets, set{pipe.ZRevRangeWithScores(ctx, key, 0, readPerSet), pipe.ZCard(ctx, key)})
+		sets = append(sets, set{pipe.ZRevRangeWithScores(ctx, key, 0, readPerSet), pipe.ZCard(ctx, key), pipe.ZScore(ctx, key, aggregate.TotalMember)})
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return err
@@ -250,15 +252,22 @@ func (v *topView) collectEntity(ctx context.Context, entity string, first, last 
 	sums := map[string]float64{}
 	var total, missed float64
 	for _, s := range sets {
-		zs := s.top.Val()
-		if len(zs) > readPerSet { // the set was cut: the extra member bounds what was left out
+		zs := slices.DeleteFunc(s.top.Val(), func(z redis.Z) bool { return z.Member == aggregate.TotalMember })
+		keys := s.card.Val()
+		if s.total.Err() == nil {
+			keys-- // TotalMember is no key
+		}
+		read := 0.0 // the reads of the members read
+		if keys > readPerSet && len(zs) > 0 {
+			// The set was cut: the extra member read, or the last one when
+			// TotalMember took its place, bounds what was left out.
 			t.cut++
-			if out := zs[readPerSet].Score; countable(out) {
+			if out := zs[min(readPerSet, len(zs)-1)].Score; countable(out) {
 				missed += out
 			} else if out > 0 { // above maxCount: the bound is as large as a count can be
 				missed += maxCount
 			}
-			zs = zs[:readPerSet]
+			zs = zs[:min(readPerSet, len(zs))]
 		}
 		for _, z := range zs {
 			name, ok := z.Member.(string)
@@ -267,7 +276,14 @@ func (v *topView) collectEntity(ctx context.Context, entity string, first, last 
 				continue
 			}
 			sums[name] += z.Score
-			total += z.Score
+			read += z.Score
+		}
+		// The replicas' total reads in the slot, unless none sent it (an
+		// older version) or it is not a count: then the reads read.
+		if n, err := s.total.Result(); err == nil && countable(n) && n >= read {
+			total += n
+		} else {
+			total += read
 		}
 	}
 	t.missed += missed / v.window.Seconds()
@@ -345,7 +361,7 @@ func (v *topView) print(w io.Writer, t topTable) {
 		tw.Flush()
 	}
 	if t.cut > 0 {
-		fmt.Fprintf(w, "\n%d sets hold more than %d members; only the top %d of each were read: counts may be low by up to %.1f/s, and shares are of the reads read.\n",
+		fmt.Fprintf(w, "\n%d sets hold more than %d members; only the top %d of each were read: counts may be low by up to %.1f/s.\n",
 			t.cut, readPerSet, readPerSet, t.missed)
 	}
 	if t.skipped > 0 {

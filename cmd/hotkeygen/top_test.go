@@ -61,12 +61,12 @@ type replica struct {
 	clock *stepClock
 }
 
-func newReplica(t *testing.T, rdb redis.UniversalClient, entity string, start time.Time) *replica {
+func newReplica(t *testing.T, rdb redis.UniversalClient, entity string, start time.Time, opts ...runtime.Option) *replica {
 	t.Helper()
 	clk := newStepClock(start)
 	glue := runtime.Glue[string, item]{Key: func(k string) string { return k }, Clone: func(v *item) *item { c := *v; return &c }}
-	c, err := runtime.New(rdb, glue, runtime.WithEntity(entity), runtime.WithClock(clk), runtime.WithAggregate(true),
-		runtime.WithInvalidate(runtime.InvalidateOff))
+	c, err := runtime.New(rdb, glue, append([]runtime.Option{runtime.WithEntity(entity), runtime.WithClock(clk), runtime.WithAggregate(true),
+		runtime.WithInvalidate(runtime.InvalidateOff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +154,31 @@ func TestTopShowsTheClusterWideHotKeys(t *testing.T) {
 				t.Errorf("top -once an hour later = %d\n%s", code, out)
 			}
 		})
+	}
+}
+
+// A key read by half of all reads shows 50%, though each replica names
+// only its busiest keys: shares are of every read the replicas counted.
+func TestTopSharesAreOfAllReads(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	start := time.Now().Truncate(time.Second)
+	a := newReplica(t, rdb, "user", start, runtime.WithAggregateTop(3))
+	b := newReplica(t, rdb, "user", start, runtime.WithAggregateTop(3))
+	for slot := range 10 {
+		for _, r := range []*replica{a, b} {
+			r.read(t, "user:1", 30)
+			for i := range 30 { // 30 other keys once each: 2 of them are reported
+				r.read(t, "user:"+strconv.Itoa(100+slot*30+i), 1)
+			}
+		}
+		a.clock.step(time.Second)
+		b.clock.step(time.Second)
+	}
+	code, out, errOut := hotkeygenTop(t, a.clock.Now(), "-redis", srv.Addr, "-once", "-n", "1")
+	want := [][]string{{"ENTITY", "KEY", "QPS", "SHARE"}, {`"user"`, `"user:1"`, "54.0", "50.0%"}}
+	if got := tableRows(out); code != 0 || !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("top -once -n 1 = %d\n%s%s\nwant rows %q", code, out, errOut, want)
 	}
 }
 

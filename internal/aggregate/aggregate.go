@@ -12,7 +12,10 @@
 // by the slot length. Slot numbers follow the wall clock, so the reports
 // of every replica land in the same set without any coordination, as long
 // as the replicas agree on the window. Members are Redis keys, scores are
-// reads; a set expires two windows after its last report.
+// reads; a set expires two windows after its last report. One member,
+// TotalMember, sums every read of the entity in the slot, reported or
+// not, so that a key's share is of all reads, not of the few keys each
+// replica reported.
 package aggregate
 
 import (
@@ -54,6 +57,11 @@ func Parse(key string) (entity string, slot int64, ok bool) {
 	return rest[:i], slot, true
 }
 
+// TotalMember is the member holding the replicas' total reads in the slot.
+// It is the empty string, which no entity's Redis key can be: every key
+// template starts with a literal prefix.
+const TotalMember = ""
+
 // Count is one key's reads in one slot.
 type Count struct {
 	Name string // the Redis key
@@ -61,14 +69,15 @@ type Count struct {
 }
 
 // Report queues on pipe what one replica sends for one slot: a ZINCRBY per
-// count and a PEXPIRE of ttl, len(counts)+1 commands in all. Replicas
-// report the same set, so one replica's EXPIRE keeps every replica's
-// counts.
-func Report(ctx context.Context, pipe redis.Pipeliner, entity string, slot int64, counts []Count, ttl time.Duration) {
+// count, one for total, its reads of every key in the slot, and a PEXPIRE
+// of ttl, len(counts)+2 commands in all. Replicas report the same set, so
+// one replica's EXPIRE keeps every replica's counts.
+func Report(ctx context.Context, pipe redis.Pipeliner, entity string, slot int64, counts []Count, total uint64, ttl time.Duration) {
 	key := Key(entity, slot)
 	for _, c := range counts {
 		pipe.ZIncrBy(ctx, key, float64(c.N), c.Name)
 	}
+	pipe.ZIncrBy(ctx, key, float64(total), TotalMember)
 	pipe.PExpire(ctx, key, ttl)
 }
 
@@ -83,12 +92,13 @@ func Span(now time.Time, window time.Duration) (first, last int64) {
 }
 
 // Read sums entity's sets for slots first to last member by member, in one
-// pipeline, reading the top members of each set (every member when top is
-// 0 or less). A missing set counts as empty. On a Redis Cluster the sets
-// live on several nodes, so they are read one by one, never combined in
-// Redis (ZUNIONSTORE needs its keys on one node).
+// pipeline, reading the top keys of each set (every key when top is 0 or
+// less); TotalMember is not a key and is left out. A missing set counts as
+// empty. On a Redis Cluster the sets live on several nodes, so they are
+// read one by one, never combined in Redis (ZUNIONSTORE needs its keys on
+// one node).
 func Read(ctx context.Context, rdb redis.Cmdable, entity string, first, last int64, top int) (map[string]float64, error) {
-	stop := int64(top) - 1
+	stop := int64(top) // one more than top, for TotalMember
 	if top <= 0 {
 		stop = -1
 	}
@@ -102,9 +112,11 @@ func Read(ctx context.Context, rdb redis.Cmdable, entity string, first, last int
 	}
 	sums := map[string]float64{}
 	for _, cmd := range cmds {
+		n := 0
 		for _, z := range cmd.Val() {
-			if name, ok := z.Member.(string); ok {
+			if name, ok := z.Member.(string); ok && name != TotalMember && (top <= 0 || n < top) {
 				sums[name] += z.Score
+				n++
 			}
 		}
 	}
