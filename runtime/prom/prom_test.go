@@ -30,7 +30,7 @@ import (
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(discardRedisLog{}) // a test stops Redis: keep its dial errors out of the output
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(exampleRedis{m})
 }
 
 type discardRedisLog struct{}
