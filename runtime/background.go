@@ -76,9 +76,9 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	from := rec.cur.Load()
 	rec.Advance(now)
 	to := rec.cur.Load()
-	gets, hits := c.reads()
+	reads, hits := c.reads()
 	for slot := max(from+1, to-ring+1); slot <= to; slot++ {
-		c.getSnaps[slot%ring].Store(gets)
+		c.readSnaps[slot%ring].Store(reads)
 	}
 	if c.agg != nil && to > from {
 		c.report(from) // the slot that just ended; any after it saw no reads
@@ -100,18 +100,22 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if s.due(&s.refresh, s.refreshEvery, now) {
 		c.refresh()
 	}
-	c.hist.add(now, gets, hits)
+	c.hist.add(total{
+		at: now, reads: reads, hits: hits,
+		errs:   c.count.redisErrors.Load() + c.count.failedFast.Load(),
+		stales: c.count.staleReads.Load(),
+	})
 	if s.due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}
 }
 
-// getQPS is the number of reads over the window's complete slots divided by
+// readsPerSec is the number of reads over the window's complete slots divided by
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
-func (c *Cache[K, V]) getQPS() float64 {
+func (c *Cache[K, V]) readsPerSec() float64 {
 	cur := c.det.rec.cur.Load()
-	n := c.getSnaps[cur%ring].Load() - c.getSnaps[(cur+ring-slots)%ring].Load()
+	n := c.readSnaps[cur%ring].Load() - c.readSnaps[(cur+ring-slots)%ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
 }
 
@@ -119,7 +123,7 @@ func (c *Cache[K, V]) getQPS() float64 {
 func (c *Cache[K, V]) logStats() {
 	st := c.Stats()
 	c.log.Info("hotkey: stats",
-		"reads/s", st.GetQPS,
+		"reads/s", st.ReadsPerSec,
 		"hot", len(st.HotKeys),
 		"hit_rate", st.HitRate,
 		"share", st.TrafficShare,

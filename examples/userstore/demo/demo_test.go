@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +51,7 @@ func startDemo(t *testing.T, l load) *demoServer {
 	var wg sync.WaitGroup
 	var loadErr, serveErr error
 	wg.Go(func() { loadErr = l.run(ctx, r, nil) })
-	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.observables()...)) })
+	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.sources()...)) })
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -93,7 +93,7 @@ func (d *demoServer) checkEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var rep runtime.Report
+	var rep livepage.Report
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
 	}
