@@ -124,13 +124,14 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	running++
 	go func() {
-		done <- c.load.run(ctx, r, func(crowd []int64) {
+		c.load.run(ctx, r, func(crowd []int64) {
 			keys := make([]string, len(crowd))
 			for i, id := range crowd {
 				keys[i] = userstore.UserKey(id)
 			}
 			fmt.Fprintf(out, "flash crowd: %s\n", strings.Join(keys, " "))
 		})
+		done <- nil
 	}()
 	rate := "as fast as Redis answers"
 	if c.load.Rate > 0 {
