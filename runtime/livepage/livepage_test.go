@@ -2,10 +2,13 @@ package livepage_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,11 +17,30 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// redisAddr is the address of a private redis-server the examples use.
+var redisAddr string
+
+func TestMain(m *testing.M) {
+	srv, err := redistest.Launch()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	redisAddr = srv.Addr
+	code := m.Run()
+	srv.Stop()
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 // t0 is when the fixed sources' last second ended.
 var t0 = time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)
@@ -399,4 +421,24 @@ func TestNilSourceIsRefused(t *testing.T) {
 		}
 	}()
 	livepage.Handler(healthy("user", t0), nil)
+}
+
+// Every repository and Cache is a Source.
+var (
+	_ livepage.Source = (*runtime.Cache[string, struct{}])(nil)
+	_ livepage.Source = (*userstore.UserRepo)(nil)
+)
+
+// TestRuntimeDoesNotImportHTTP keeps the web out of programs that do not
+// serve the page: it is why the page is a package of its own.
+func TestRuntimeDoesNotImportHTTP(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/hotkeygen/hotkeygen/runtime").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "net/http" || pkg == "html/template" {
+			t.Fatalf("runtime depends on %s", pkg)
+		}
+	}
 }

@@ -41,14 +41,16 @@
 //	hotkeygen_local_bytes                 their encoded size
 //	hotkeygen_recorder_keys               candidate keys detection tracks by name
 //	hotkeygen_invalidation_connections    invalidation subscriptions up
-//	hotkeygen_invalidation_connected      1 while every invalidation session is live, else 0 (and with invalidate=off)
-//	hotkeygen_invalidation_down_since_seconds  Unix time a session was lost; 0 while connected
-//	hotkeygen_redis_down_since_seconds    Unix time Redis was found unreachable; 0 while it answers
-//	hotkeygen_info{host,pid,invalidation} 1: which instance this is, and the invalidation mode in effect
 //
-// These are the health the live page (runtime/livepage) shows; its rates
-// are rates of the counters above, over the last second. The share of all
-// reads served from memory, its headline, is
+// Health, as the live page (runtime/livepage) shows it:
+//
+//	hotkeygen_invalidation_connected           1 while every invalidation session is live; 0 while one is lost, and with invalidate=off
+//	hotkeygen_invalidation_down_since_seconds  Unix time a session was lost; 0 while connected, and with invalidate=off
+//	hotkeygen_redis_down_since_seconds         Unix time Redis was found unreachable; 0 while it answers
+//	hotkeygen_info{host,pid,invalidation}      always 1: which instance this is, and the invalidation mode in effect
+//
+// The page's rates are those of the counters above over the last second.
+// The share of all reads served from memory, its headline, is
 //
 //	rate(hotkeygen_hits_total[1m]) / rate(hotkeygen_reads_total[1m])
 //
