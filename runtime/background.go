@@ -78,10 +78,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	from := rec.Current()
 	rec.Advance(now)
 	to := rec.Current()
-	gets, hits := c.reads()
-	ended := gets - c.getSnaps[from%detect.Ring].Load() // reads since slot from began
+	reads, hits := c.reads()
+	ended := reads - c.readSnaps[from%detect.Ring].Load() // reads since slot from began
 	for slot := max(from+1, to-detect.Ring+1); slot <= to; slot++ {
-		c.getSnaps[slot%detect.Ring].Store(gets)
+		c.readSnaps[slot%detect.Ring].Store(reads)
 	}
 	if c.agg != nil && to > from {
 		c.report(from, ended) // the slot that just ended; any after it saw no reads
@@ -103,18 +103,22 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if s.due(&s.refresh, s.refreshEvery, now) {
 		c.refresh()
 	}
-	c.hist.add(now, gets, hits)
+	c.hist.add(total{
+		at: now, reads: reads, hits: hits,
+		errs:   c.count.redisErrors.Load() + c.count.failedFast.Load(),
+		stales: c.count.staleReads.Load(),
+	})
 	if s.due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}
 }
 
-// getQPS is the number of reads over the window's complete slots divided by
+// readsPerSec is the number of reads over the window's complete slots divided by
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
-func (c *Cache[K, V]) getQPS() float64 {
+func (c *Cache[K, V]) readsPerSec() float64 {
 	cur := c.det.rec.Current()
-	n := c.getSnaps[cur%detect.Ring].Load() - c.getSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
+	n := c.readSnaps[cur%detect.Ring].Load() - c.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
 }
 
@@ -122,7 +126,7 @@ func (c *Cache[K, V]) getQPS() float64 {
 func (c *Cache[K, V]) logStats() {
 	st := c.Stats()
 	c.log.Info("hotkey: stats",
-		"reads/s", st.GetQPS,
+		"reads/s", st.ReadsPerSec,
 		"hot", len(st.HotKeys),
 		"hit_rate", st.HitRate,
 		"share", st.TrafficShare,

@@ -82,10 +82,10 @@ type Cache[K comparable, V any] struct {
 	// passedOver counts local hits not served because the copy was
 	// unverified while Redis answered; theine counted them as hits.
 	passedOver atomic.Uint64
-	// getSnaps holds the total of reads at the start of each slot, for
-	// GetQPS over the window.
-	getSnaps [detect.Ring]atomic.Uint64
-	hist     history
+	// readSnaps holds the total of reads at the start of each slot, for
+	// ReadsPerSec over the window.
+	readSnaps [detect.Ring]atomic.Uint64
+	hist      history
 
 	tickMu sync.Mutex // serialises ticks
 	// refreshLog rate-limits the lines about failed refreshes (tickMu).
@@ -169,7 +169,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.probeClient = redis.NewClient(probeOptions(connOptions(one.Options())))
 		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
 	}
-	c.nodes.one = newNode(c.ctx, "redis", ping, reach)
+	c.nodes.one = newNode(c.ctx, "redis", cfg.Clock.Now(), ping, reach)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()

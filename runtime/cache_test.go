@@ -170,7 +170,7 @@ func TestColdReadThrough(t *testing.T) {
 		t.Fatalf("Get of a missing key = %v, want ErrNotFound", err)
 	}
 	st := e.c.Stats()
-	if st.Gets != 2 || st.HotAccesses != 0 || st.LocalSize != 0 || st.RedisErrors != 0 {
+	if st.Reads != 2 || st.HotAccesses != 0 || st.LocalSize != 0 || st.RedisErrors != 0 {
 		t.Fatalf("cold reads stored or counted wrongly: %+v", st)
 	}
 }
@@ -185,7 +185,7 @@ func TestHotKeyServedLocally(t *testing.T) {
 	}
 	st := e.c.Stats()
 	// The 100th read promoted the key and missed; the next two hit.
-	if st.Misses != 1 || st.Hits != 2 || st.HotAccesses != 3 || st.Gets != 102 {
+	if st.Misses != 1 || st.Hits != 2 || st.HotAccesses != 3 || st.Reads != 102 {
 		t.Fatalf("stats after 99 cold reads, 1 miss, 2 hits: %+v", st)
 	}
 	if st.LocalSize != 1 || st.RegistrySize != 1 || len(st.HotKeys) != 1 || st.HotKeys[0].Key != "p:1" {
@@ -512,8 +512,8 @@ func TestStatsRatesAndMonitorLine(t *testing.T) {
 	}
 	e.tick(time.Second)
 	st := e.c.Stats()
-	if st.GetQPS != 5 {
-		t.Fatalf("GetQPS = %v after 50 reads in the first second, want 50/10s = 5", st.GetQPS)
+	if st.ReadsPerSec != 5 {
+		t.Fatalf("ReadsPerSec = %v after 50 reads in the first second, want 50/10s = 5", st.ReadsPerSec)
 	}
 	if st.DistinctKeysPerSec != 5 {
 		t.Fatalf("DistinctKeysPerSec = %v, want 5", st.DistinctKeysPerSec)

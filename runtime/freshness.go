@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // This file holds the one protocol that decides whether a local copy may
@@ -51,13 +53,36 @@ type node struct {
 	// while none is; each start and each end of a session adds one, so a
 	// state seen once is never seen again after the session ends.
 	state atomic.Uint64
+	// moved guards since, when state last moved (or the node was made),
+	// so that Stats can say since when a node is uncovered. Only the
+	// listener and Stats take it; reads load state alone.
+	moved sync.Mutex
+	since time.Time
 	health
 }
 
-// sessionStarted and sessionEnded bracket a live session; the listener of
-// the node calls them in turn.
-func (n *node) sessionStarted() { n.state.Add(1) }
-func (n *node) sessionEnded()   { n.state.Add(1) }
+// sessionStarted and sessionEnded bracket a live session, at now; the
+// listener of the node calls them in turn.
+func (n *node) sessionStarted(now time.Time) { n.move(now) }
+func (n *node) sessionEnded(now time.Time)   { n.move(now) }
+
+func (n *node) move(now time.Time) {
+	n.moved.Lock()
+	defer n.moved.Unlock()
+	n.since = now
+	n.state.Add(1)
+}
+
+// uncoveredSince returns when n's last session ended, or when n was made
+// if none has started yet; the zero time while a session is live.
+func (n *node) uncoveredSince() time.Time {
+	n.moved.Lock()
+	defer n.moved.Unlock()
+	if n.state.Load()&1 == 1 {
+		return time.Time{}
+	}
+	return n.since
+}
 
 // genStripes is the number of key generations: invalidations are counted
 // per stripe of the key space, so every key has a generation without a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,13 @@ import (
 // A client's own retries and timeouts still bound the commands already
 // sent when the failure happens; only what comes after is spared.
 type health struct {
-	down    atomic.Bool
-	lastErr atomic.Pointer[error]
+	down atomic.Bool
+	// mu orders the opening and closing of the breaker with downSince,
+	// when it opened, so that Stats never sees one without the other;
+	// reads only load down.
+	mu        sync.Mutex
+	downSince time.Time
+	lastErr   atomic.Pointer[error]
 	// ping asks the node whether it answers, on a connection the probe
 	// may use while the caller's pool is failing.
 	ping func(context.Context) error
@@ -44,6 +50,38 @@ type openSignal struct {
 
 // unreachable reports whether the node's breaker is open.
 func (h *health) unreachable() bool { return h.down.Load() }
+
+// open opens the breaker at now, and reports whether it was closed.
+func (h *health) open(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down.Load() {
+		return false
+	}
+	h.downSince = now
+	h.down.Store(true)
+	h.opened.Load().cancel()
+	return true
+}
+
+// close closes the breaker, ready to open again.
+func (h *health) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rearm()
+	h.down.Store(false)
+}
+
+// unreachableSince returns when the breaker opened, or the zero time
+// while it is closed.
+func (h *health) unreachableSince() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down.Load() {
+		return time.Time{}
+	}
+	return h.downSince
+}
 
 // whenOpened returns a channel closed when the breaker opens.
 func (h *health) whenOpened() <-chan struct{} { return h.opened.Load().ctx.Done() }
@@ -91,8 +129,7 @@ func (c *Cache[K, V]) failed(n *node, err error) {
 		return
 	}
 	n.lastErr.Store(&err)
-	if n.down.CompareAndSwap(false, true) {
-		n.opened.Load().cancel()
+	if n.open(c.cfg.Clock.Now()) {
 		c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
 		c.wg.Add(1)
 		go c.probe(n)
@@ -114,8 +151,7 @@ func (c *Cache[K, V]) probe(n *node) {
 		err := n.ping(ctx)
 		cancel()
 		if err == nil {
-			n.rearm()
-			n.down.Store(false)
+			n.close()
 			c.log.Info("hotkey: Redis answers again", "node", n.name)
 			return
 		}

@@ -11,20 +11,20 @@ func TestHistoryRates(t *testing.T) {
 	if got := h.samples(); got != nil {
 		t.Fatalf("empty history = %v", got)
 	}
-	h.add(t0, 0, 0)
-	h.add(t0.Add(500*time.Millisecond), 50, 50) // under a second: ignored
-	h.add(t0.Add(time.Second), 100, 60)
-	h.add(t0.Add(3*time.Second), 300, 260) // two seconds later
+	h.add(total{at: t0})
+	h.add(total{at: t0.Add(500 * time.Millisecond), reads: 50, hits: 50}) // under a second: ignored
+	h.add(total{at: t0.Add(time.Second), reads: 100, hits: 60, errs: 3, stales: 7})
+	h.add(total{at: t0.Add(3 * time.Second), reads: 300, hits: 260, errs: 3, stales: 27}) // two seconds later
 	got := h.samples()
 	want := []Sample{
-		{At: t0.Add(time.Second), Reads: 100, Hits: 60, RedisReads: 40},
-		{At: t0.Add(3 * time.Second), Reads: 100, Hits: 100, RedisReads: 0},
+		{At: t0.Add(time.Second), Reads: 100, Hits: 60, RedisReads: 40, RedisErrors: 3, StaleReads: 7},
+		{At: t0.Add(3 * time.Second), Reads: 100, Hits: 100, RedisReads: 0, RedisErrors: 0, StaleReads: 10},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("samples = %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if !got[i].At.Equal(want[i].At) || got[i].Reads != want[i].Reads || got[i].Hits != want[i].Hits || got[i].RedisReads != want[i].RedisReads {
+		if !got[i].At.Equal(want[i].At) || got[i] != want[i] {
 			t.Fatalf("sample %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -34,7 +34,7 @@ func TestHistoryKeepsTenMinutes(t *testing.T) {
 	var h history
 	t0 := time.Unix(1000, 0)
 	for i := range 2 * HistoryLen {
-		h.add(t0.Add(time.Duration(i)*time.Second), uint64(i*10), 0)
+		h.add(total{at: t0.Add(time.Duration(i) * time.Second), reads: uint64(i * 10)})
 	}
 	got := h.samples()
 	if len(got) != HistoryLen {

@@ -86,11 +86,11 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 				failing = nil
 			}
 			backoff = 0
-			l.n.sessionStarted()
+			l.n.sessionStarted(c.cfg.Clock.Now())
 			c.invalidationUp.Add(1)
 			end := sync.OnceFunc(func() {
 				c.invalidationUp.Add(-1)
-				l.n.sessionEnded()
+				l.n.sessionEnded(c.cfg.Clock.Now())
 			})
 			s.arm(func() {
 				// The session's client redials: its connection is gone,
@@ -160,7 +160,7 @@ func (c *Cache[K, V]) receive(ctx context.Context, s session) error {
 func (c *Cache[K, V]) startInvalidation(prefix string) error {
 	switch c.cfg.Invalidate {
 	case InvalidateOff:
-		c.nodes.one.sessionStarted() // refresh alone keeps copies fresh: always covered
+		c.nodes.one.sessionStarted(c.cfg.Clock.Now()) // refresh alone keeps copies fresh: always covered
 		return nil
 	case InvalidatePubSub:
 		c.spawnListener(c.ctx, listener{name: invalidateChannel(prefix), n: c.nodes.one, connect: pubsubListener(c.rdb, invalidateChannel(prefix))})

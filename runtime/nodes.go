@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -25,8 +26,27 @@ func (s *nodeSet) of(key string) *node {
 	return s.one
 }
 
-func newNode(ctx context.Context, name string, ping, reach func(context.Context) error) *node {
-	n := &node{name: name}
+// all returns every node keys are on now, each once: the masters that own
+// slots on a cluster, and the one node otherwise or for slots no master
+// owns.
+func (s *nodeSet) all() []*node {
+	t := s.slots.Load()
+	if t == nil {
+		return []*node{s.one}
+	}
+	var out []*node
+	for i, n := range t {
+		if i > 0 && n == t[i-1] || slices.Contains(out, n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// newNode returns the node called name, uncovered since now.
+func newNode(ctx context.Context, name string, now time.Time, ping, reach func(context.Context) error) *node {
+	n := &node{name: name, since: now}
 	n.ping, n.reach = ping, reach
 	n.ctx = ctx
 	n.rearm()
@@ -182,7 +202,7 @@ func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix 
 	ctx, stop := context.WithCancel(c.ctx)
 	client := redis.NewClient(probeOptions(o))
 	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
-	n := newNode(ctx, addr, ping, ping)
+	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping, ping)
 	c.spawnListener(ctx, listener{name: addr, n: n, connect: trackingListener(o, prefix, nil)})
 	return &clusterNode{n: n, stop: stop, client: client}
 }

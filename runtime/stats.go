@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"cmp"
+	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -11,16 +13,20 @@ import (
 // Cache was made; rates are measured over the detection window.
 type Stats struct {
 	Entity string
+	// Host and PID say which instance this is: the machine's name
+	// (os.Hostname) and the process's id.
+	Host string
+	PID  int
 
-	Gets               uint64  // reads
-	GetQPS             float64 // reads per second over the window
+	Reads              uint64  // reads, served locally or from Redis
+	ReadsPerSec        float64 // reads per second over the window
 	DistinctKeysPerSec float64 // distinct keys read in the last slot, per second
 
 	HotAccesses  uint64  // reads of hot keys
 	Hits         uint64  // hot reads served locally
 	Misses       uint64  // hot reads that went to Redis
 	HitRate      float64 // Hits / HotAccesses
-	TrafficShare float64 // HotAccesses / Gets
+	TrafficShare float64 // HotAccesses / Reads
 
 	HotKeys []HotKey // highest rate first
 
@@ -47,6 +53,11 @@ type Stats struct {
 	// FailedFast counts calls refused without asking Redis, because a
 	// recent call found it unreachable (see ErrUnavailable).
 	FailedFast uint64
+	// RedisDownSince is when a Redis node of the entity's keys was found
+	// unreachable (the earliest, on a cluster): since then its hot keys
+	// are served from memory and other calls fail fast, until it answers
+	// again. Zero while every node answers.
+	RedisDownSince time.Time
 	// BigValues counts reads and writes of values above MaxValueBytes.
 	BigValues uint64
 	// DegradedLoads are loader calls made because Redis failed.
@@ -60,6 +71,15 @@ type Stats struct {
 	InvalidationResets uint64
 	// InvalidationLive is the number of invalidation subscriptions up now.
 	InvalidationLive int
+	// Invalidation is the invalidation mode in effect: InvalidateTracking,
+	// InvalidatePubSub (also when the server lacks tracking and the Cache
+	// fell back to it), or InvalidateOff.
+	Invalidation string
+	// InvalidationDownSince is when invalidation of some of the entity's
+	// keys stopped: the earliest loss of a session not yet re-established,
+	// or the Cache's start while its first session connects. Zero while
+	// every session is live, and with InvalidateOff.
+	InvalidationDownSince time.Time
 
 	// AggregateReports are the slots this instance reported to cluster-wide
 	// detection; AggregateErrors the reports and readings that failed
@@ -96,6 +116,13 @@ type counters struct {
 	aggregateReports, aggregateErrors                   atomic.Uint64
 }
 
+// InvalidationConnected reports whether writes made anywhere reach this
+// instance's local copies now: invalidation is on and every session is
+// live.
+func (s Stats) InvalidationConnected() bool {
+	return s.Invalidation != InvalidateOff && s.InvalidationDownSince.IsZero()
+}
+
 func ratio(a, b uint64) float64 {
 	if b == 0 {
 		return 0
@@ -105,7 +132,7 @@ func ratio(a, b uint64) float64 {
 
 // Stats returns a snapshot of the counters and the current hot keys.
 func (c *Cache[K, V]) Stats() Stats {
-	gets, hits := c.reads()
+	reads, hits := c.reads()
 	misses := c.count.misses.Load()
 	hotAccesses := hits + misses
 	hs := c.det.hot.Load()
@@ -126,44 +153,84 @@ func (c *Cache[K, V]) Stats() Stats {
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
+	redisDown, invalidationDown := c.downSince()
 	return Stats{
-		Entity:             c.cfg.Entity,
-		Gets:               gets,
-		GetQPS:             c.getQPS(),
-		DistinctKeysPerSec: c.det.rec.DistinctPerSec(),
-		HotAccesses:        hotAccesses,
-		Hits:               hits,
-		Misses:             misses,
-		HitRate:            ratio(hits, hotAccesses),
-		TrafficShare:       ratio(hotAccesses, gets),
-		HotKeys:            hot,
-		LocalSize:          c.local.Len(),
-		LocalBytes:         c.localBytes(),
-		RecorderSize:       c.det.rec.Len(),
-		RegistrySize:       registered,
-		Promotions:         c.det.promotions.Load(),
-		Demotions:          c.det.demotions.Load(),
-		Refreshes:          c.count.refreshes.Load(),
-		RefreshErrors:      c.count.refreshErrors.Load(),
-		RedisErrors:        c.count.redisErrors.Load(),
-		DecodeErrors:       c.count.decodeErrors.Load(),
-		Loads:              c.count.loads.Load(),
-		LoadErrors:         c.count.loadErrors.Load(),
-		StaleReads:         c.count.staleReads.Load(),
-		FailedFast:         c.count.failedFast.Load(),
-		BigValues:          c.count.bigValues.Load(),
-		DegradedLoads:      c.count.degradedLoads.Load(),
-		Invalidations:      c.count.invalidations.Load(),
-		InvalidationResets: c.count.invalidationResets.Load(),
-		InvalidationLive:   int(c.invalidationUp.Load()),
-		AggregateReports:   c.count.aggregateReports.Load(),
-		AggregateErrors:    c.count.aggregateErrors.Load(),
+		Entity:                c.cfg.Entity,
+		Host:                  hostname(),
+		PID:                   os.Getpid(),
+		Reads:                 reads,
+		ReadsPerSec:           c.readsPerSec(),
+		DistinctKeysPerSec:    c.det.rec.DistinctPerSec(),
+		HotAccesses:           hotAccesses,
+		Hits:                  hits,
+		Misses:                misses,
+		HitRate:               ratio(hits, hotAccesses),
+		TrafficShare:          ratio(hotAccesses, reads),
+		HotKeys:               hot,
+		LocalSize:             c.local.Len(),
+		LocalBytes:            c.localBytes(),
+		RecorderSize:          c.det.rec.Len(),
+		RegistrySize:          registered,
+		Promotions:            c.det.promotions.Load(),
+		Demotions:             c.det.demotions.Load(),
+		Refreshes:             c.count.refreshes.Load(),
+		RefreshErrors:         c.count.refreshErrors.Load(),
+		RedisErrors:           c.count.redisErrors.Load(),
+		DecodeErrors:          c.count.decodeErrors.Load(),
+		Loads:                 c.count.loads.Load(),
+		LoadErrors:            c.count.loadErrors.Load(),
+		StaleReads:            c.count.staleReads.Load(),
+		FailedFast:            c.count.failedFast.Load(),
+		RedisDownSince:        redisDown,
+		BigValues:             c.count.bigValues.Load(),
+		DegradedLoads:         c.count.degradedLoads.Load(),
+		Invalidations:         c.count.invalidations.Load(),
+		InvalidationResets:    c.count.invalidationResets.Load(),
+		InvalidationLive:      int(c.invalidationUp.Load()),
+		Invalidation:          c.invalidation(),
+		InvalidationDownSince: invalidationDown,
+		AggregateReports:      c.count.aggregateReports.Load(),
+		AggregateErrors:       c.count.aggregateErrors.Load(),
 	}
+}
+
+// hostname is the machine's name, read once: Stats is read every second
+// by pages and scrapes.
+var hostname = sync.OnceValue(func() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+})
+
+// downSince returns when the earliest breaker of the entity's nodes opened
+// and when the earliest of their sessions was lost: the zero time when
+// none is. The nodes are the one source of both (health.go, freshness.go).
+func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
+	earliest := func(t *time.Time, since time.Time) {
+		if !since.IsZero() && (t.IsZero() || since.Before(*t)) {
+			*t = since
+		}
+	}
+	for _, n := range c.nodes.all() {
+		earliest(&redis, n.unreachableSince())
+		earliest(&invalidation, n.uncoveredSince())
+	}
+	return redis, invalidation
+}
+
+// invalidation returns the invalidation mode in effect.
+func (c *Cache[K, V]) invalidation() string {
+	if c.pubsubFallback.Load() {
+		return InvalidatePubSub
+	}
+	return c.cfg.Invalidate
 }
 
 // reads returns the total of reads, local hits plus the reads that went to
 // Redis, and of those hits.
-func (c *Cache[K, V]) reads() (gets, hits uint64) {
+func (c *Cache[K, V]) reads() (reads, hits uint64) {
 	// theine counts every hit; those passed over for being unverified
 	// went to Redis and are counted as misses.
 	passed := c.passedOver.Load() // first: each was a theine hit before

@@ -42,6 +42,21 @@
 //	hotkeygen_recorder_keys               candidate keys detection tracks by name
 //	hotkeygen_invalidation_connections    invalidation subscriptions up
 //
+// Health, as the live page (runtime/livepage) shows it:
+//
+//	hotkeygen_invalidation_connected           1 while every invalidation session is live; 0 while one is lost, and with invalidate=off
+//	hotkeygen_invalidation_down_since_seconds  Unix time a session was lost; 0 while connected, and with invalidate=off
+//	hotkeygen_redis_down_since_seconds         Unix time Redis was found unreachable; 0 while it answers
+//	hotkeygen_info{host,pid,invalidation}      always 1: which instance this is, and the invalidation mode in effect
+//
+// The page's rates are those of the counters above over the last second.
+// The share of all reads served from memory, its headline, is
+//
+//	rate(hotkeygen_hits_total[1m]) / rate(hotkeygen_reads_total[1m])
+//
+// and its Redis errors per second are those of
+// hotkeygen_redis_errors_total plus hotkeygen_failed_fast_total.
+//
 // Keys are not labels, so the number of series does not grow with the
 // traffic, except in hotkeygen_hot_key_qps{entity,key}, the rate of each key
 // hot now, which WithHotKeyQPS turns on: at most top_n series per entity at a
@@ -55,6 +70,8 @@ package prom
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -98,7 +115,7 @@ func gauge(name, help string, v func(*runtime.Stats) float64) metric {
 // metrics are the series every entity has; the package comment lists them.
 var metrics = []metric{
 	counter("reads", "Reads of the entity's keys, served locally or from Redis.",
-		func(s *runtime.Stats) uint64 { return s.Gets }),
+		func(s *runtime.Stats) uint64 { return s.Reads }),
 	counter("hot_reads", "Reads of keys that were hot when read; the other reads went straight to Redis.",
 		func(s *runtime.Stats) uint64 { return s.HotAccesses }),
 	counter("hits", "Reads of hot keys answered from the in-process copy, without a Redis round trip.",
@@ -147,10 +164,34 @@ var metrics = []metric{
 		func(s *runtime.Stats) float64 { return float64(s.RecorderSize) }),
 	gauge("invalidation_connections", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established.",
 		func(s *runtime.Stats) float64 { return float64(s.InvalidationLive) }),
+	gauge("invalidation_connected", "1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off.",
+		func(s *runtime.Stats) float64 { return boolValue(s.InvalidationConnected()) }),
+	gauge("invalidation_down_since_seconds", "Unix time an invalidation session was lost (or the repository made, while its first connects); 0 while connected, and with invalidate=off.",
+		func(s *runtime.Stats) float64 { return unixTime(s.InvalidationDownSince) }),
+	gauge("redis_down_since_seconds", "Unix time Redis was found unreachable, since when hot keys are served from memory and other calls fail fast; 0 while it answers.",
+		func(s *runtime.Stats) float64 { return unixTime(s.RedisDownSince) }),
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// unixTime is t in seconds since 1970, to the millisecond, or 0 for the
+// zero time.
+func unixTime(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMilli()) / 1e3
 }
 
 const (
 	prefix        = "hotkeygen_"
+	infoName      = prefix + "info"
+	infoHelp      = "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, off)."
 	hotKeyQPSName = prefix + "hot_key_qps"
 	hotKeyQPSHelp = "Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher."
 )
@@ -166,7 +207,8 @@ type Collector struct {
 type source struct {
 	src       Source
 	descs     []*prometheus.Desc // aligned with metrics
-	hotKeyQPS *prometheus.Desc   // nil without WithHotKeyQPS
+	info      *prometheus.Desc
+	hotKeyQPS *prometheus.Desc // nil without WithHotKeyQPS
 }
 
 // NewCollector returns a Collector over sources. It calls each source's
@@ -196,6 +238,7 @@ func NewCollector(sources []Source, opts ...Option) (*Collector, error) {
 		for j, m := range metrics {
 			s.descs[j] = prometheus.NewDesc(prefix+m.name, m.help, nil, labels)
 		}
+		s.info = prometheus.NewDesc(infoName, infoHelp, []string{"host", "pid", "invalidation"}, labels)
 		if o.hotKeyQPS {
 			s.hotKeyQPS = prometheus.NewDesc(hotKeyQPSName, hotKeyQPSHelp, []string{"key"}, labels)
 		}
@@ -210,6 +253,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		for _, d := range s.descs {
 			ch <- d
 		}
+		ch <- s.info
 		if s.hotKeyQPS != nil {
 			ch <- s.hotKeyQPS
 		}
@@ -223,6 +267,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		for j, m := range metrics {
 			ch <- prometheus.MustNewConstMetric(s.descs[j], m.kind, m.value(&st))
 		}
+		ch <- prometheus.MustNewConstMetric(s.info, prometheus.GaugeValue, 1, st.Host, strconv.Itoa(st.PID), st.Invalidation)
 		if s.hotKeyQPS != nil {
 			for _, hk := range st.HotKeys {
 				ch <- prometheus.MustNewConstMetric(s.hotKeyQPS, prometheus.GaugeValue, hk.QPS, hk.Key)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 	"github.com/hotkeygen/hotkeygen/runtime/prom"
 )
 
@@ -139,7 +141,10 @@ var families = []family{
 	{"hotkeygen_hits_total", "counter", "Reads of hot keys answered from the in-process copy, without a Redis round trip."},
 	{"hotkeygen_hot_keys", "gauge", "Keys hot now, served from memory."},
 	{"hotkeygen_hot_reads_total", "counter", "Reads of keys that were hot when read; the other reads went straight to Redis."},
+	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, off)."},
+	{"hotkeygen_invalidation_connected", "gauge", "1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off."},
 	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established."},
+	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or the repository made, while its first connects); 0 while connected, and with invalidate=off."},
 	{"hotkeygen_invalidation_resets_total", "counter", "Losses of an invalidation session; until the next one starts, local copies are read from Redis again."},
 	{"hotkeygen_invalidations_total", "counter", "Local copies dropped because their key was written, by this instance or anyone else."},
 	{"hotkeygen_load_errors_total", "counter", "Loader calls that failed."},
@@ -149,6 +154,7 @@ var families = []family{
 	{"hotkeygen_misses_total", "counter", "Reads of hot keys that went to Redis because no local copy could be served: none was held, or no live invalidation session vouched for it."},
 	{"hotkeygen_promotions_total", "counter", "Keys that became hot and started being served from memory."},
 	{"hotkeygen_reads_total", "counter", "Reads of the entity's keys, served locally or from Redis."},
+	{"hotkeygen_redis_down_since_seconds", "gauge", "Unix time Redis was found unreachable, since when hot keys are served from memory and other calls fail fast; 0 while it answers."},
 	{"hotkeygen_recorder_keys", "gauge", "Keys hot-key detection tracks by name, the candidates for hot, at most recorder_size; every other key is counted by hash."},
 	{"hotkeygen_redis_errors_total", "counter", "Redis commands that failed (an absent key is not a failure)."},
 	{"hotkeygen_refresh_errors_total", "counter", "Background reloads of hot keys that failed; after refresh_failures in a row a key's local copy is dropped."},
@@ -158,6 +164,8 @@ var families = []family{
 
 // exposition is the expected text of every series of families for the
 // entities values names: each series is 0 unless values gives it a value.
+// hotkeygen_info's labels are given as its value, "host pid invalidation";
+// by default this process's, with invalidate=off.
 func exposition(values map[string]map[string]string) string {
 	entities := slices.Sorted(maps.Keys(values))
 	var b strings.Builder
@@ -165,6 +173,14 @@ func exposition(values map[string]map[string]string) string {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
 		for _, e := range entities {
 			v, ok := values[e][f.name]
+			if f.name == "hotkeygen_info" {
+				if !ok {
+					v = thisInstance("off")
+				}
+				l := strings.Fields(v)
+				fmt.Fprintf(&b, "%s{entity=%q,host=%q,invalidation=%q,pid=%q} 1\n", f.name, e, l[0], l[2], l[1])
+				continue
+			}
 			if !ok {
 				v = "0"
 			}
@@ -179,6 +195,16 @@ func exposition(values map[string]map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// thisInstance is the value of hotkeygen_info for exposition: this
+// process's host and id, and the invalidation mode.
+func thisInstance(invalidation string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf("%s %d %s", host, os.Getpid(), invalidation)
 }
 
 func TestCollectorCountsReadsOfRealCaches(t *testing.T) {
@@ -298,13 +324,9 @@ func TestGeneratedReposAreSources(t *testing.T) {
 	}
 	c := collector(t, []prom.Source{users, orders})
 	// Invalidation (tracking, the default) connects in the background.
-	deadline := time.Now().Add(10 * time.Second)
-	for users.Stats().InvalidationLive == 0 || orders.Stats().InvalidationLive == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("invalidation connections not up after 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the invalidation connections", func() bool {
+		return users.Stats().InvalidationLive > 0 && orders.Stats().InvalidationLive > 0
+	})
 	compare(t, c, `
 # HELP hotkeygen_reads_total Reads of the entity's keys, served locally or from Redis.
 # TYPE hotkeygen_reads_total counter
@@ -314,7 +336,65 @@ hotkeygen_reads_total{entity="user"} 3
 # TYPE hotkeygen_invalidation_connections gauge
 hotkeygen_invalidation_connections{entity="order"} 1
 hotkeygen_invalidation_connections{entity="user"} 1
-`, "hotkeygen_reads_total", "hotkeygen_invalidation_connections")
+# HELP hotkeygen_invalidation_connected 1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off.
+# TYPE hotkeygen_invalidation_connected gauge
+hotkeygen_invalidation_connected{entity="order"} 1
+hotkeygen_invalidation_connected{entity="user"} 1
+`, "hotkeygen_reads_total", "hotkeygen_invalidation_connections", "hotkeygen_invalidation_connected")
+}
+
+// TestOutageHealthMatchesTheLivePage stops Redis under a repository with
+// a hot key: the exposition says since when Redis and invalidation are
+// down (on the repository's clock, which stands still), counts the hot
+// reads served unverified, and says the same as the live page's JSON.
+func TestOutageHealthMatchesTheLivePage(t *testing.T) {
+	e := newEnv(t, "account", runtime.WithInvalidate(runtime.InvalidateTracking))
+	waitFor(t, "the invalidation session", func() bool { return e.c.Stats().InvalidationConnected() })
+	e.put("account:1", "ada")
+	e.heat("account:1") // one hit
+	e.srv.Kill()
+	waitFor(t, "the session's loss", func() bool { return !e.c.Stats().InvalidationConnected() })
+	if _, err := e.c.Get(e.ctx, "account:2"); err == nil { // opens the breaker, if the loss did not
+		t.Fatal("a cold read succeeded with Redis down")
+	}
+	e.read("account:1", 5) // served from memory, unverified
+
+	const down = "1.7672256e+09" // 2026-01-01T00:00:00Z, the clock's time
+	names := []string{"hotkeygen_hits_total", "hotkeygen_stale_reads_total", "hotkeygen_info", "hotkeygen_invalidation_connected",
+		"hotkeygen_invalidation_down_since_seconds", "hotkeygen_redis_down_since_seconds"}
+	want := exposition(map[string]map[string]string{"account": {
+		"hotkeygen_hits_total":                      "6",
+		"hotkeygen_stale_reads_total":               "5",
+		"hotkeygen_info":                            thisInstance("tracking"),
+		"hotkeygen_invalidation_connected":          "0",
+		"hotkeygen_invalidation_down_since_seconds": down,
+		"hotkeygen_redis_down_since_seconds":        down,
+	}})
+	compare(t, collector(t, []prom.Source{e.c}), want, names...)
+
+	// The live page's JSON reports the same health from the same Stats.
+	st := e.c.Stats()
+	rep := livepage.NewReport(time.Now(), e.c).Entities[0]
+	host, _, _ := strings.Cut(thisInstance(""), " ")
+	if rep.Host != host || rep.PID != os.Getpid() || rep.Invalidation != "tracking" || rep.InvalidationConnected ||
+		rep.InvalidationDownSince == nil || float64(rep.InvalidationDownSince.Unix()) != 1.7672256e+09 ||
+		rep.RedisDownSince == nil || !rep.RedisDownSince.Equal(*rep.InvalidationDownSince) ||
+		rep.Hits != 6 || rep.StaleReads != 5 || rep.RedisErrors+rep.FailedFast != st.RedisErrors+st.FailedFast || rep.RedisErrors+rep.FailedFast == 0 {
+		t.Fatalf("live page %+v, want the health of the exposition", rep)
+	}
+}
+
+// waitFor polls cond until it holds: sessions start and end in their own
+// time.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // fixed is a Source with a given snapshot that counts its calls.
@@ -329,13 +409,15 @@ func (f *fixed) Stats() runtime.Stats { f.calls.Add(1); return f.st }
 // metric reading the wrong field shows.
 func everything(entity string) *fixed {
 	return &fixed{st: runtime.Stats{
-		Entity: entity, Gets: 1, HotAccesses: 2, Hits: 3, Misses: 4,
+		Entity: entity, Reads: 1, HotAccesses: 2, Hits: 3, Misses: 4,
 		HotKeys:   []runtime.HotKey{{Key: entity + ":1", QPS: 2500}, {Key: entity + ":2", QPS: 1200.5}},
 		LocalSize: 5, LocalBytes: 6, RecorderSize: 7,
 		Promotions: 8, Demotions: 9, Refreshes: 10, RefreshErrors: 11, RedisErrors: 12, DecodeErrors: 13,
 		Loads: 14, LoadErrors: 15, StaleReads: 16, BigValues: 17, DegradedLoads: 18,
 		Invalidations: 19, InvalidationResets: 20, InvalidationLive: 21,
 		AggregateReports: 22, AggregateErrors: 23,
+		Host: "web-24", PID: 25, Invalidation: runtime.InvalidateTracking,
+		InvalidationDownSince: time.Unix(26, 500e6), RedisDownSince: time.Unix(27, 0),
 	}}
 }
 
@@ -366,6 +448,11 @@ func TestEveryFieldHasItsSeries(t *testing.T) {
 		"hotkeygen_aggregate_reports_total":   "22",
 		"hotkeygen_aggregate_errors_total":    "23",
 		"hotkeygen_hot_keys":                  "2",
+		"hotkeygen_info":                      "web-24 25 tracking",
+		// A session is down: not connected, since 26.5 s after 1970.
+		"hotkeygen_invalidation_connected":          "0",
+		"hotkeygen_invalidation_down_since_seconds": "26.5",
+		"hotkeygen_redis_down_since_seconds":        "27",
 	}}) + `
 # HELP hotkeygen_hot_key_qps Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher.
 # TYPE hotkeygen_hot_key_qps gauge

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +33,7 @@ var testLoad = load{Users: 500, Orders: 20, Workers: 2, Rate: 4000, Skew: 1.1, O
 
 // demoServer is the demo's load and page, running on a real redis-server.
 type demoServer struct {
+	redis *redistest.Server
 	repos *repos
 	url   string // of the live page
 	stop  func() // stops the load and the server, failing t if either failed
@@ -40,7 +41,8 @@ type demoServer struct {
 
 func startDemo(t *testing.T, l load) *demoServer {
 	t.Helper()
-	rdb := redistest.Start(t).Client(t)
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
 	r := openRepos(rdb, quiet, l.Users, l.Orders)
 	t.Cleanup(r.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -49,21 +51,21 @@ func startDemo(t *testing.T, l load) *demoServer {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	var loadErr, serveErr error
-	wg.Go(func() { loadErr = l.run(ctx, r, nil) })
-	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.observables()...)) })
+	var serveErr error
+	wg.Go(func() { l.run(ctx, r, nil) })
+	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.sources()...)) })
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			if loadErr != nil || serveErr != nil {
-				t.Errorf("load: %v; server: %v", loadErr, serveErr)
+			if serveErr != nil {
+				t.Errorf("server: %v", serveErr)
 			}
 		})
 	}
 	t.Cleanup(stop)
-	return &demoServer{repos: r, url: "http://" + ln.Addr().String() + pagePath, stop: stop}
+	return &demoServer{redis: srv, repos: r, url: "http://" + ln.Addr().String() + pagePath, stop: stop}
 }
 
 // waitHot waits until the page has at least keys hot users and points
@@ -93,7 +95,7 @@ func (d *demoServer) checkEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var rep runtime.Report
+	var rep livepage.Report
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
 	}

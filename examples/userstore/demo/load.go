@@ -24,13 +24,12 @@ type load struct {
 	CrowdEvery time.Duration // how often the crowd moves to new users
 }
 
-// run reads until ctx ends, and returns the first read error, if any,
-// before then. moved, when not nil, is told each new crowd.
-func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) error {
-	parent := ctx
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
+// run reads until ctx ends. moved, when not nil, is told each new crowd.
+//
+// Failed reads do not stop it: a service goes on taking requests when
+// Redis fails, and the live page shows what that costs (stop Redis
+// during the demo to see it). Hot keys are still answered from memory.
+func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) {
 	var crowd atomic.Pointer[[]int64]
 	move := func(rng *rand.Rand) {
 		c := make([]int64, l.Crowd)
@@ -61,22 +60,14 @@ func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) erro
 		})
 	}
 	for w := range l.Workers {
-		wg.Go(func() {
-			if err := l.read(ctx, r, &crowd, uint64(w)); err != nil && ctx.Err() == nil {
-				cancel(err)
-			}
-		})
+		wg.Go(func() { l.read(ctx, r, &crowd, uint64(w)) })
 	}
 	wg.Wait()
-	if parent.Err() != nil {
-		return nil
-	}
-	return context.Cause(ctx)
 }
 
 // read is one worker: it paces itself to its part of Rate in batches of
 // 10 ms.
-func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64], seed uint64) error {
+func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64], seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	users := rand.NewZipf(rng, l.Skew, 1, uint64(l.Users-1))
 	orders := rand.NewZipf(rng, l.Skew, 1, uint64(len(tenants)*l.Orders-1))
@@ -93,6 +84,7 @@ func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64]
 			}
 			sleep(ctx, time.Until(next))
 		}
+		failed := false
 		for range n {
 			var err error
 			switch p := rng.Float64(); {
@@ -105,12 +97,12 @@ func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64]
 			default:
 				_, err = r.users.GetUser(ctx, int64(users.Uint64()))
 			}
-			if err != nil {
-				return err
-			}
+			failed = failed || err != nil
+		}
+		if failed && l.Rate == 0 {
+			sleep(ctx, batch) // unpaced, a failing Redis would make this spin
 		}
 	}
-	return nil
 }
 
 // sleep waits for d or until ctx ends.

@@ -28,7 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
-	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 // config is what the flags set.
@@ -120,17 +120,18 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "live page: http://%s%s\n", ln.Addr(), pagePath)
 		running++
-		go func() { done <- serve(ctx, ln, newMux(r.observables()...)) }()
+		go func() { done <- serve(ctx, ln, newMux(r.sources()...)) }()
 	}
 	running++
 	go func() {
-		done <- c.load.run(ctx, r, func(crowd []int64) {
+		c.load.run(ctx, r, func(crowd []int64) {
 			keys := make([]string, len(crowd))
 			for i, id := range crowd {
 				keys[i] = userstore.UserKey(id)
 			}
 			fmt.Fprintf(out, "flash crowd: %s\n", strings.Join(keys, " "))
 		})
+		done <- nil
 	}()
 	rate := "as fast as Redis answers"
 	if c.load.Rate > 0 {
@@ -153,12 +154,12 @@ func run(ctx context.Context, c config, out io.Writer) error {
 			}
 		case <-tick.C:
 			if ctx.Err() == nil {
-				printTable(out, time.Since(start), runtime.NewReport(time.Now(), r.observables()...))
+				printTable(out, time.Since(start), livepage.NewReport(time.Now(), r.sources()...))
 			}
 		}
 	}
 	if len(errs) == 0 {
-		printTable(out, time.Since(start), runtime.NewReport(time.Now(), r.observables()...))
+		printTable(out, time.Since(start), livepage.NewReport(time.Now(), r.sources()...))
 		fmt.Fprintln(out, "stopped")
 	}
 	return errors.Join(errs...)

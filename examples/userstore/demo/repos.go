@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 // tenants own the demo's orders.
@@ -48,9 +49,9 @@ func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int
 	}
 }
 
-// observables are what the live page and the table show.
-func (r *repos) observables() []runtime.Observable {
-	return []runtime.Observable{r.users, r.orders}
+// sources are what the live page and the table show.
+func (r *repos) sources() []livepage.Source {
+	return []livepage.Source{r.users, r.orders}
 }
 
 func (r *repos) Close() {

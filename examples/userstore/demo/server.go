@@ -7,17 +7,17 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 // pagePath is where the demo mounts the live page, as a service would
 // mount it among its own routes.
 const pagePath = "/debug/hotkeys/"
 
-// newMux serves the live page of obs at pagePath and sends / there.
-func newMux(obs ...runtime.Observable) *http.ServeMux {
+// newMux serves the live page of sources at pagePath and sends / there.
+func newMux(sources ...livepage.Source) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle(pagePath, http.StripPrefix(pagePath[:len(pagePath)-1], runtime.Handler(obs...)))
+	mux.Handle(pagePath, http.StripPrefix(pagePath[:len(pagePath)-1], livepage.Handler(sources...)))
 	mux.Handle("GET /{$}", http.RedirectHandler(pagePath, http.StatusFound))
 	return mux
 }

@@ -7,17 +7,21 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/runtime"
+	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
 // printTable writes a compact view of rep, the same data as the live
 // page, in one write, so lines printed meanwhile do not cut through it.
-func printTable(w io.Writer, elapsed time.Duration, rep runtime.Report) {
+func printTable(w io.Writer, elapsed time.Duration, rep livepage.Report) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "── %s ──\n", elapsed.Round(time.Second))
 	for _, e := range rep.Entities {
-		fmt.Fprintf(&b, "%-6s %8.0f reads/s  hit rate %5.1f%%  traffic share %5.1f%%  promoted %d  demoted %d\n",
-			e.Entity, e.ReadsPerSec, 100*e.HitRate, 100*e.TrafficShare, e.Promotions, e.Demotions)
+		share := "     -"
+		if e.MemoryShare != nil {
+			share = fmt.Sprintf("%5.1f%%", 100**e.MemoryShare)
+		}
+		fmt.Fprintf(&b, "%-6s %8.0f reads/s  from memory %s  Redis errors %.0f/s  stale %.0f/s  promoted %d  demoted %d%s\n",
+			e.Entity, e.ReadsPerSec, share, e.RedisErrorsPerSec, e.StaleReadsPerSec, e.Promotions, e.Demotions, trouble(e))
 		if len(e.HotKeys) == 0 {
 			fmt.Fprintln(&b, "       no hot keys")
 			continue
@@ -31,4 +35,16 @@ func printTable(w io.Writer, elapsed time.Duration, rep runtime.Report) {
 	}
 	fmt.Fprintln(&b)
 	w.Write(b.Bytes())
+}
+
+// trouble says what is wrong with e's Redis or invalidation, if anything.
+func trouble(e livepage.EntityReport) string {
+	var s string
+	if e.RedisDownSince != nil {
+		s += "  REDIS UNREACHABLE since " + e.RedisDownSince.Format("15:04:05")
+	}
+	if e.InvalidationDownSince != nil {
+		s += "  invalidation lost since " + e.InvalidationDownSince.Format("15:04:05")
+	}
+	return s
 }
