@@ -1,0 +1,107 @@
+package runtime_test
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The public API is what users of generated repositories use and nothing
+// more: detection lives in runtime/internal/detect, the live page in
+// runtime/livepage. A name added here is a promise to keep; this test
+// makes each one a decision.
+func TestPublicAPI(t *testing.T) {
+	want := []string{
+		"const DefaultHotQPS", "const DegradeOff", "const HistoryLen", "const InvalidateTracking", "const WarmRatio",
+		"var ErrNotFound", "var ErrUnavailable", "var ErrValueTooLarge",
+		"func AppendKeyString",
+		"type Cache", "func MustNew", "func New",
+		"method Cache.Close", "method Cache.Del", "method Cache.Get", "method Cache.GetMany",
+		"method Cache.History", "method Cache.Set", "method Cache.Stats",
+		"type Clock",
+		"type Config", "func DefaultConfig", "method Config.Validate",
+		"type ConfigError", "method ConfigError.Error",
+		"type Glue",
+		"type HotKey",
+		"type Option",
+		"func WithAggregate", "func WithAggregateTop", "func WithBatchLoader", "func WithClock", "func WithClusterHotQPS",
+		"func WithDegrade", "func WithDegradeLimit", "func WithDemoteEvery", "func WithEntity", "func WithHotQPS",
+		"func WithInactiveAfter", "func WithInvalidate", "func WithJitter", "func WithLoader", "func WithLocalSize",
+		"func WithLocalTTL", "func WithLogger", "func WithMaxValueBytes", "func WithMaxValueBytesHard", "func WithMonitorEvery",
+		"func WithNullTTL", "func WithPromoteEvery", "func WithRebuildLock", "func WithRebuildLockTTL", "func WithRecorderSize",
+		"func WithRefresh", "func WithRefreshFailures", "func WithTTL", "func WithTopN", "func WithWarmQPS", "func WithWindow",
+		"type Sample",
+		"type Stats", "method Stats.InvalidationConnected",
+	}
+	got := publicAPI(t, ".")
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		var added, gone []string
+		for _, n := range got {
+			if !slices.Contains(want, n) {
+				added = append(added, n)
+			}
+		}
+		for _, n := range want {
+			if !slices.Contains(got, n) {
+				gone = append(gone, n)
+			}
+		}
+		t.Errorf("the public API changed:\nadded %q\ngone %q\nmake internal what users do not call, or update this list", added, gone)
+	}
+}
+
+// publicAPI lists the exported names the package in dir declares, as go
+// doc shows them: each constant or variable group by its first name.
+func publicAPI(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			f, err := parser.ParseFile(fset, dir+"/"+name, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	p, err := doc.NewFromFiles(fset, files, "github.com/hotkeygen/hotkeygen/runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	values := func(kind string, vs []*doc.Value) {
+		for _, v := range vs {
+			names = append(names, kind+" "+v.Names[0])
+		}
+	}
+	funcs := func(fs []*doc.Func) {
+		for _, f := range fs {
+			names = append(names, "func "+f.Name)
+		}
+	}
+	values("const", p.Consts)
+	values("var", p.Vars)
+	funcs(p.Funcs)
+	for _, ty := range p.Types {
+		names = append(names, "type "+ty.Name)
+		values("const", ty.Consts)
+		values("var", ty.Vars)
+		funcs(ty.Funcs)
+		for _, m := range ty.Methods {
+			names = append(names, "method "+ty.Name+"."+m.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
