@@ -66,6 +66,11 @@ type Stats struct {
 	// (reads are never affected).
 	AggregateReports uint64
 	AggregateErrors  uint64
+
+	// Changes describes the change buffer (changes=on), Bloom the Bloom
+	// filter (bloom=on); zero when off. See changes_stats.go.
+	Changes ChangeStats
+	Bloom   BloomStats
 }
 
 // HotKey describes one key in the hot set.
@@ -126,7 +131,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	return Stats{
+	st := Stats{
 		Entity:             c.cfg.Entity,
 		Gets:               gets,
 		GetQPS:             c.getQPS(),
@@ -159,6 +164,8 @@ func (c *Cache[K, V]) Stats() Stats {
 		AggregateReports:   c.count.aggregateReports.Load(),
 		AggregateErrors:    c.count.aggregateErrors.Load(),
 	}
+	c.changeStats(&st)
+	return st
 }
 
 // reads returns the total of reads, local hits plus the reads that went to
