@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,7 @@ type bloomFilter struct {
 	hashes int
 
 	checks, absent, adds, errors, unready atomic.Uint64
+	mode                                  atomic.Int32 // bitsUnknown, bitsField or bitsEach
 }
 
 // maxShardBits bounds one shard's bitmap (8 MiB).
@@ -63,55 +65,135 @@ func mix(h uint64) uint64 {
 	return h ^ h>>31
 }
 
-// locate returns the shard of key and the arguments of the command that
-// sets its bits (BITFIELD: SET u1 offset 1, …) or, with get, reads the
-// shard's ready bit and its bits (BITFIELD_RO, which go-redis writes the
-// GETs of: u1 offset, …). The bits come by double hashing (Kirsch and
-// Mitzenmacher: bit i is h1 + i·h2 mod m, as good as k independent
-// hashes); FNV-1a is in the standard library and the same in every
-// process.
-func (f *bloomFilter) locate(key string, get bool) (string, []any) {
+// locate returns the shard of key and the offsets of its k bits, by double
+// hashing (Kirsch and Mitzenmacher: bit i is h1 + i·h2 mod m, as good as
+// k independent hashes). FNV-1a is in the standard library and the same in
+// every process.
+func (f *bloomFilter) locate(key string) (string, []uint64) {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	h1 := mix(h.Sum64())
 	h2 := mix(h1^0x9e3779b97f4a7c15) | 1
-	shard := f.keys[mix(h2)%uint64(len(f.keys))]
-	if get {
-		args := make([]any, 0, 2*(f.hashes+1))
-		args = append(args, "u1", f.bits)
-		for i := range uint64(f.hashes) {
-			args = append(args, "u1", (h1+i*h2)%f.bits)
-		}
-		return shard, args
+	offsets := make([]uint64, f.hashes)
+	for i := range offsets {
+		offsets[i] = (h1 + uint64(i)*h2) % f.bits
 	}
-	args := make([]any, 0, 4*f.hashes)
-	for i := range uint64(f.hashes) {
-		args = append(args, "SET", "u1", (h1+i*h2)%f.bits, 1)
-	}
-	return shard, args
+	return f.keys[mix(h2)%uint64(len(f.keys))], offsets
 }
 
-// bloomAddTo queues the addition of key to the filter on pipe, and returns
-// its command; nil without a filter.
-func (c *Cache[K, V]) bloomAddTo(ctx context.Context, pipe redis.Pipeliner, key string) redis.Cmder {
+// Bit commands. BITFIELD (SET) and BITFIELD_RO (GET) carry all of an id's
+// bits in one command. A server without them (Redis before 6.2 lacks
+// BITFIELD_RO; the demo's embedded Redis lacks both) gets SETBIT and
+// GETBIT instead, k of them pipelined: still one round trip. The first
+// use finds out which.
+const (
+	bitsUnknown int32 = iota
+	bitsField
+	bitsEach
+)
+
+// perBit reports whether the server lacks BITFIELD, asking it the first
+// time.
+func (c *Cache[K, V]) perBit(ctx context.Context) bool {
+	switch c.bloom.mode.Load() {
+	case bitsField:
+		return false
+	case bitsEach:
+		return true
+	}
+	err := c.rdb.Do(ctx, "BITFIELD_RO", c.bloom.keys[0], "GET", "u1", 0).Err()
+	switch {
+	case err == nil:
+		c.bloom.mode.Store(bitsField)
+	case strings.Contains(strings.ToLower(err.Error()), "unknown command"):
+		c.bloom.mode.Store(bitsEach)
+		return true
+	}
+	return false
+}
+
+// bloomOp is the commands of one check or addition in a pipeline: one
+// BITFIELD, or one GETBIT or SETBIT per bit.
+type bloomOp []redis.Cmder
+
+// bits returns the bits a check read, or the first error.
+func (op bloomOp) bits() ([]int64, error) {
+	if len(op) == 1 {
+		if cmd, ok := op[0].(*redis.IntSliceCmd); ok {
+			return cmd.Result()
+		}
+	}
+	out := make([]int64, 0, len(op))
+	for _, cmd := range op {
+		ic, ok := cmd.(*redis.IntCmd)
+		if !ok {
+			return nil, fmt.Errorf("%w: a Bloom check got a %T", ErrDecode, cmd)
+		}
+		b, err := ic.Result()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// err returns the first error of an addition's commands.
+func (op bloomOp) err() error {
+	for _, cmd := range op {
+		if err := cmd.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bloomAddTo queues the addition of key to the filter on pipe; nil without
+// a filter.
+func (c *Cache[K, V]) bloomAddTo(ctx context.Context, pipe redis.Pipeliner, key string) bloomOp {
 	if c.bloom == nil {
 		return nil
 	}
 	c.bloom.adds.Add(1)
-	shard, args := c.bloom.locate(key, false)
-	return pipe.BitField(ctx, shard, args...)
+	shard, offsets := c.bloom.locate(key)
+	if c.perBit(ctx) {
+		op := make(bloomOp, len(offsets))
+		for i, off := range offsets {
+			op[i] = pipe.SetBit(ctx, shard, int64(off), 1)
+		}
+		return op
+	}
+	args := make([]any, 0, 4*len(offsets))
+	for _, off := range offsets {
+		args = append(args, "SET", "u1", off, 1)
+	}
+	return bloomOp{pipe.BitField(ctx, shard, args...)}
+}
+
+// bloomCheckOn queues a check of key on pipe: the shard's ready bit, then
+// key's bits.
+func (c *Cache[K, V]) bloomCheckOn(ctx context.Context, pipe redis.Pipeliner, key string) bloomOp {
+	shard, offsets := c.bloom.locate(key)
+	all := append([]uint64{c.bloom.bits}, offsets...)
+	if c.perBit(ctx) {
+		op := make(bloomOp, len(all))
+		for i, off := range all {
+			op[i] = pipe.GetBit(ctx, shard, int64(off))
+		}
+		return op
+	}
+	args := make([]any, 0, 2*len(all))
+	for _, off := range all {
+		args = append(args, "u1", off)
+	}
+	return bloomOp{pipe.BitFieldRO(ctx, shard, args...)}
 }
 
 // bloomMayHold asks the filter whether key may exist, in one round trip.
 // Without a filter, before it is ready, or when Redis fails, the answer is
 // yes: the filter only ever saves work, it never fails a read.
 func (c *Cache[K, V]) bloomMayHold(ctx context.Context, key string) bool {
-	if c.bloom == nil {
-		return true
-	}
-	shard, args := c.bloom.locate(key, true)
-	bits, err := c.rdb.BitFieldRO(ctx, shard, args...).Result()
-	return c.bloom.verdict(bits, err)
+	return c.bloomMayHoldMany(ctx, []string{key})[0]
 }
 
 // verdict turns the reply of a check (ready bit first) into its answer,
@@ -145,14 +227,13 @@ func (c *Cache[K, V]) bloomMayHoldMany(ctx context.Context, keys []string) []boo
 		return out
 	}
 	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.IntSliceCmd, len(keys))
+	ops := make([]bloomOp, len(keys))
 	for i, key := range keys {
-		shard, args := c.bloom.locate(key, true)
-		cmds[i] = pipe.BitFieldRO(ctx, shard, args...)
+		ops[i] = c.bloomCheckOn(ctx, pipe, key)
 	}
 	_, _ = pipe.Exec(ctx) // each reply is judged by verdict
-	for i, cmd := range cmds {
-		out[i] = c.bloom.verdict(cmd.Val(), cmd.Err())
+	for i, op := range ops {
+		out[i] = c.bloom.verdict(op.bits())
 	}
 	return out
 }
@@ -171,7 +252,7 @@ func (c *Cache[K, V]) setValue(ctx context.Context, key string, b []byte, ttl ti
 	if err := set.Err(); err != nil {
 		return err
 	}
-	if err := add.Err(); err != nil {
+	if err := add.err(); err != nil {
 		c.bloom.errors.Add(1)
 		return fmt.Errorf("add to the Bloom filter: %w", err)
 	}
@@ -189,7 +270,7 @@ func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, tt
 	set := pipe.SetNX(ctx, key, b, ttl)
 	add := c.bloomAddTo(ctx, pipe, key)
 	_, _ = pipe.Exec(ctx)
-	if err := add.Err(); err != nil {
+	if err := add.err(); err != nil {
 		c.bloom.errors.Add(1)
 		c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", key, "err", err)
 	}
@@ -229,7 +310,7 @@ func (c *Cache[K, V]) WarmBloom(ctx context.Context, ids iter.Seq[K]) (int, erro
 	for k := range ids {
 		c.bloomAddTo(ctx, pipe, c.key(k))
 		queued++
-		if pipe.Len() == warmChunk {
+		if queued-added == warmChunk {
 			if err := flush(); err != nil {
 				return added, err
 			}

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
@@ -270,5 +273,41 @@ func TestBloomOnACluster(t *testing.T) {
 	}
 	if absent < 1900 {
 		t.Errorf("only %d of 2000 ids never added read as absent", absent)
+	}
+}
+
+// TestBloomWithoutBitfield: on a server without BITFIELD (the demo's
+// embedded Redis), the filter uses GETBIT and SETBIT, with the same bits
+// and the same answers.
+func TestBloomWithoutBitfield(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	c, err := New(rdb, profileGlue, WithEntity("profile"), WithLogger(quiet), WithInvalidate(InvalidateOff),
+		WithBloom(true), WithBloomItems(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.WarmBloom(ctx, slices.Values(ids("p:", 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if c.bloom.mode.Load() != bitsEach {
+		t.Fatalf("mode %d on a server without BITFIELD, want per-bit commands", c.bloom.mode.Load())
+	}
+	for i, ok := range c.bloomMayHoldMany(ctx, ids("p:", 1000)) {
+		if !ok {
+			t.Fatalf("p:%d was added but reads as absent", i)
+		}
+	}
+	absent := 0
+	for _, ok := range c.bloomMayHoldMany(ctx, ids("q:", 1000)) {
+		if !ok {
+			absent++
+		}
+	}
+	if absent < 950 || c.Stats().Bloom.Errors != 0 {
+		t.Errorf("%d of 1000 ids never added read as absent, %d errors", absent, c.Stats().Bloom.Errors)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // The change buffer carries the ids of rows changed in the database to the
@@ -257,7 +259,7 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 	var junk []string
 	for _, id := range cl.ids {
 		var k K
-		if err := msgpack.Unmarshal([]byte(id), &k); err != nil {
+		if err := wire.Unmarshal([]byte(id), &k); err != nil { // checked: anyone can write the buffer
 			junk = append(junk, id)
 			continue
 		}

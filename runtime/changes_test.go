@@ -488,7 +488,7 @@ func TestChangeStats(t *testing.T) {
 		return out, nil
 	}
 	c, err := New(srv.Client(t), profileGlue, WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithInvalidate(InvalidateOff),
-		WithChanges(true), WithSyncBatch(2), WithBatchLoader(load))
+		WithChanges(true), WithSyncBatch(3), WithBatchLoader(load))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,15 +502,16 @@ func TestChangeStats(t *testing.T) {
 	}
 	buf, _ := changeKeys("profile")
 	raw := srv.Client(t)
-	raw.ZAdd(ctx, buf, redis.Z{Score: float64(epoch.Add(-time.Hour).UnixMilli()), Member: "\xc1junk"})
+	raw.ZAdd(ctx, buf, redis.Z{Score: float64(epoch.Add(-time.Hour).UnixMilli()), Member: "\xc1junk"},
+		redis.Z{Score: float64(epoch.Add(-2 * time.Hour).UnixMilli()), Member: "\xdb\x7f\xff\xff\xffab"}) // a 2 GiB string, declared
 
 	failing.Store(true)
 	if _, err := c.syncOnce(ctx); !errors.Is(err, fail) {
 		t.Fatalf("syncOnce with the loader failing: %v, want %v", err, fail)
 	}
 	st := c.Stats().Changes
-	if st.Failures != 1 || st.Dropped != 1 || st.Pending != 4 {
-		t.Errorf("after a failed batch: %+v, want 1 failure, 1 dropped, 4 pending as the claim left them", st)
+	if st.Failures != 1 || st.Dropped != 2 || st.Pending != 4 {
+		t.Errorf("after a failed batch: %+v, want 1 failure, 2 dropped, 4 pending as the claim left them", st)
 	}
 	if want := 4 * time.Second; st.OldestAge != want {
 		t.Errorf("OldestAge = %v, want %v (p:1, marked 4 s before the claim)", st.OldestAge, want)

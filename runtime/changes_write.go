@@ -24,7 +24,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		size int
 		t    token
 		cmd  redis.Cmder
-		add  redis.Cmder // the Bloom filter's, nil without one
+		add  bloomOp // the Bloom filter's, nil without one
 	}
 	writes := make([]write, 0, len(ks))
 	pipe := c.rdb.Pipeline()
@@ -68,11 +68,11 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		c.announce(ctx, w.key)
 		c.wrote(w.k, w.key, w.t, w.v, w.size)
-		if w.add != nil && w.add.Err() != nil {
+		if err := w.add.err(); err != nil {
 			// The row is stored but the filter may not know it: the batch
 			// is synced again rather than let the id read as absent later.
 			c.bloom.errors.Add(1)
-			errs = append(errs, fmt.Errorf("add %q to the Bloom filter: %w", w.key, w.add.Err()))
+			errs = append(errs, fmt.Errorf("add %q to the Bloom filter: %w", w.key, err))
 		}
 	}
 	return errors.Join(errs...)
