@@ -275,6 +275,9 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 			return step, c.syncFailed(ctx, cl, ids, err)
 		}
 	}
+	if len(ks) == 0 {
+		return step, nil
+	}
 	rows, err := c.loadRows(ctx, ks)
 	if err != nil {
 		return step, c.syncFailed(ctx, cl, ids, err)
