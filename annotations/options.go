@@ -117,6 +117,28 @@ var options = map[string]option{
 	// cluster_hot_qps=RATE is the reads per second over all replicas that
 	// promote a key with aggregate=on; 0 means hot_qps.
 	"cluster_hot_qps": rate(with(runtime.WithClusterHotQPS)),
+	// changes=on|off turns on the change buffer: Mark<Name>Changed records
+	// ids of rows changed in the database, and a sync worker writes them
+	// to Redis; true and false work too.
+	"changes": toggle(with(runtime.WithChanges)),
+	// sync_every=DURATION is how often the sync worker claims a batch.
+	"sync_every": duration(with(runtime.WithSyncEvery)),
+	// sync_batch=COUNT is how many changed ids a worker claims at once.
+	"sync_batch": count(with(runtime.WithSyncBatch)),
+	// sync_lease=DURATION is how long a claim holds before the ids of a
+	// worker that did not finish return to the buffer.
+	"sync_lease": duration(with(runtime.WithSyncLease)),
+	// sync_ttl=DURATION expires the buffer's keys when nothing marks or
+	// syncs them for that long.
+	"sync_ttl": duration(with(runtime.WithSyncTTL)),
+	// bloom=on|off puts a Bloom filter shared by every instance in front
+	// of the loader; true and false work too.
+	"bloom": toggle(with(runtime.WithBloom)),
+	// bloom_items=COUNT is how many ids the Bloom filter is sized for.
+	"bloom_items": count(with(runtime.WithBloomItems)),
+	// bloom_fp=FRACTION is its false-positive rate at bloom_items ids, as
+	// in bloom_fp=0.01 or bloom_fp=1%.
+	"bloom_fp": fraction(with(runtime.WithBloomFP)),
 }
 
 // with sets an option through the runtime's own Option, which records that

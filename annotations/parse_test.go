@@ -262,7 +262,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, codec, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -650,7 +650,8 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
 			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
-			"aggregate=on cluster_hot_qps=20 codec=reflect")
+			"aggregate=on cluster_hot_qps=20 codec=reflect changes=on sync_every=1s sync_batch=100 sync_lease=30s sync_ttl=2h "+
+			"bloom=on bloom_items=5000 bloom_fp=0.5%")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,6 +667,9 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 		runtime.WithMaxValueBytes(1 << 20), runtime.WithMaxValueBytesHard(4 << 20),
 		runtime.WithInvalidate(runtime.InvalidatePubSub),
 		runtime.WithAggregate(true), runtime.WithClusterHotQPS(20),
+		runtime.WithChanges(true), runtime.WithSyncEvery(time.Second), runtime.WithSyncBatch(100),
+		runtime.WithSyncLease(30 * time.Second), runtime.WithSyncTTL(2 * time.Hour),
+		runtime.WithBloom(true), runtime.WithBloomItems(5000), runtime.WithBloomFP(0.005),
 	} {
 		o(&want)
 	}

@@ -44,6 +44,8 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitGetMany(f, e)
 		emitSet(f, e)
 		emitDel(f, e)
+		emitChanges(f, e)
+		emitBloom(f, e)
 		emitStats(f, e)
 		emitHistory(f, e)
 		emitClose(f, e)

@@ -58,7 +58,10 @@ type entity struct {
 	// which holds many keys ("ids").
 	ManyParam string
 	Options   []option
-	Clone     *cloneFunc
+	// Changes and Bloom say the annotation turned the change buffer and
+	// the Bloom filter on, which add methods (emit_changes.go).
+	Changes, Bloom bool
+	Clone          *cloneFunc
 	// Codec is the generated msgpack codec; nil leaves the struct to
 	// msgpack's reflection.
 	Codec *codecPlan
@@ -108,6 +111,12 @@ func (e *entity) GetMany() string     { return "Get" + manyName(e.Name) }
 func (e *entity) Loader() string      { return "With" + e.Name + "Loader" }
 func (e *entity) BatchLoader() string { return "With" + manyName(e.Name) + "Loader" }
 
+// MarkChanged, SyncHook and WarmBloom name what changes=on and bloom=on
+// add: MarkUserChanged, WithUserSyncHook, WarmUserBloom.
+func (e *entity) MarkChanged() string { return "Mark" + e.Name + "Changed" }
+func (e *entity) SyncHook() string    { return "With" + e.Name + "SyncHook" }
+func (e *entity) WarmBloom() string   { return "Warm" + e.Name + "Bloom" }
+
 // Composite reports that the key has more than one field, so the cache is
 // keyed by a generated struct of them, KeyName; a single-field key is the
 // field's own type, which is cheaper to hash and needs no declaration.
@@ -124,13 +133,17 @@ func (e *entity) generatedNames() []generatedName {
 	if e.Composite() {
 		key = "key struct"
 	}
-	return []generatedName{
+	names := []generatedName{
 		{e.Repo(), "repository type"},
 		{e.Ctor(), "constructor"},
 		{e.KeyName(), key},
 		{e.Loader(), "loader option"},
 		{e.BatchLoader(), "batch loader option"},
 	}
+	if e.Changes {
+		names = append(names, generatedName{e.SyncHook(), "sync hook option"})
+	}
+	return names
 }
 
 // buildPackage turns the annotated structs of in into the package model.
@@ -255,6 +268,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	opts, oerrs := options(lowerIdent(e.Name), t.Spec)
 	errs = append(errs, oerrs...)
 	e.Options = opts
+	e.Changes, e.Bloom = t.Spec.Changes, t.Spec.Bloom
 
 	if path := lockPath(named); path != "" {
 		errs.Add(t.Spec.Pos, fmt.Sprintf("%s holds a lock (%s): every read returns a copy of the cached value, and a lock must not be copied", t.Obj.Name(), path))

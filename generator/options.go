@@ -43,6 +43,14 @@ var runtimeOptions = map[string]runtimeOption{
 	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},
 	"aggregate":            {"WithAggregate", func(s *annotations.Spec) any { return s.Aggregate }},
 	"cluster_hot_qps":      {"WithClusterHotQPS", func(s *annotations.Spec) any { return s.ClusterHotQPS }},
+	"changes":              {"WithChanges", func(s *annotations.Spec) any { return s.Changes }},
+	"sync_every":           {"WithSyncEvery", func(s *annotations.Spec) any { return s.SyncEvery }},
+	"sync_batch":           {"WithSyncBatch", func(s *annotations.Spec) any { return s.SyncBatch }},
+	"sync_lease":           {"WithSyncLease", func(s *annotations.Spec) any { return s.SyncLease }},
+	"sync_ttl":             {"WithSyncTTL", func(s *annotations.Spec) any { return s.SyncTTL }},
+	"bloom":                {"WithBloom", func(s *annotations.Spec) any { return s.Bloom }},
+	"bloom_items":          {"WithBloomItems", func(s *annotations.Spec) any { return s.BloomItems }},
+	"bloom_fp":             {"WithBloomFP", func(s *annotations.Spec) any { return s.BloomFP }},
 }
 
 // modeConsts names the runtime's constant for each degrade= and

@@ -50,9 +50,10 @@ func TestEveryAnnotationOptionHasARuntimeOption(t *testing.T) {
 func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	// Options a directive cannot set: the entity comes from the type, the
 	// loaders are functions the generated With<Name>Loader options adapt,
-	// and the rest belong to the program, not to the annotated type.
+	// and the rest belong to the program, not to the annotated type; the
+	// sync hook is a function too, adapted by With<Name>SyncHook.
 	notAnnotated := []string{
-		"WithEntity", "WithLoader", "WithBatchLoader",
+		"WithEntity", "WithLoader", "WithBatchLoader", "WithSyncHook",
 		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
 		"WithAggregateTop",
 	}

@@ -23,6 +23,8 @@ func TestPublicAPI(t *testing.T) {
 		"type Cache", "func MustNew", "func New",
 		"method Cache.Close", "method Cache.Del", "method Cache.Get", "method Cache.GetMany",
 		"method Cache.History", "method Cache.Set", "method Cache.Stats",
+		"method Cache.MarkChanged", "method Cache.WarmBloom",
+		"type ChangeStats", "type BloomStats",
 		"type Clock",
 		"type Config", "func DefaultConfig", "method Config.Validate",
 		"type ConfigError", "method ConfigError.Error",
@@ -35,6 +37,8 @@ func TestPublicAPI(t *testing.T) {
 		"func WithLocalTTL", "func WithLogger", "func WithMaxValueBytes", "func WithMaxValueBytesHard", "func WithMonitorEvery",
 		"func WithNullTTL", "func WithPromoteEvery", "func WithRebuildLock", "func WithRebuildLockTTL", "func WithRecorderSize",
 		"func WithRefresh", "func WithRefreshFailures", "func WithTTL", "func WithTopN", "func WithWarmQPS", "func WithWindow",
+		"func WithChanges", "func WithSyncEvery", "func WithSyncBatch", "func WithSyncLease", "func WithSyncTTL", "func WithSyncHook",
+		"func WithBloom", "func WithBloomItems", "func WithBloomFP",
 		"type Sample",
 		"type Stats", "method Stats.InvalidationConnected",
 	}

@@ -70,6 +70,11 @@ type Cache[K comparable, V any] struct {
 	nodes nodeSet
 	gens  *generations
 	agg   *aggregator[K] // nil unless cfg.Aggregate
+	// chg is the change buffer (changes.go), bloom the filter in front of
+	// the loader (bloom.go); nil unless turned on.
+	chg      *changeBuffer
+	syncHook func(context.Context, map[K]*V) error
+	bloom    *bloomFilter
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close
 	flights  map[K]*loadCall[V]
@@ -177,6 +182,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
+	if err := c.setupChanges(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	if err := c.startInvalidation(glue.Prefix); err != nil {
 		c.Close()
@@ -184,6 +193,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.wg.Add(1)
 	go c.run()
+	c.startSync()
 	return c, nil
 }
 
@@ -353,7 +363,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if t.n.unreachable() {
 		return c.refuse(t.n, "set", key)
 	}
-	if err := c.rdb.Set(ctx, key, b, c.ttl(c.cfg.TTL)).Err(); err != nil {
+	if err := c.setValue(ctx, key, b, c.ttl(c.cfg.TTL)); err != nil {
 		c.count.redisErrors.Add(1)
 		c.failed(t.n, err)
 		if !notSent(err) {

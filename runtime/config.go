@@ -99,6 +99,26 @@ type Config struct {
 	// traffic to Redis: AggregateTop+1 commands per slot.
 	AggregateTop int
 
+	// Changes turns on the change buffer (changes.go): MarkChanged records
+	// ids of rows changed in the database, and a sync worker reloads them
+	// every SyncEvery, SyncBatch at a time, each claimed for SyncLease; the
+	// buffer's keys expire SyncTTL after they were last touched.
+	Changes   bool
+	SyncEvery time.Duration
+	SyncBatch int
+	SyncLease time.Duration
+	SyncTTL   time.Duration
+
+	// Bloom puts a Bloom filter shared by every instance (bloom.go) in
+	// front of the loader, sized for BloomItems ids at a false-positive
+	// rate of BloomFP.
+	Bloom      bool
+	BloomItems int
+	BloomFP    float64
+
+	// syncHook is the typed function given to WithSyncHook.
+	syncHook any
+
 	// written records the settings an Option set, so that a default which
 	// depends on another setting follows the value the caller chose (see
 	// resolved), and a contradiction blames only values someone wrote.
@@ -139,6 +159,12 @@ const (
 	DefaultDegradeLimit    = 8
 	DefaultMaxValueBytes   = 10 << 10
 	DefaultAggregateTop    = 50
+	DefaultSyncEvery       = 3 * time.Second
+	DefaultSyncBatch       = 500
+	DefaultSyncLease       = 60 * time.Second
+	DefaultSyncTTL         = 24 * time.Hour
+	DefaultBloomItems      = 1_000_000
+	DefaultBloomFP         = 0.01
 )
 
 // WarmRatio is how far below HotQPS a hot key must cool to be demoted when
@@ -176,6 +202,12 @@ func DefaultConfig() Config {
 		MaxValueBytes:   DefaultMaxValueBytes,
 		Invalidate:      InvalidateTracking,
 		AggregateTop:    DefaultAggregateTop,
+		SyncEvery:       DefaultSyncEvery,
+		SyncBatch:       DefaultSyncBatch,
+		SyncLease:       DefaultSyncLease,
+		SyncTTL:         DefaultSyncTTL,
+		BloomItems:      DefaultBloomItems,
+		BloomFP:         DefaultBloomFP,
 	}
 }
 
@@ -308,6 +340,55 @@ func WithClusterHotQPS(qps float64) Option {
 // WithAggregateTop bounds the keys a replica reports per slot.
 func WithAggregateTop(n int) Option {
 	return func(c *Config) { c.AggregateTop = n; c.wrote(setAggregateTop) }
+}
+
+// WithChanges turns the change buffer on or off (see Config.Changes).
+func WithChanges(on bool) Option {
+	return func(c *Config) { c.Changes = on; c.wrote(setChanges) }
+}
+
+// WithSyncEvery sets how often the sync worker claims a batch of changes.
+func WithSyncEvery(d time.Duration) Option {
+	return func(c *Config) { c.SyncEvery = d; c.wrote(setSyncEvery) }
+}
+
+// WithSyncBatch sets how many changed ids the sync worker claims at once.
+func WithSyncBatch(n int) Option {
+	return func(c *Config) { c.SyncBatch = n; c.wrote(setSyncBatch) }
+}
+
+// WithSyncLease sets how long a claim holds before a worker that did not
+// acknowledge it is presumed dead and its ids return to the buffer.
+func WithSyncLease(d time.Duration) Option {
+	return func(c *Config) { c.SyncLease = d; c.wrote(setSyncLease) }
+}
+
+// WithSyncTTL sets the expiry of the change buffer's keys, renewed by every
+// mark and claim: a safety net for buffers no program serves any more.
+func WithSyncTTL(d time.Duration) Option {
+	return func(c *Config) { c.SyncTTL = d; c.wrote(setSyncTTL) }
+}
+
+// WithSyncHook gives the sync worker a function that receives every batch
+// it synced: each id with its row, nil when the row is gone. An error
+// returns the batch to the buffer, to be synced again. Its types must
+// match the Cache's, or New fails.
+func WithSyncHook[K comparable, V any](hook func(ctx context.Context, rows map[K]*V) error) Option {
+	return func(c *Config) { c.syncHook = hook }
+}
+
+// WithBloom turns the Bloom filter in front of the loader on or off (see
+// Config.Bloom).
+func WithBloom(on bool) Option { return func(c *Config) { c.Bloom = on; c.wrote(setBloom) } }
+
+// WithBloomItems sets how many ids the Bloom filter is sized for.
+func WithBloomItems(n int) Option {
+	return func(c *Config) { c.BloomItems = n; c.wrote(setBloomItems) }
+}
+
+// WithBloomFP sets the Bloom filter's false-positive rate at BloomItems ids.
+func WithBloomFP(p float64) Option {
+	return func(c *Config) { c.BloomFP = p; c.wrote(setBloomFP) }
 }
 
 // WithLoader reads through to the source of truth: on a Redis miss the

@@ -44,6 +44,16 @@ func TestConfigValidate(t *testing.T) {
 		{"a zero local_size is rejected", []Option{WithLocalSize(0)}, "local_size", "positive"},
 		{"zero refresh_failures is rejected", []Option{WithRefreshFailures(0)}, "refresh_failures", "positive"},
 		{"a zero recorder_size is rejected", []Option{WithRecorderSize(0)}, "recorder_size", "positive"},
+		{"the change buffer's defaults are valid", []Option{WithChanges(true)}, "", ""},
+		{"sync_every must be shorter than the lease", []Option{WithChanges(true), WithSyncEvery(time.Minute)}, "sync_lease", "longer than sync_every"},
+		{"the lease must be shorter than the buffer's expiry", []Option{WithChanges(true), WithSyncTTL(time.Minute)}, "sync_ttl", "longer than sync_lease"},
+		{"the buffer's expiry must outlive ten intervals", []Option{WithChanges(true), WithSyncEvery(20 * time.Second), WithSyncLease(30 * time.Second), WithSyncTTL(150 * time.Second)}, "sync_ttl", "10 × sync_every"},
+		{"a zero sync_batch is rejected", []Option{WithChanges(true), WithSyncBatch(0)}, "sync_batch", "positive"},
+		{"a sync option without the buffer is rejected", []Option{WithSyncBatch(10)}, "sync_batch", "add changes=on"},
+		{"the Bloom filter's defaults are valid", []Option{WithBloom(true)}, "", ""},
+		{"a bloom_fp of 1 is rejected", []Option{WithBloom(true), WithBloomFP(1)}, "bloom_fp", "between 0 and 1"},
+		{"a Bloom filter above 4 GiB is rejected", []Option{WithBloom(true), WithBloomItems(1 << 40)}, "bloom_items", "MiB of Redis memory"},
+		{"a bloom option without the filter is rejected", []Option{WithBloomItems(10)}, "bloom_items", "add bloom=on"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

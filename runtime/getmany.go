@@ -166,11 +166,15 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 			ks = append(ks, p.k)
 		}
 	}
-	c.count.loads.Add(1)
-	rows, err := c.batchLoader(ctx, ks)
-	if err != nil {
-		c.count.loadErrors.Add(1)
-		return fmt.Errorf("hotkey: load %d keys: %w", len(ks), err)
+	ks, absent := c.bloomSift(ctx, ks)
+	var rows map[K]*V
+	if len(ks) > 0 {
+		c.count.loads.Add(1)
+		var err error
+		if rows, err = c.batchLoader(ctx, ks); err != nil {
+			c.count.loadErrors.Add(1)
+			return fmt.Errorf("hotkey: load %d keys: %w", len(ks), err)
+		}
 	}
 	pipe := c.rdb.Pipeline()
 	type writeBack struct {
@@ -184,11 +188,13 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		}
 		var w writeBack
 		switch v := rows[p.k]; {
+		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
 			w = writeBack{pipe.SetNX(ctx, p.key, nullValue, c.ttl(c.cfg.NullTTL)), len(nullValue)}
 		case v != nil:
 			if b, err := c.codec.encode(v); err == nil {
 				w = writeBack{pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL)), len(b)}
+				c.bloomAddTo(ctx, pipe, p.key)
 			}
 		}
 		written[p.k] = w

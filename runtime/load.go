@@ -44,6 +44,9 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // key keep it locally, since a write-back refused by SET NX means a writer
 // stored something newer.
 func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, inRedis bool, err error) {
+	if !c.bloomMayHold(ctx, key) { // certainly absent: no load, no placeholder
+		return nil, false, fmt.Errorf("get %q: %w", key, ErrNotFound)
+	}
 	if c.cfg.RebuildLock {
 		v, found, release, err := c.lockOrWait(ctx, key)
 		defer release()
@@ -74,7 +77,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, i
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
 		return v, false, nil
 	}
-	return v, c.writeBack(ctx, key, b, c.ttl(c.cfg.TTL)), nil
+	return v, c.writeBackRow(ctx, key, b, c.ttl(c.cfg.TTL)), nil
 }
 
 // redisFailed reports an error of Redis itself, as opposed to an absent

@@ -86,6 +86,11 @@ type Stats struct {
 	// (reads are never affected).
 	AggregateReports uint64
 	AggregateErrors  uint64
+
+	// Changes describes the change buffer (changes=on), Bloom the Bloom
+	// filter (bloom=on); zero when off. See changes_stats.go.
+	Changes ChangeStats
+	Bloom   BloomStats
 }
 
 // HotKey describes one key in the hot set.
@@ -154,7 +159,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		return cmp.Compare(a.Key, b.Key)
 	})
 	redisDown, invalidationDown := c.downSince()
-	return Stats{
+	st := Stats{
 		Entity:                c.cfg.Entity,
 		Host:                  hostname(),
 		PID:                   os.Getpid(),
@@ -192,6 +197,8 @@ func (c *Cache[K, V]) Stats() Stats {
 		AggregateReports:      c.count.aggregateReports.Load(),
 		AggregateErrors:       c.count.aggregateErrors.Load(),
 	}
+	c.changeStats(&st)
+	return st
 }
 
 // hostname is the machine's name, read once: Stats is read every second

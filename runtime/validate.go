@@ -39,10 +39,18 @@ const (
 	setAggregate
 	setClusterHotQPS
 	setAggregateTop
+	setChanges
+	setSyncEvery
+	setSyncBatch
+	setSyncLease
+	setSyncTTL
+	setBloom
+	setBloomItems
+	setBloomFP
 )
 
 // settings is a set of settings.
-type settings uint32
+type settings uint64
 
 func (c *Config) wrote(s setting)          { c.written |= 1 << s }
 func (c *Config) isWritten(s setting) bool { return c.written&(1<<s) != 0 }
@@ -186,6 +194,8 @@ func (c *Config) Validate() error {
 	if r.RecorderSize <= 0 {
 		bad("recorder_size", "must be positive, got %d", r.RecorderSize)
 	}
+	errs = append(errs, r.validateChanges()...)
+	errs = append(errs, r.validateBloom()...)
 	if r.Refresh > 0 && r.LocalTTL > 0 && r.Refresh >= r.LocalTTL {
 		bad("refresh", "%v must be shorter than local_ttl %v, or local copies expire before they are refreshed", r.Refresh, r.LocalTTL)
 	}

@@ -4,6 +4,7 @@ package userstore
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"strconv"
 	"time"
@@ -27,6 +28,9 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo 
 	defaults := []runtime.Option{
 		runtime.WithEntity("order"),
 		runtime.WithTTL(time.Hour),
+		runtime.WithChanges(true),
+		runtime.WithBloom(true),
+		runtime.WithBloomItems(100000),
 	}
 	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack}, append(defaults, opts...)...)}
 }
@@ -73,6 +77,33 @@ func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error {
 // and in memory.
 func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error {
 	return r.c.Del(ctx, OrderKey{Tenant: tenant, Num: num})
+}
+
+// MarkOrderChanged records that the rows of keys changed in the database, in
+// one round trip to Redis. The sync worker of every repository with a loader
+// reloads them, writes them to Redis (or deletes the keys of rows that are
+// gone) and hands them to the sync hook; an id marked again before it is synced
+// is synced once, after its last mark.
+func (r *OrderRepo) MarkOrderChanged(ctx context.Context, keys ...OrderKey) error {
+	return r.c.MarkChanged(ctx, keys...)
+}
+
+// WithOrderSyncHook gives the sync worker a function that receives every batch
+// of Order values it synced, by key: the row, or nil when it is gone, as to
+// feed a search index. An error returns the batch to the buffer, to be synced
+// again.
+func WithOrderSyncHook(hook func(ctx context.Context, rows map[OrderKey]*Order) error) runtime.Option {
+	return runtime.WithSyncHook(hook)
+}
+
+// WarmOrderBloom adds every key keys yields to the Bloom filter in front of the
+// loader, a pipeline per thousand, then marks the filter ready: only from then
+// on are reads of absent keys answered without the loader. keys should walk
+// every row of the database's table; rows created afterwards reach the filter
+// when written with SetOrder, loaded, or synced. It returns how many keys it
+// added.
+func (r *OrderRepo) WarmOrderBloom(ctx context.Context, keys iter.Seq[OrderKey]) (int, error) {
+	return r.c.WarmBloom(ctx, keys)
 }
 
 // Stats returns a snapshot of the repository's counters and hot keys.

@@ -18,9 +18,12 @@ type User struct {
 	Tags  []string
 }
 
-// Order is one order of a tenant: its key has two parts.
+// Order is one order of a tenant: its key has two parts. Orders change in
+// the database behind the service's back (the demo streams such changes):
+// the change buffer carries them to Redis, and a Bloom filter keeps reads
+// of order numbers that never existed away from the database.
 //
-//hotkey:cache key=order:{Tenant}:{Num} ttl=1h
+//hotkey:cache key=order:{Tenant}:{Num} ttl=1h changes=on bloom=on bloom_items=100000
 type Order struct {
 	Tenant string
 	Num    uint32

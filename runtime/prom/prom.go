@@ -33,6 +33,15 @@
 //	hotkeygen_big_values_total            reads and writes above max_value_bytes
 //	hotkeygen_aggregate_reports_total     cluster-wide detection reports
 //	hotkeygen_aggregate_errors_total      cluster-wide reports and readings that failed
+//	hotkeygen_changes_synced_total        changed ids synced to Redis (changes=on); rate() is ids synced/s
+//	hotkeygen_changes_sync_failures_total batches of changed ids that failed and went back to the buffer
+//	hotkeygen_changes_claims_expired_total changed ids whose worker died or stalled, back in the buffer
+//	hotkeygen_changes_dropped_total       change-buffer members that were not ids of the entity
+//	hotkeygen_bloom_checks_total          reads that missed Redis and asked the Bloom filter (bloom=on)
+//	hotkeygen_bloom_absent_total          of those, answered absent without a load or a placeholder
+//	hotkeygen_bloom_unready_total         of those, let through because the filter was not warmed
+//	hotkeygen_bloom_adds_total            ids added to the filter
+//	hotkeygen_bloom_errors_total          checks and additions Redis failed
 //
 // Gauges, as of the scrape:
 //
@@ -41,6 +50,8 @@
 //	hotkeygen_local_bytes                 their encoded size
 //	hotkeygen_recorder_keys               candidate keys detection tracks by name
 //	hotkeygen_invalidation_connections    invalidation subscriptions up
+//	hotkeygen_changes_pending             ids waiting in the change buffer
+//	hotkeygen_changes_oldest_age_seconds  how long the oldest of them has waited
 //
 // Health, as the live page (runtime/livepage) shows it:
 //

@@ -134,6 +134,17 @@ var families = []family{
 	{"hotkeygen_aggregate_errors_total", "counter", "Cluster-wide detection reports and readings that failed; reads are never affected."},
 	{"hotkeygen_aggregate_reports_total", "counter", "Slots whose busiest keys this instance reported to cluster-wide detection."},
 	{"hotkeygen_big_values_total", "counter", "Reads and writes of values larger than max_value_bytes."},
+	{"hotkeygen_bloom_absent_total", "counter", "Reads the Bloom filter answered as absent, without a load or a placeholder."},
+	{"hotkeygen_bloom_adds_total", "counter", "Ids added to the Bloom filter by writes, loads, syncs and warming."},
+	{"hotkeygen_bloom_checks_total", "counter", "Reads that missed Redis and asked the Bloom filter (bloom=on)."},
+	{"hotkeygen_bloom_errors_total", "counter", "Bloom filter checks and additions that Redis failed; a failed check lets the read through."},
+	{"hotkeygen_bloom_unready_total", "counter", "Reads let through because the Bloom filter was not warmed, or lost its bits."},
+	{"hotkeygen_changes_claims_expired_total", "counter", "Changed ids whose claim lapsed, because the worker holding it died or stalled past sync_lease, and that went back to the buffer."},
+	{"hotkeygen_changes_dropped_total", "counter", "Change-buffer members that were not ids of the entity, dropped."},
+	{"hotkeygen_changes_oldest_age_seconds", "gauge", "How long the oldest id waiting in the change buffer has waited since it was marked."},
+	{"hotkeygen_changes_pending", "gauge", "Ids waiting in the change buffer, as this instance's sync worker last saw it (changes=on)."},
+	{"hotkeygen_changes_sync_failures_total", "counter", "Batches of changed ids whose sync failed (loader, Redis or sync hook) and went back to the buffer."},
+	{"hotkeygen_changes_synced_total", "counter", "Changed ids this instance synced to Redis and acknowledged; its rate is the ids synced per second."},
 	{"hotkeygen_decode_errors_total", "counter", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys."},
 	{"hotkeygen_degraded_loads_total", "counter", "Loader calls made because Redis failed (degrade=loader)."},
 	{"hotkeygen_demotions_total", "counter", "Hot keys that cooled below warm_qps and went back to Redis."},
@@ -418,6 +429,8 @@ func everything(entity string) *fixed {
 		AggregateReports: 22, AggregateErrors: 23,
 		Host: "web-24", PID: 25, Invalidation: runtime.InvalidateTracking,
 		InvalidationDownSince: time.Unix(26, 500e6), RedisDownSince: time.Unix(27, 0),
+		Changes: runtime.ChangeStats{Pending: 24, OldestAge: 25 * time.Second, Synced: 26, Failures: 27, ClaimsExpired: 28, Dropped: 29},
+		Bloom:   runtime.BloomStats{Checks: 30, Absent: 31, Unready: 32, Adds: 33, Errors: 34},
 	}}
 }
 
@@ -453,6 +466,17 @@ func TestEveryFieldHasItsSeries(t *testing.T) {
 		"hotkeygen_invalidation_connected":          "0",
 		"hotkeygen_invalidation_down_since_seconds": "26.5",
 		"hotkeygen_redis_down_since_seconds":        "27",
+		"hotkeygen_changes_pending":                 "24",
+		"hotkeygen_changes_oldest_age_seconds":      "25",
+		"hotkeygen_changes_synced_total":            "26",
+		"hotkeygen_changes_sync_failures_total":     "27",
+		"hotkeygen_changes_claims_expired_total":    "28",
+		"hotkeygen_changes_dropped_total":           "29",
+		"hotkeygen_bloom_checks_total":              "30",
+		"hotkeygen_bloom_absent_total":              "31",
+		"hotkeygen_bloom_unready_total":             "32",
+		"hotkeygen_bloom_adds_total":                "33",
+		"hotkeygen_bloom_errors_total":              "34",
 	}}) + `
 # HELP hotkeygen_hot_key_qps Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher.
 # TYPE hotkeygen_hot_key_qps gauge

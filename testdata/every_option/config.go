@@ -9,6 +9,8 @@ package config
 //hotkey:cache refresh=1m refresh_failures=5 recorder_size=5000 inactive_after=10m30s
 //hotkey:cache null_ttl=90s jitter=10% rebuild_lock=on degrade=loader
 //hotkey:cache max_value_bytes=10KiB max_value_bytes_hard=1MiB invalidate=pubsub aggregate=on cluster_hot_qps=12000
+//hotkey:cache changes=on sync_every=5s sync_batch=200 sync_lease=2m sync_ttl=12h
+//hotkey:cache bloom=on bloom_items=50000 bloom_fp=0.5%
 type Setting struct {
 	Name  string
 	Value string

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
@@ -35,8 +38,9 @@ var testLoad = load{Users: 500, Orders: 20, Workers: 2, Rate: 4000, Skew: 1.1, O
 type demoServer struct {
 	redis *redistest.Server
 	repos *repos
-	url   string // of the live page
-	stop  func() // stops the load and the server, failing t if either failed
+	rdb   *redis.Client // a client of redis, not the repositories'
+	url   string        // of the live page
+	stop  func()        // stops the load and the server, failing t if either failed
 }
 
 func startDemo(t *testing.T, l load) *demoServer {
@@ -65,7 +69,7 @@ func startDemo(t *testing.T, l load) *demoServer {
 		})
 	}
 	t.Cleanup(stop)
-	return &demoServer{redis: srv, repos: r, url: "http://" + ln.Addr().String() + pagePath, stop: stop}
+	return &demoServer{redis: srv, rdb: rdb, repos: r, url: "http://" + ln.Addr().String() + pagePath, stop: stop}
 }
 
 // waitHot waits until the page has at least keys hot users and points
@@ -170,6 +174,63 @@ func TestConfigCheck(t *testing.T) {
 		bad(&c)
 		if c.check() == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestOrdersFollowTheStreamOfChanges runs the demo's load with its stream
+// of order changes and reads of orders that never existed: the change
+// buffer syncs the changes, the Bloom filter turns the reads away, and
+// once the stream stops every order Redis holds is the table's row.
+func TestOrdersFollowTheStreamOfChanges(t *testing.T) {
+	l := testLoad
+	l.Changes, l.Missing, l.OrderShare = 50, 0.3, 0.3
+	d := startDemo(t, l)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := d.repos.orders.Stats()
+		if st.Changes.Synced >= 50 && st.Bloom.Absent >= 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s: %+v synced, %+v from the Bloom filter", st.Changes, st.Bloom)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.stop()
+	raw := d.rdb
+	ctx := context.Background()
+	mismatch := func() string {
+		d.repos.table.mu.Lock()
+		defer d.repos.table.mu.Unlock()
+		for _, tenant := range tenants {
+			for num := uint32(1); num < d.repos.table.next; num++ {
+				k := userstore.OrderKey{Tenant: tenant, Num: num}
+				b, err := raw.Get(ctx, k.String()).Bytes()
+				if err != nil || string(b) == "\xc1hotkeygen:null" {
+					if row := d.repos.table.rows[k]; err == nil && row != nil {
+						return k.String() + " is remembered as absent, but the table has it"
+					}
+					continue // not cached, or cached as absent
+				}
+				var got userstore.Order
+				if err := got.ReadMsgpack(b); err != nil {
+					return k.String() + ": " + err.Error()
+				}
+				if want := d.repos.table.rows[k]; want == nil || got.Total != want.Total {
+					return fmt.Sprintf("%s holds %+v in Redis, the table %+v", k, got, want)
+				}
+			}
+		}
+		return ""
+	}
+	for wait := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		m := mismatch()
+		if m == "" {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatalf("20 s after the stream stopped: %s", m)
 		}
 	}
 }

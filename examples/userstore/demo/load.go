@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
 // load is the demo's read traffic: users drawn from a Zipf distribution,
@@ -22,6 +25,8 @@ type load struct {
 	Crowd      int           // users in the flash crowd; 0 disables it
 	CrowdShare float64       // share of user reads that go to the crowd
 	CrowdEvery time.Duration // how often the crowd moves to new users
+	Changes    float64       // order rows changed in the table per second, and marked
+	Missing    float64       // share of order reads of orders that never existed
 }
 
 // run reads until ctx ends. moved, when not nil, is told each new crowd.
@@ -59,6 +64,7 @@ func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) {
 			}
 		})
 	}
+	wg.Go(func() { streamChanges(ctx, r.table, r.orders, l.Changes) })
 	for w := range l.Workers {
 		wg.Go(func() { l.read(ctx, r, &crowd, uint64(w)) })
 	}
@@ -88,6 +94,8 @@ func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64]
 		for range n {
 			var err error
 			switch p := rng.Float64(); {
+			case p < l.OrderShare*l.Missing: // an order that never existed
+				_, err = r.orders.GetOrder(ctx, tenants[rng.IntN(len(tenants))], uint32(10*l.Orders+rng.IntN(1<<30)))
 			case p < l.OrderShare:
 				o := int(orders.Uint64())
 				_, err = r.orders.GetOrder(ctx, tenants[o%len(tenants)], uint32(o/len(tenants)+1))
@@ -97,7 +105,8 @@ func (l load) read(ctx context.Context, r *repos, crowd *atomic.Pointer[[]int64]
 			default:
 				_, err = r.users.GetUser(ctx, int64(users.Uint64()))
 			}
-			failed = failed || err != nil
+			// Orders are deleted, or never were: absent is no failure.
+			failed = failed || err != nil && !errors.Is(err, runtime.ErrNotFound)
 		}
 		if failed && l.Rate == 0 {
 			sleep(ctx, batch) // unpaced, a failing Redis would make this spin

@@ -44,7 +44,9 @@ type config struct {
 // defaultLoad is the load the flags default to: 20,000 reads a second,
 // a fifth of them of orders; of the user reads, 30% go to a crowd of three
 // that moves every ten seconds.
-var defaultLoad = load{Users: 5000, Orders: 200, Workers: 4, Rate: 20000, Skew: 1.1, OrderShare: 0.2, Crowd: 3, CrowdShare: 0.3, CrowdEvery: 10 * time.Second}
+// Orders change 20 times a second, and a tenth of order reads ask for
+// orders that never existed.
+var defaultLoad = load{Users: 5000, Orders: 200, Workers: 4, Rate: 20000, Skew: 1.1, OrderShare: 0.2, Crowd: 3, CrowdShare: 0.3, CrowdEvery: 10 * time.Second, Changes: 20, Missing: 0.1}
 
 func main() {
 	var c config
@@ -63,6 +65,8 @@ func main() {
 	flag.IntVar(&c.load.Crowd, "crowd", d.Crowd, "users in the flash crowd; 0 disables it")
 	flag.Float64Var(&c.load.CrowdShare, "crowd-share", d.CrowdShare, "share of user reads that go to the flash crowd")
 	flag.DurationVar(&c.load.CrowdEvery, "crowd-every", d.CrowdEvery, "how often the flash crowd moves to new users")
+	flag.Float64Var(&c.load.Changes, "changes", d.Changes, "order rows changed in the stand-in database per second, each marked for the change buffer")
+	flag.Float64Var(&c.load.Missing, "missing", d.Missing, "share of order reads of orders that never existed, for the Bloom filter to turn away")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -155,6 +159,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		case <-tick.C:
 			if ctx.Err() == nil {
 				printTable(out, time.Since(start), livepage.NewReport(time.Now(), r.sources()...))
+				printChanges(out, r.orders.Stats())
 			}
 		}
 	}
@@ -170,6 +175,8 @@ func (c config) check() error {
 	switch {
 	case l.Users < 2 || l.Orders < 1 || l.Workers < 1:
 		return errors.New("-users must be at least 2, -orders and -workers at least 1")
+	case l.Changes < 0 || l.Missing < 0 || l.Missing > 1:
+		return errors.New("-changes must not be negative, -missing must be a share from 0 to 1")
 	case l.Skew <= 1:
 		return errors.New("-skew must be above 1")
 	case l.Crowd > 0 && l.CrowdEvery <= 0:

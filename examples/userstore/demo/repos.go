@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"strconv"
 	"time"
 
@@ -17,21 +16,28 @@ import (
 // tenants own the demo's orders.
 var tenants = []string{"acme", "globex", "initech"}
 
-// repos are the demo's two generated repositories.
+// repos are the demo's two generated repositories, and the table of
+// orders behind the second.
 type repos struct {
 	users  *userstore.UserRepo
 	orders *userstore.OrderRepo
+	table  *orderTable
 }
 
-// openRepos opens the repositories over rdb. Rows come from loaders
-// standing in for a database of users 0..users-1 and orders 1..orders of
-// every tenant, so nothing is written up front: each row reaches Redis on
-// its first read. Demotion is checked every 5 s instead of every minute,
-// so keys a flash crowd left are seen cooling within seconds; orders, read
-// less, get users' thresholds.
+// openRepos opens the repositories over rdb. Users come from a loader
+// standing in for a database of users 0..users-1, orders from a table of
+// orders 1..orders of every tenant that changes as the demo runs, so
+// nothing is written up front: each row reaches Redis on its first read,
+// and changed orders through the change buffer. The orders' Bloom filter
+// is warmed with the table's keys, so reads of orders that never existed
+// do not reach the table. Demotion is checked every 5 s instead of every
+// minute, so keys a flash crowd left are seen cooling within seconds;
+// orders, read less, get users' thresholds.
 func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int) *repos {
 	common := []runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}
-	return &repos{
+	table := newOrderTable(orders)
+	r := &repos{
+		table: table,
 		users: userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(func(_ context.Context, id int64) (*userstore.User, error) {
 			if id < 0 || id >= int64(users) {
 				return nil, runtime.ErrNotFound
@@ -40,13 +46,14 @@ func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int
 			return &userstore.User{ID: id, Name: "user " + s, Email: "u" + s + "@example.com"}, nil
 		}))...),
 		orders: userstore.NewOrderRepo(rdb, append(common, runtime.WithHotQPS(500), runtime.WithWarmQPS(100),
-			userstore.WithOrderLoader(func(_ context.Context, tenant string, num uint32) (*userstore.Order, error) {
-				if !slices.Contains(tenants, tenant) || num < 1 || num > uint32(orders) {
-					return nil, runtime.ErrNotFound
-				}
-				return &userstore.Order{Tenant: tenant, Num: num, Items: []userstore.Item{{SKU: "sku-" + strconv.Itoa(int(num%17)), Qty: 1}}, Total: 100 * int64(num)}, nil
-			}))...),
+			userstore.WithOrderLoader(table.load), userstore.WithOrdersLoader(table.loadMany))...),
 	}
+	if _, err := r.orders.WarmOrderBloom(context.Background(), table.keys()); err != nil {
+		// The filter stays unready and lets every read through: slower,
+		// never wrong.
+		logger.Warn("demo: warming the orders' Bloom filter failed", "err", err)
+	}
+	return r
 }
 
 // sources are what the live page and the table show.

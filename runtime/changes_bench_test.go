@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// BenchmarkSync measures the sync worker's throughput against its batch
+// size: b.N ids are marked changed, then synced by one worker (claim,
+// batch load from memory, one pipeline of SETs, acknowledge) until the
+// buffer is empty. ids/s is the figure; ns/op is per id.
+func BenchmarkSync(b *testing.B) {
+	for _, batch := range []int{10, 50, 100, 500, 2000} {
+		b.Run("batch="+strconv.Itoa(batch), func(b *testing.B) {
+			load := func(_ context.Context, ks []string) (map[string]*benchUser, error) {
+				out := make(map[string]*benchUser, len(ks))
+				for _, k := range ks {
+					out[k] = benchValue
+				}
+				return out, nil
+			}
+			c, _ := benchCache(b, WithEntity("bench"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(load))
+			ctx := context.Background()
+			ks := make([]string, b.N)
+			for i := range ks {
+				ks[i] = "user:" + strconv.Itoa(i)
+			}
+			if err := c.MarkChanged(ctx, ks...); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			synced := 0
+			for synced < b.N {
+				step, err := c.syncOnce(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if step.claimed == 0 {
+					b.Fatalf("the buffer ran dry after %d of %d ids", synced, b.N)
+				}
+				synced += step.synced
+			}
+			b.ReportMetric(float64(synced)/time.Since(start).Seconds(), "ids/s")
+		})
+	}
+}
+
+// BenchmarkBloomCheckPaired alternates a Bloom filter check of an id never
+// added and a plain GET of a missing key on the same server, so machine
+// noise hits both alike, and reports their ratio: what the filter adds to
+// a read that misses Redis, against the GET every such read makes anyway.
+func BenchmarkBloomCheckPaired(b *testing.B) {
+	c, rdb := benchCache(b, WithEntity("bench"), WithBloom(true))
+	ctx := context.Background()
+	if _, err := c.WarmBloom(ctx, func(yield func(string) bool) {
+		for i := range 100_000 {
+			if !yield("user:" + strconv.Itoa(i)) {
+				return
+			}
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = "absent:" + strconv.Itoa(i)
+	}
+	check := func(i int) {
+		if c.bloomMayHold(ctx, keys[i%len(keys)]) && c.bloom.errors.Load() > 0 {
+			b.Fatal("a Bloom check failed")
+		}
+	}
+	get := func(i int) {
+		if err := rdb.Get(ctx, keys[i%len(keys)]).Err(); !errors.Is(err, redis.Nil) {
+			b.Fatal(err)
+		}
+	}
+	timed := func(f func(int), i int) time.Duration { t0 := time.Now(); f(i); return time.Since(t0) }
+	var bloom, base time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			bloom += timed(check, i)
+			base += timed(get, i)
+		} else {
+			base += timed(get, i)
+			bloom += timed(check, i)
+		}
+	}
+	b.ReportMetric(float64(bloom.Nanoseconds())/float64(b.N), "bloom-ns/op")
+	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "get-ns/op")
+	b.ReportMetric(float64(bloom)/float64(base), "bloom/get")
+}

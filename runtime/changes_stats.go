@@ -1,0 +1,63 @@
+package runtime
+
+import "time"
+
+// ChangeStats describes the change buffer, as this instance's sync worker
+// last saw it: the gauges are refreshed by every claim, every SyncEvery.
+type ChangeStats struct {
+	// Pending is the number of ids waiting in the buffer, claimed ones
+	// excluded; OldestAge how long the oldest of them has waited since it
+	// was marked.
+	Pending   int64
+	OldestAge time.Duration
+	// Synced counts ids this instance synced and acknowledged;
+	// SyncedPerSec is their rate over the last minute.
+	Synced       uint64
+	SyncedPerSec float64
+	// Failures counts batches that failed (the loader, Redis, the sync
+	// hook) and went back to the buffer.
+	Failures uint64
+	// ClaimsExpired counts ids whose claim lapsed, because the worker that
+	// held it died or stalled past sync_lease, and that returned to the
+	// buffer.
+	ClaimsExpired uint64
+	// Dropped counts buffer members that were not ids of the entity.
+	Dropped uint64
+}
+
+// BloomStats describes the Bloom filter in front of the loader.
+type BloomStats struct {
+	// Checks counts reads that missed Redis and asked the filter; Absent
+	// those it turned away, without a load or a placeholder; Unready
+	// those it let through because it has not been warmed (WarmBloom).
+	Checks, Absent, Unready uint64
+	// Adds counts ids added by writes, loads and syncs (WarmBloom's
+	// included); Errors checks and additions Redis failed.
+	Adds, Errors uint64
+}
+
+// changeStats fills st's Changes and Bloom.
+func (c *Cache[K, V]) changeStats(st *Stats) {
+	if b := c.chg; b != nil {
+		st.Changes = ChangeStats{
+			Pending:       b.pending.Load(),
+			Synced:        b.synced.Load(),
+			SyncedPerSec:  b.rate.perSec(),
+			Failures:      b.failures.Load(),
+			ClaimsExpired: b.expired.Load(),
+			Dropped:       b.undecodable.Load(),
+		}
+		if ms := b.oldestMs.Load(); ms > 0 {
+			st.Changes.OldestAge = max(0, c.cfg.Clock.Now().Sub(time.UnixMilli(ms)))
+		}
+	}
+	if f := c.bloom; f != nil {
+		st.Bloom = BloomStats{
+			Checks:  f.checks.Load(),
+			Absent:  f.absent.Load(),
+			Unready: f.unready.Load(),
+			Adds:    f.adds.Load(),
+			Errors:  f.errors.Load(),
+		}
+	}
+}
