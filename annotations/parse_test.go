@@ -262,7 +262,22 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, codec, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, top_n, ttl, warm_qps, window`},
+}, {
+	name: "field and expires without layout=hash are reported at their arguments",
+	doc:  []string{"//hotkey:cache key=user:{ID} field={Token} expires=ExpiresAt"},
+	errs: []string{
+		`user.go:3:30: field: applies only to a collection stored as a hash; add layout=hash, or remove field`,
+		`user.go:3:44: expires: applies only to a collection stored as a hash; add layout=hash, or remove expires`,
+	},
+}, {
+	name: "layout=hash without field says what to add",
+	doc:  []string{"//hotkey:cache key=token:{UserID} layout=hash"},
+	errs: []string{`user.go:3:35: layout=hash needs field= naming the struct field that tells the items of one collection apart, as in field={Token}`},
+}, {
+	name: "a misspelt layout suggests the closest",
+	doc:  []string{"//hotkey:cache key=token:{UserID} layout=hsah field={Token}"},
+	errs: []string{`user.go:3:35: layout: "hsah" is not string or hash; did you mean "hash"?`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -650,7 +665,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
 			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
-			"aggregate=on cluster_hot_qps=20 codec=reflect")
+			"aggregate=on cluster_hot_qps=20 codec=reflect layout=hash field={Token} expires=ExpiresAt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,6 +689,9 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	}
 	if spec.Codec != CodecReflect {
 		t.Errorf("Codec = %q, want %q", spec.Codec, CodecReflect)
+	}
+	if spec.Layout != runtime.LayoutHash || spec.Field != "Token" || spec.Expires != "ExpiresAt" {
+		t.Errorf("Layout, Field, Expires = %q, %q, %q; want hash, Token, ExpiresAt", spec.Layout, spec.Field, spec.Expires)
 	}
 	if len(spec.Args) != len(options) {
 		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", len(spec.Args), len(options))

@@ -52,7 +52,7 @@ func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	// loaders are functions the generated With<Name>Loader options adapt,
 	// and the rest belong to the program, not to the annotated type.
 	notAnnotated := []string{
-		"WithEntity", "WithLoader", "WithBatchLoader",
+		"WithEntity", "WithLoader", "WithBatchLoader", "WithCollectionLoader",
 		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
 		"WithAggregateTop",
 	}
