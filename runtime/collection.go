@@ -48,9 +48,10 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 // owner's expired items and moves the hash's TTL only forward (see
 // writeScript).
 type Collection[K comparable, F comparable, V any] struct {
-	c    *Cache[K, map[F]*V]
-	glue CollectionGlue[K, F, V]
-	item *codec[V]
+	c     *Cache[K, map[F]*V]
+	glue  CollectionGlue[K, F, V]
+	item  *codec[V]
+	clock Clock // the Cache's
 }
 
 // NewCollection returns a Collection over rdb. Options are those of New.
@@ -58,7 +59,16 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	if glue.Key == nil || glue.Clone == nil || glue.Owner == nil || glue.Field == nil || glue.FieldName == nil {
 		return nil, errors.New("hotkey: NewCollection needs CollectionGlue with Key, Clone, Owner, Field and FieldName")
 	}
-	col := &Collection[K, F, V]{glue: glue, item: newCodec(glue.Encode, glue.Decode)}
+	// Decoding leaves expired items out, by the clock the Cache will use.
+	var cfg Config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = wallClock{}
+	}
+	col := &Collection[K, F, V]{glue: glue, item: newCodec(glue.Encode, glue.Decode), clock: clock}
 	c, err := New(rdb, Glue[K, map[F]*V]{
 		Key:    glue.Key,
 		Prefix: glue.Prefix,
@@ -154,6 +164,9 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		c.det.hit(k, rand.Uint32())
 		return col.pick(*cp.v, k, f)
 	} else if held || c.det.lookup(k) != nil {
+		if held {
+			c.passedOver.Add(1) // theine counted a hit; Get looks again
+		}
 		// Hot: the whole collection is what is kept locally.
 		return col.pickFrom(ctx, k, f)
 	}
@@ -186,7 +199,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		c.count.decodeErrors.Add(1)
 		return nil, fmt.Errorf("hget %q %q: %w: %w", key, name, ErrDecode, err)
 	}
-	if col.expired(v, c.cfg.Clock.Now()) {
+	if col.expired(v, col.clock.Now()) {
 		return nil, fmt.Errorf("hget %q %q: expired: %w", key, name, ErrNotFound)
 	}
 	return v, nil
@@ -206,7 +219,7 @@ func (col *Collection[K, F, V]) pickFrom(ctx context.Context, k K, f F) (*V, err
 // missing or expired.
 func (col *Collection[K, F, V]) pick(m map[F]*V, k K, f F) (*V, error) {
 	v := m[f]
-	if v == nil || col.expired(v, col.c.cfg.Clock.Now()) {
+	if v == nil || col.expired(v, col.clock.Now()) {
 		return nil, fmt.Errorf("hget %q %q: %w", col.c.key(k), col.glue.FieldName(f), ErrNotFound)
 	}
 	return col.glue.Clone(v), nil
@@ -311,7 +324,7 @@ func (col *Collection[K, F, V]) live(m map[F]*V) map[F]*V {
 	if col.glue.Expires == nil {
 		return m
 	}
-	now := col.c.cfg.Clock.Now()
+	now := col.clock.Now()
 	for f, v := range m {
 		if col.expired(v, now) {
 			delete(m, f)
@@ -341,16 +354,13 @@ func (col *Collection[K, F, V]) encodeAll(m *map[F]*V, b []byte) ([]byte, error)
 // item's own field; items already expired are left out.
 func (col *Collection[K, F, V]) decodeAll(m *map[F]*V, b []byte) error {
 	out := map[F]*V{}
-	now := time.Time{}
-	if col.c != nil {
-		now = col.c.cfg.Clock.Now()
-	}
+	now := col.clock.Now()
 	err := readHashItems(b, func(field string, _ int64, value []byte) error {
 		v, err := col.item.decode(value)
 		if err != nil {
 			return fmt.Errorf("field %q: %w", field, err)
 		}
-		if !now.IsZero() && col.expired(v, now) {
+		if col.expired(v, now) {
 			return nil
 		}
 		out[col.glue.Field(v)] = v
