@@ -15,6 +15,9 @@ import (
 type collection struct {
 	Field   *param
 	Expires string
+	// ExpiresKey is Expires's key in the item's msgpack map: its msgpack
+	// tag's name, or its own.
+	ExpiresKey string
 }
 
 // Collection names: the whole collection is many of the entity, and each
@@ -59,13 +62,16 @@ func buildCollection(in *pkgInput, st *types.Struct, t target, key []*param) (*c
 		col.Field = field
 	}
 	if s.Expires != "" {
-		errs = append(errs, expiresField(st, t, s)...)
+		var eerrs ErrorList
+		col.ExpiresKey, eerrs = expiresField(st, t, s)
+		errs = append(errs, eerrs...)
 	}
 	return col, errs
 }
 
-// expiresField checks that expires= names a stored time.Time field.
-func expiresField(st *types.Struct, t target, s *annotations.Spec) ErrorList {
+// expiresField checks that expires= names a stored time.Time field, and
+// returns its key in the item's msgpack map.
+func expiresField(st *types.Struct, t target, s *annotations.Spec) (string, ErrorList) {
 	var errs ErrorList
 	var names []string
 	for i := range st.NumFields() {
@@ -81,12 +87,15 @@ func expiresField(st *types.Struct, t target, s *annotations.Spec) ErrorList {
 		case !f.Exported() || msgpackName(st.Tag(i)) == "-":
 			errs.Add(s.ExpiresPos, fmt.Sprintf("expires=%s: field %s of %s is not stored (unexported, or tagged msgpack:\"-\"), so every item read back would have no expiry; store it", s.Expires, s.Expires, t.Obj.Name()))
 		}
-		return errs
+		if name := msgpackName(st.Tag(i)); name != "" {
+			return name, errs
+		}
+		return f.Name(), errs
 	}
 	msg := fmt.Sprintf("expires=%s: the struct %s has no field %s", s.Expires, t.Obj.Name(), s.Expires)
 	if guess := annotations.Closest(s.Expires, names); guess != "" {
 		msg += fmt.Sprintf("; did you mean %s?", guess)
 	}
 	errs.Add(s.ExpiresPos, msg)
-	return errs
+	return "", errs
 }

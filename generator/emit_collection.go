@@ -58,7 +58,10 @@ func emitCollectionCtor(f *jen.File, e *entity) {
 		jen.Id("FieldName").Op(":").Id(e.FieldName()),
 	)
 	if x := e.Collection.Expires; x != "" {
-		fields = append(fields, jen.Id("Expires").Op(":").Func().Params(v.Clone()).Qual("time", "Time").Block(jen.Return(jen.Id("v").Dot(x))))
+		fields = append(fields,
+			jen.Id("Expires").Op(":").Func().Params(v.Clone()).Qual("time", "Time").Block(jen.Return(jen.Id("v").Dot(x))),
+			jen.Id("ExpiresKey").Op(":").Lit(e.Collection.ExpiresKey),
+		)
 	}
 	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNewCollection does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
 	emitCtorBody(f, e, rt("MustNewCollection"),

@@ -33,8 +33,11 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 	Field     func(*V) F
 	FieldName func(F) string
 	// Expires returns an item's own expiry, the zero time for none; nil
-	// when the entity has no expires= field.
-	Expires func(*V) time.Time
+	// when the entity has no expires= field. ExpiresKey is that field's
+	// key in the item's msgpack map ("ExpiresAt", or its msgpack tag's
+	// name), where the write script finds it.
+	Expires    func(*V) time.Time
+	ExpiresKey string
 }
 
 // Collection reads and writes collections of items of type V, one Redis
@@ -59,6 +62,9 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	if glue.Key == nil || glue.Clone == nil || glue.Owner == nil || glue.Field == nil || glue.FieldName == nil {
 		return nil, errors.New("hotkey: NewCollection needs CollectionGlue with Key, Clone, Owner, Field and FieldName")
 	}
+	if (glue.Expires == nil) != (glue.ExpiresKey == "") {
+		return nil, errors.New("hotkey: NewCollection needs CollectionGlue.Expires and ExpiresKey together: the function reads an item's expiry, the key finds it in the item's msgpack")
+	}
 	// Decoding leaves expired items out, by the clock the Cache will use.
 	var cfg Config
 	for _, o := range opts {
@@ -81,7 +87,7 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 		},
 		Encode: col.encodeAll,
 		Decode: col.decodeAll,
-		hash:   &hashStore{indexed: glue.Expires != nil},
+		hash:   &hashStore{expires: glue.ExpiresKey},
 	}, opts...)
 	if err != nil {
 		return nil, err

@@ -42,13 +42,14 @@ func cloneLogin(v *login) *login { c := *v; return &c }
 // key=login:{User}:{Platform} layout=hash field={Token} expires=ExpiresAt,
 // with msgpack's reflection for the items.
 var loginGlue = CollectionGlue[loginOwner, string, login]{
-	Key:       loginOwner.String,
-	Prefix:    "login:",
-	Clone:     cloneLogin,
-	Owner:     func(v *login) loginOwner { return loginOwner{v.User, v.Platform} },
-	Field:     func(v *login) string { return v.Token },
-	FieldName: func(f string) string { return string(AppendKeyString(nil, f, "%:")) },
-	Expires:   func(v *login) time.Time { return v.ExpiresAt },
+	Key:        loginOwner.String,
+	Prefix:     "login:",
+	Clone:      cloneLogin,
+	Owner:      func(v *login) loginOwner { return loginOwner{v.User, v.Platform} },
+	Field:      func(v *login) string { return v.Token },
+	FieldName:  func(f string) string { return string(AppendKeyString(nil, f, "%:")) },
+	Expires:    func(v *login) time.Time { return v.ExpiresAt },
+	ExpiresKey: "ExpiresAt",
 }
 
 // colEnv is a Collection on real Redis with a manual clock that starts at
@@ -140,10 +141,10 @@ func TestCollectionMethods(t *testing.T) {
 		e.hset(&login{User: 42, Platform: "ios", Token: "t:2", ExpiresAt: later},
 			&login{User: 7, Platform: "web:beta", Token: "b1", ExpiresAt: later})
 
-		if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%expiries", "t%3A2", "t1"}) {
+		if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%next", "t%3A2", "t1"}) {
 			t.Fatalf("fields of login:42:ios = %q; want the items' fields, escaped as key parts, and the expiries", got)
 		}
-		if got := e.fields("login:7:web%3Abeta"); !slices.Equal(got, []string{"%expiries", "b1"}) {
+		if got := e.fields("login:7:web%3Abeta"); !slices.Equal(got, []string{"%next", "b1"}) {
 			t.Fatalf("fields of bob's hash = %q", got)
 		}
 		raw1, err := raw.HGet(e.ctx, "login:42:ios", "t1").Bytes()
@@ -176,7 +177,7 @@ func TestCollectionMethods(t *testing.T) {
 		if err := e.c.HDel(e.ctx, ada, "t1"); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%expiries", "t%3A2"}) {
+		if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%next", "t%3A2"}) {
 			t.Fatalf("fields after HDel = %q", got)
 		}
 		if err := e.c.Del(e.ctx, ada); err != nil {
@@ -223,7 +224,7 @@ func TestCollectionExpiry(t *testing.T) {
 		// Cleanup on write: a write of another item deletes it, in the
 		// same round trip.
 		e.hset(&login{User: 42, Platform: "ios", Token: "new", ExpiresAt: at(30 * time.Minute)})
-		if got := e.fields(key); !slices.Equal(got, []string{"%expiries", "long", "new"}) {
+		if got := e.fields(key); !slices.Equal(got, []string{"%next", "long", "new"}) {
 			t.Fatalf("fields after a write = %q; the expired item should be gone", got)
 		}
 		// An earlier expiry never shortens the hash's life...
@@ -262,7 +263,7 @@ func TestCollectionExpiry(t *testing.T) {
 func TestCollectionTTLWithoutExpires(t *testing.T) {
 	srv := redistest.Start(t)
 	glue := loginGlue
-	glue.Expires = nil
+	glue.Expires, glue.ExpiresKey = nil, ""
 	e := newColEnv(t, srv.Client(t), srv.Client(t), glue)
 	key := "login:1:ios"
 	item := func(tok string) *login { return &login{User: 1, Platform: "ios", Token: tok} }
@@ -380,7 +381,7 @@ func TestCollectionLoader(t *testing.T) {
 	if got := tokensOf(e.all(loginOwner{42, "ios"})); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("HGetAll through the loader = %q", got)
 	}
-	if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%expiries", "a", "b"}) {
+	if got := e.fields("login:42:ios"); !slices.Equal(got, []string{"%next", "a", "b"}) {
 		t.Fatalf("written back as fields %q", got)
 	}
 	if got := e.expireTime("login:42:ios"); got != later.UnixMilli() {
@@ -401,7 +402,7 @@ func TestCollectionLoader(t *testing.T) {
 	}
 	// A write replaces the placeholder.
 	e.hset(&login{User: 5, Platform: "ios", Token: "z", ExpiresAt: later})
-	if got := e.fields("login:5:ios"); !slices.Equal(got, []string{"%expiries", "z"}) {
+	if got := e.fields("login:5:ios"); !slices.Equal(got, []string{"%next", "z"}) {
 		t.Fatalf("fields after a write over the placeholder = %q", got)
 	}
 	if got := tokensOf(e.all(loginOwner{5, "ios"})); !slices.Equal(got, []string{"z"}) {
@@ -429,7 +430,7 @@ func TestCollectionHostile(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue)
 	k := loginOwner{1, "ios"}
-	if err := e.raw.HSet(e.ctx, "login:1:ios", "bad", "\xdf\xff\xff\xff\xff", "%expiries", "\xc1garbage").Err(); err != nil {
+	if err := e.raw.HSet(e.ctx, "login:1:ios", "bad", "\xdf\xff\xff\xff\xff", "%next", "\xc1garbage").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.HGetAll(e.ctx, k); !errors.Is(err, ErrDecode) {
@@ -441,5 +442,56 @@ func TestCollectionHostile(t *testing.T) {
 	e.hset(&login{User: 1, Platform: "ios", Token: "ok", ExpiresAt: e.clock.Now().Add(time.Hour)})
 	if v, err := e.c.HGet(e.ctx, k, "ok"); err != nil || v.Token != "ok" {
 		t.Fatalf("HGet after a write over a garbage index = %+v, %v", v, err)
+	}
+}
+
+// TestWriteScriptReadsEveryTimestampForm has a write find expired items
+// in bytes other clients may have written: each form of the msgpack
+// timestamp, the expiry under another map key, and items it cannot read,
+// which it keeps (reads still leave them out once expired).
+func TestWriteScriptReadsEveryTimestampForm(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue)
+	now := e.clock.Now()
+	type stored struct {
+		name  string
+		value any // encoded with msgpack.Marshal
+		gone  bool
+	}
+	past := now.Add(-time.Minute)
+	for _, c := range []stored{
+		{"whole seconds (fixext4), expired", map[string]any{"Token": "a", "ExpiresAt": past.Truncate(time.Second)}, true},
+		{"nanoseconds (fixext8), expired", map[string]any{"Token": "b", "ExpiresAt": past.Add(time.Nanosecond)}, true},
+		{"before 1970 (ext8), read as none", map[string]any{"Token": "c", "ExpiresAt": time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
+		{"year 2600 (ext8), alive", map[string]any{"Token": "d", "ExpiresAt": time.Date(2600, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
+		{"alive", map[string]any{"Token": "e", "ExpiresAt": now.Add(time.Hour)}, false},
+		{"the zero time: no expiry", map[string]any{"Token": "f", "ExpiresAt": time.Time{}}, false},
+		{"expiry after nested values", map[string]any{"A": []any{map[string]any{"x": []byte("y")}, 1.5, nil}, "ExpiresAt": past}, true},
+		{"another key only", map[string]any{"Until": past}, false},
+		{"an array, not a map", []any{"g", past}, false},
+		{"not msgpack", "\xc1", false},
+	} {
+		b, err := msgpack.Marshal(c.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.raw.HSet(e.ctx, "login:1:ios", c.name, b).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No %next yet: the first write reads every item.
+	e.hset(&login{User: 1, Platform: "ios", Token: "new", ExpiresAt: now.Add(2 * time.Hour)})
+	left := e.fields("login:1:ios")
+	for _, name := range []string{"whole seconds (fixext4), expired", "nanoseconds (fixext8), expired", "expiry after nested values"} {
+		if slices.Contains(left, name) {
+			t.Errorf("%q is still in the hash after a write", name)
+		}
+	}
+	if len(left) != 9 { // 7 kept, "new" and %next
+		t.Errorf("fields left: %q", left)
+	}
+	next, err := e.raw.HGet(e.ctx, "login:1:ios", "%next").Int64()
+	if want := now.Add(time.Hour).UnixMilli(); err != nil || next != want {
+		t.Errorf("%%next = %d, %v; want the earliest expiry left, %d", next, err, want)
 	}
 }

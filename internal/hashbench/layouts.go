@@ -46,7 +46,7 @@ func tokenGlue(withExpires bool) runtime.CollectionGlue[owner, string, Token] {
 		FieldName: func(f string) string { return string(runtime.AppendKeyString(nil, f, "%:")) },
 	}
 	if withExpires {
-		g.Expires = func(v *Token) time.Time { return v.ExpiresAt }
+		g.Expires, g.ExpiresKey = func(v *Token) time.Time { return v.ExpiresAt }, "ExpiresAt"
 	}
 	return g
 }

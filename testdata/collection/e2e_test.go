@@ -159,3 +159,33 @@ func TestLineRepo(t *testing.T) {
 		t.Fatalf("two reads of an absent cart loaded %d times, want 1", loads-before)
 	}
 }
+
+func TestSessionRepo(t *testing.T) {
+	ctx := context.Background()
+	rdb := e2e.ClientWithout(t, "session:1")
+	repo := NewSessionRepo(rdb)
+	defer repo.Close()
+	now := time.Now()
+	if err := repo.HSetSessions(ctx, []*Session{
+		{UserID: 1, Device: "old", Until: now.Add(300 * time.Millisecond)},
+		{UserID: 1, Device: "keep", Until: now.Add(time.Hour)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Once old has expired, a write deletes it, finding its expiry under
+	// the tag's name in the generated codec's bytes.
+	for time.Now().Before(now.Add(350 * time.Millisecond)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := repo.HGetSession(ctx, 1, "old"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("HGetSession of an expired session: %v, want ErrNotFound", err)
+	}
+	if err := repo.HSetSession(ctx, &Session{UserID: 1, Device: "new", Until: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	fields := rdb.HKeys(ctx, "session:1").Val()
+	slices.Sort(fields)
+	if !slices.Equal(fields, []string{"%next", "keep", "new"}) {
+		t.Fatalf("fields after a write = %q; want the expired session gone", fields)
+	}
+}

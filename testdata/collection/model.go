@@ -23,3 +23,13 @@ type Line struct {
 	SKU    uint32
 	Qty    int
 }
+
+// Session is a device's session; its expiry is stored under a msgpack tag
+// of its own, where the write script looks for it.
+//
+//hotkey:cache key=session:{UserID} layout=hash field={Device} expires=Until
+type Session struct {
+	UserID int64
+	Device string
+	Until  time.Time `msgpack:"until"`
+}
