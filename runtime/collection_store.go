@@ -481,13 +481,7 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 	if len(ws) == 1 {
 		cmds[0] = c.runWrite(ctx, c.rdb, ws[0].key, ws[0].args)
 	} else {
-		pipe := c.rdb.Pipeline()
-		for i, w := range ws {
-			cmds[i] = c.runWrite(ctx, pipe, w.key, w.args)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			c.count.redisErrors.Add(1)
-		}
+		c.pipelineWrites(ctx, ws, cmds)
 	}
 	var first error
 	for i, w := range ws {
@@ -508,4 +502,35 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		c.announce(ctx, w.key)
 	}
 	return first
+}
+
+// pipelineWrites runs the write script for each of ws in one pipeline of
+// EVALSHAs, the script's body sent only to the nodes that answer
+// NOSCRIPT, in a second pipeline of EVALs: a batch of many owners does
+// not carry the script once per owner. cmds receives the replies.
+func (c *Cache[K, V]) pipelineWrites(ctx context.Context, ws []ownerWrite[K], cmds []*redis.Cmd) {
+	pipe := c.rdb.Pipeline()
+	for i, w := range ws {
+		cmds[i] = writeScript.EvalSha(ctx, pipe, []string{w.key}, w.args...)
+	}
+	pipe.Exec(ctx) // errors are each command's, read below
+	var again []int
+	for i, cmd := range cmds {
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		pipe := c.rdb.Pipeline()
+		for _, i := range again {
+			cmds[i] = writeScript.Eval(ctx, pipe, []string{ws[i].key}, ws[i].args...)
+		}
+		pipe.Exec(ctx)
+	}
+	for _, cmd := range cmds {
+		if cmd.Err() != nil {
+			c.count.redisErrors.Add(1)
+			return
+		}
+	}
 }
