@@ -499,3 +499,79 @@ func TestWriteScriptReadsEveryTimestampForm(t *testing.T) {
 		t.Errorf("%%next = %d, %v; want the earliest expiry left, %d", next, err, want)
 	}
 }
+
+// TestHotCollectionUnderLoad keeps a collection hot with four paced
+// readers while another client adds items with plain HSETs: each item is
+// seen by a read within 50 ms of its write, and most reads are served
+// from memory.
+func TestHotCollectionUnderLoad(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, WithInvalidate(InvalidateTracking))
+	k := loginOwner{42, "ios"}
+	later := e.clock.Now().Add(time.Hour)
+	e.hset(&login{User: 42, Platform: "ios", Token: "seed", ExpiresAt: later})
+	ctx, stop := context.WithCancel(e.ctx)
+	defer stop()
+	var readers atomic.Int32
+	done := make(chan struct{})
+	for range 4 {
+		readers.Add(1)
+		go func() {
+			defer func() {
+				if readers.Add(-1) == 0 {
+					close(done)
+				}
+			}()
+			for ctx.Err() == nil {
+				if _, err := e.c.HGetAll(ctx, k); err != nil && ctx.Err() == nil {
+					t.Errorf("HGetAll under load: %v", err)
+					return
+				}
+				time.Sleep(200 * time.Microsecond) // paced: the bound is the runtime's, not the scheduler's
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !servesLocally(e.c.c, k) {
+		if time.Now().After(deadline) {
+			t.Fatal("the collection never became hot under load")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range 20 {
+		tok := "w" + strconv.Itoa(i)
+		b, err := msgpack.Marshal(&login{User: 42, Platform: "ios", Token: tok, ExpiresAt: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.raw.HSet(e.ctx, "login:42:ios", tok, b).Err(); err != nil {
+			t.Fatal(err)
+		}
+		wrote := time.Now()
+		for {
+			m, err := e.c.HGetAll(e.ctx, k)
+			if err == nil && m[tok] != nil {
+				break
+			}
+			if time.Since(wrote) > 50*time.Millisecond {
+				t.Fatalf("write %d (%s) not seen %v later", i, tok, time.Since(wrote))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Once the writes stop, the collection is served from memory again,
+	// every item in it.
+	deadline = time.Now().Add(10 * time.Second)
+	for !servesLocally(e.c.c, k) {
+		if time.Now().After(deadline) {
+			t.Fatal("the collection is not served from memory after the writes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	<-done
+	hits := e.c.Stats().Hits
+	if m := e.all(k); len(m) != 21 || e.c.Stats().Hits != hits+1 {
+		t.Errorf("a local read returned %d items (want 21), hits %d → %d", len(m), hits, e.c.Stats().Hits)
+	}
+}
