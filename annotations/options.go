@@ -51,6 +51,22 @@ var options = map[string]option{
 	// msgpack methods the generator writes for the struct, or msgpack's
 	// reflection. Both write the same format, so either reads the other.
 	"codec": choice(func(s *Spec, v string) { s.Codec = v }, CodecGenerated, CodecReflect),
+	// layout=string|hash says how values sit in Redis: one String per
+	// key, or one hash per key holding a collection of items, each under
+	// the field its field= gives (see layout.go).
+	"layout": choice(func(s *Spec, v string) { s.Layout = v }, runtime.LayoutString, runtime.LayoutHash),
+	// field={Field} names the struct field that tells the items of one
+	// collection apart: their hash field (layout=hash).
+	"field": {"{Token}", func(s *Spec, v string, at func(int) token.Position) error {
+		s.Field, s.FieldPos = fieldRef(v, at)
+		return nil
+	}},
+	// expires=Field names the time.Time field that holds each item's own
+	// expiry (layout=hash): reads never return an item past it.
+	"expires": {"ExpiresAt", func(s *Spec, v string, at func(int) token.Position) error {
+		s.Expires, s.ExpiresPos = fieldRef(v, at)
+		return nil
+	}},
 
 	// ttl=DURATION is the Redis expiry of writes; 0 writes without expiry.
 	"ttl": duration(with(runtime.WithTTL)),

@@ -262,7 +262,29 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, hot_qps, inactive_after, invalidate, jitter, key, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
+}, {
+	name: "field and expires without layout=hash are reported at their arguments",
+	doc:  []string{"//hotkey:cache key=user:{ID} field={Token} expires=ExpiresAt"},
+	errs: []string{
+		`user.go:3:30: field: applies only to a collection stored as a hash; add layout=hash, or remove field`,
+		`user.go:3:44: expires: applies only to a collection stored as a hash; add layout=hash, or remove expires`,
+	},
+}, {
+	name: "the change buffer and the Bloom filter are refused on a collection",
+	doc:  []string{"//hotkey:cache key=token:{UserID} layout=hash field={Token} changes=on bloom=on"},
+	errs: []string{
+		`user.go:3:61: changes=on is not supported for a collection (layout=hash) yet; remove changes, or keep the rows in a layout=string entity`,
+		`user.go:3:72: bloom=on is not supported for a collection (layout=hash) yet; remove bloom, or keep the rows in a layout=string entity`,
+	},
+}, {
+	name: "layout=hash without field says what to add",
+	doc:  []string{"//hotkey:cache key=token:{UserID} layout=hash"},
+	errs: []string{`user.go:3:35: layout=hash needs field= naming the struct field that tells the items of one collection apart, as in field={Token}`},
+}, {
+	name: "a misspelt layout suggests the closest",
+	doc:  []string{"//hotkey:cache key=token:{UserID} layout=hsah field={Token}"},
+	errs: []string{`user.go:3:35: layout: "hsah" is not string or hash; did you mean "hash"?`},
 }, {
 	name: "a repeated option is reported at its second occurrence",
 	doc:  []string{"//hotkey:cache key=user:{ID} ttl=1m ttl=2m"},
@@ -655,6 +677,12 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A collection's options, which the change buffer and the Bloom
+	// filter exclude, on a line of their own.
+	coll, err := ParseLine(token.Position{Line: 1, Column: 1}, "//hotkey:cache key=token:{UserID} layout=hash field={Token} expires=ExpiresAt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The options an annotation writes are the runtime's own, so what
 	// the runtime records as written is the same too.
 	want := runtime.DefaultConfig()
@@ -679,8 +707,11 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	if spec.Codec != CodecReflect {
 		t.Errorf("Codec = %q, want %q", spec.Codec, CodecReflect)
 	}
-	if len(spec.Args) != len(options) {
-		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", len(spec.Args), len(options))
+	if coll.Layout != runtime.LayoutHash || coll.Field != "Token" || coll.Expires != "ExpiresAt" {
+		t.Errorf("Layout, Field, Expires = %q, %q, %q; want hash, Token, ExpiresAt", coll.Layout, coll.Field, coll.Expires)
+	}
+	if set := len(spec.Args) + len(coll.Args) - 1; set != len(options) { // key is on both lines
+		t.Errorf("the test sets %d options, the registry has %d: set the new ones here", set, len(options))
 	}
 }
 

@@ -23,6 +23,14 @@ type Spec struct {
 	// it to msgpack's reflection. It shapes code, not the cache, so it is
 	// no field of runtime.Config.
 	Codec string
+	// Layout is runtime.LayoutString or runtime.LayoutHash; with a hash,
+	// Field names the struct field keying the items, and Expires the
+	// time.Time field of their own expiry (empty for none). FieldPos and
+	// ExpiresPos point at the names, for the generator's checks of the
+	// struct. Like Codec they shape code (see layout.go).
+	Layout               string
+	Field, Expires       string
+	FieldPos, ExpiresPos token.Position
 
 	// Config holds every option's effective value: the runtime's defaults,
 	// overridden by what the directives set. Its fields are the options
@@ -55,7 +63,9 @@ func (s *Spec) Arg(name string) (Arg, bool) {
 
 // newSpec returns a Spec holding the runtime's defaults, so a directive
 // that sets nothing behaves like a Cache built without options.
-func newSpec() Spec { return Spec{Codec: CodecGenerated, Config: runtime.DefaultConfig()} }
+func newSpec() Spec {
+	return Spec{Codec: CodecGenerated, Layout: runtime.LayoutString, Config: runtime.DefaultConfig()}
+}
 
 // The values of codec=.
 const (
@@ -69,6 +79,7 @@ const (
 // in failed, whose argument could not be read, are not blamed again: they
 // hold their defaults, which follow the options that were written.
 func (s *Spec) validate(errs *ErrorList, failed map[string]bool) {
+	s.validateLayout(errs, failed)
 	cfg := s.Config
 	err := cfg.Validate()
 	if err == nil {

@@ -36,6 +36,10 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		}
 	}
 	for _, e := range pkg.Entities {
+		if e.Collection != nil {
+			emitCollection(f, e)
+			continue
+		}
 		emitRepoType(f, e)
 		emitConstructor(f, e)
 		emitLoader(f, e)

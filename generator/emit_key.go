@@ -100,11 +100,16 @@ func isAlnum(c byte) bool {
 // them unescaped, which is exact for the common value that needs no
 // escaping.
 func keyBody(e *entity, val func(*param) *jen.Statement) []jen.Code {
-	special := keySpecial(e)
+	return partsBody(keySpecial(e), e.Key, val)
+}
+
+// partsBody builds a string of parts as keyBody does, escaping string
+// parts' bytes in special.
+func partsBody(special string, parts []keyPart, val func(*param) *jen.Statement) []jen.Code {
 	fixed := 0
 	var lens []jen.Code
 	body := []jen.Code{nil} // the buffer, once its capacity is known
-	for _, part := range e.Key {
+	for _, part := range parts {
 		b := jen.Id("b").Op("=")
 		p := part.Param
 		switch {
@@ -151,6 +156,18 @@ func emitKeyGuard(f *jen.File, e *entity) {
 			jen.Type().Id(staleName).Op("=").Add(typeCode(p.Type)),
 			jen.Var().Id("_").Id(staleName).Op("=").Id("v").Dot(p.Field),
 		))
+	}
+	if col := e.Collection; col != nil {
+		body = append(body, jen.Block(
+			jen.Type().Id(staleName).Op("=").Add(typeCode(col.Field.Type)),
+			jen.Var().Id("_").Id(staleName).Op("=").Id("v").Dot(col.Field.Field),
+		))
+		if col.Expires != "" {
+			body = append(body, jen.Block(
+				jen.Type().Id(staleName).Op("=").Qual("time", "Time"),
+				jen.Var().Id("_").Id(staleName).Op("=").Id("v").Dot(col.Expires),
+			))
+		}
 	}
 	// One line, however long, as stringer writes its guard comment.
 	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.Type.Obj().Name())

@@ -11,20 +11,26 @@ import (
 func emitLoader(f *jen.File, e *entity) {
 	doc(f, "%s reads through to the source of truth: on a Redis miss, %s and %s call load, write its result to Redis and return it. load returns an error wrapping runtime.ErrNotFound for an absent row.", e.Loader(), e.Get(), e.GetMany())
 	result := []jen.Code{jen.Op("*").Add(typeCode(e.Type)), jen.Error()}
-	var arg jen.Code = jen.Id("load")
-	if e.Composite() {
-		args := []jen.Code{jen.Id("ctx")}
-		for _, p := range e.Params {
-			args = append(args, jen.Id("k").Dot(p.Field))
-		}
-		arg = jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("k").Add(keyType(e))).Params(result...).Block(
-			jen.Return(jen.Id("load").Call(args...)),
-		)
-	}
 	f.Func().Id(e.Loader()).Params(
 		jen.Id("load").Func().Params(keyParams(e)...).Params(result...),
 	).Add(rt("Option")).Block(
-		jen.Return(rt("WithLoader").Call(arg)),
+		jen.Return(rt("WithLoader").Call(loaderArg(e, result))),
+	)
+}
+
+// loaderArg is the function a loader option hands the runtime: load
+// itself, or for a composite key an adapter from the key struct to
+// load's parameters, field by field. result is what load returns.
+func loaderArg(e *entity, result []jen.Code) jen.Code {
+	if !e.Composite() {
+		return jen.Id("load")
+	}
+	args := []jen.Code{jen.Id("ctx")}
+	for _, p := range e.Params {
+		args = append(args, jen.Id("k").Dot(p.Field))
+	}
+	return jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("k").Add(keyType(e))).Params(result...).Block(
+		jen.Return(jen.Id("load").Call(args...)),
 	)
 }
 

@@ -23,20 +23,28 @@ func emitRepoType(f *jen.File, e *entity) {
 // runtime.MustNew can only panic on the caller's own options. The glue
 // names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
+	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNew does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
+	emitCtorBody(f, e, rt("MustNew"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
+}
+
+// emitCtorBody writes the constructor of e's repository: must
+// (runtime.MustNew or MustNewCollection) builds its runtime value from the
+// client, the glue and the options, the annotation's as defaults, then
+// the caller's.
+func emitCtorBody(f *jen.File, e *entity, must *jen.Statement, glue jen.Code) {
 	defaults := make([]jen.Code, len(e.Options))
 	for i, o := range e.Options {
 		defaults[i] = rt(o.Func).Call(optionValue(o.Value))
 	}
-	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNew does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
 	f.Func().Id(e.Ctor()).Params(
 		jen.Id("rdb").Qual(redisPath, "UniversalClient"),
 		jen.Id("opts").Op("...").Add(rt("Option")),
 	).Op("*").Id(e.Repo()).Block(
 		jen.Id("defaults").Op(":=").Index().Add(rt("Option")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, defaults...),
 		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{
-			jen.Id("c"): rt("MustNew").Call(
+			jen.Id("c"): must.Call(
 				jen.Id("rdb"),
-				rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...),
+				glue,
 				jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
 			),
 		})),

@@ -67,6 +67,8 @@ type entity struct {
 	Codec *codecPlan
 	// codecNotes say, for -v, what the codec leaves to reflection.
 	codecNotes []string
+	// Collection is set for layout=hash (collection.go).
+	Collection *collection
 }
 
 // keyPart is literal key text or a parameter.
@@ -132,6 +134,15 @@ func (e *entity) generatedNames() []generatedName {
 	key := "key function"
 	if e.Composite() {
 		key = "key struct"
+	}
+	if e.Collection != nil {
+		return []generatedName{
+			{e.Repo(), "repository type"},
+			{e.Ctor(), "constructor"},
+			{e.KeyName(), key},
+			{e.FieldName(), "field function"},
+			{e.BatchLoader(), "collection loader option"},
+		}
 	}
 	names := []generatedName{
 		{e.Repo(), "repository type"},
@@ -211,9 +222,17 @@ func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
 		for i, p := range e.Params {
 			fields[i] = p.Field
 		}
+		if e.Collection != nil {
+			fields = append(fields, e.Collection.Field.Field)
+		}
 		for i, name := range paramNames(fields, names) {
+			if i == len(e.Params) {
+				e.Collection.Field.Name = name
+				break
+			}
 			e.Params[i].Name = name
 		}
+		fields = fields[:len(e.Params)]
 		e.ManyParam = manyParamName(fields, names)
 	}
 	return pkg, nil
@@ -255,6 +274,9 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	}
 	e := &entity{Type: named, Name: upperFirst(name), Template: t.Spec.Key.Raw}
 	e.Key, e.Params, errs = buildKey(in, st, t)
+	col, cerrs := buildCollection(in, st, t, e.Params)
+	errs = append(errs, cerrs...)
+	e.Collection = col
 	// A composite key becomes a struct of the key fields with a String
 	// method; a field of that name would not compile.
 	for _, p := range e.Params {
@@ -376,6 +398,9 @@ func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 	for _, e := range pkg.Entities {
 		for _, p := range e.Params {
 			walkPackages(p.Type, addPkg)
+		}
+		if e.Collection != nil {
+			walkPackages(e.Collection.Field.Type, addPkg)
 		}
 	}
 	for _, e := range pkg.Entities {

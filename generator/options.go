@@ -78,7 +78,7 @@ func modeConst(mode string) any {
 }
 
 // codeOptions shape the generated code rather than configure the cache.
-var codeOptions = map[string]bool{"key": true, "name": true, "codec": true}
+var codeOptions = map[string]bool{"key": true, "name": true, "codec": true, "layout": true, "field": true, "expires": true}
 
 // option is one runtime.Option call among a repository's defaults.
 type option struct {

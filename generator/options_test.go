@@ -53,7 +53,7 @@ func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	// and the rest belong to the program, not to the annotated type; the
 	// sync hook is a function too, adapted by With<Name>SyncHook.
 	notAnnotated := []string{
-		"WithEntity", "WithLoader", "WithBatchLoader", "WithSyncHook",
+		"WithEntity", "WithLoader", "WithBatchLoader", "WithSyncHook", "WithCollectionLoader",
 		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
 		"WithAggregateTop",
 	}

@@ -39,6 +39,10 @@ type Glue[K comparable, V any] struct {
 	// reflection. Either may be nil, for reflection.
 	Encode func(v *V, b []byte) ([]byte, error)
 	Decode func(v *V, b []byte) error
+
+	// hash, set by NewCollection, stores each value as a Redis hash
+	// (collection_store.go); nil stores it as a String.
+	hash *hashStore
 }
 
 // Cache reads and writes values of type V, identified by keys of type K, in
@@ -56,6 +60,9 @@ type Cache[K comparable, V any] struct {
 	// isCluster is set on a Redis Cluster, where one MGET holds keys of
 	// one hash slot only.
 	isCluster bool
+	// hash is set for a collection, whose values are Redis hashes: it
+	// replaces GET, MGET and SET NX (collection_store.go).
+	hash *hashStore
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -165,6 +172,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		flights:     map[K]*loadCall[V]{},
 		done:        make(chan struct{}),
 		gens:        &generations{seed: maphash.MakeSeed()},
+		hash:        glue.hash,
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -314,7 +322,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, erro
 		return nil, 0, c.refuse(n, "get", key)
 	}
 	rctx, release := n.untilOpened(ctx)
-	b, err := c.rdb.Get(rctx, key).Bytes()
+	b, err := c.readRaw(rctx, key)
 	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {

@@ -172,6 +172,13 @@ const (
 // ratio, so tuning hot_qps alone keeps the two apart.
 const WarmRatio = 6
 
+// Layouts of an entity in Redis (the layout= option): a String per key,
+// or a hash per owner holding a collection of items (NewCollection).
+const (
+	LayoutString = "string"
+	LayoutHash   = "hash"
+)
+
 // Degradation modes.
 const (
 	DegradeOff    = "off"

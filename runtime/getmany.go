@@ -178,7 +178,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	}
 	pipe := c.rdb.Pipeline()
 	type writeBack struct {
-		cmd  *redis.BoolCmd
+		done func() (bool, error) // nil: nothing written
 		size int
 	}
 	written := map[K]writeBack{}
@@ -190,10 +190,10 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		switch v := rows[p.k]; {
 		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
-			w = writeBack{pipe.SetNX(ctx, p.key, nullValue, c.ttl(c.cfg.NullTTL)), len(nullValue)}
+			w = writeBack{c.setNX(ctx, pipe, p.key, nullValue, c.ttl(c.cfg.NullTTL)), len(nullValue)}
 		case v != nil:
 			if b, err := c.codec.encode(v); err == nil {
-				w = writeBack{pipe.SetNX(ctx, p.key, b, c.ttl(c.cfg.TTL)), len(b)}
+				w = writeBack{c.setNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL)), len(b)}
 				c.bloomAddTo(ctx, pipe, p.key)
 			}
 		}
@@ -205,7 +205,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	}
 	for _, p := range load {
 		v := rows[p.k]
-		if w := written[p.k]; p.e != nil && w.cmd != nil && w.cmd.Val() {
+		if w := written[p.k]; p.e != nil && w.done != nil && landed(w.done) {
 			c.keep(p.e, p.t, v, 0, w.size)
 		}
 		if v != nil {

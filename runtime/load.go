@@ -119,7 +119,7 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 // reader a load, nothing more, so it is counted and logged but not
 // returned.
 func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) bool {
-	ok, err := c.rdb.SetNX(ctx, key, b, ttl).Result()
+	ok, err := c.setNX(ctx, c.rdb, key, b, ttl)()
 	if err != nil {
 		c.count.redisErrors.Add(1)
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)

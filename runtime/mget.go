@@ -19,6 +19,9 @@ const mgetChunk = 500
 // whose MGET failed, or a nil slice when none did. The keys of a node that
 // is unreachable fail at once, without a command.
 func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []error) {
+	if c.hash != nil {
+		return c.hgetallMany(ctx, keys)
+	}
 	vals := make([][]byte, len(keys))
 	var errs []error
 	groups := mgetGroups(keys, c.isCluster)

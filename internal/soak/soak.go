@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +41,9 @@ type Config struct {
 	// client a failover client, instead of one redis-server: for
 	// SentinelFaults.
 	Sentinel bool
+	// Hash runs the checker over collections in a Redis hash
+	// (runtime.Collection, layout=hash) instead of users.
+	Hash bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
@@ -108,7 +110,7 @@ type run struct {
 
 	locks   []sync.Mutex // per key: writes of a key are serialised
 	version atomic.Int64
-	seedSet func(context.Context, *userstore.User) error
+	seedSet func(ctx context.Context, id, version int64) error
 
 	mu      sync.Mutex
 	outages []history.Window
@@ -131,19 +133,23 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	if r.cfg.Mode == runtime.InvalidateOff {
 		opts = append(opts, runtime.WithRefresh(Refresh))
 	}
-	var repos []*userstore.UserRepo
+	var repos []store
 	for range r.cfg.Instances {
 		rdb := r.client(redis.Options{})
 		defer rdb.Close()
-		repo := userstore.NewUserRepo(rdb, opts...)
+		var repo store = users{userstore.NewUserRepo(rdb, opts...)}
+		if r.cfg.Hash {
+			repo = newCollections(rdb, opts...)
+		}
 		defer repo.Close()
 		repos = append(repos, repo)
 	}
 	// Other programs' writes are not seen with pubsub, by design: there
 	// the seeds go through a repository too.
-	r.seedSet = func(ctx context.Context, u *userstore.User) error { return plainSet(ctx, plain, u) }
+	plainWrite := plainSetter(plain, r.cfg.Hash)
+	r.seedSet = plainWrite
 	if r.cfg.Mode == runtime.InvalidatePubSub {
-		r.seedSet = repos[0].SetUser
+		r.seedSet = repos[0].set
 	}
 	seedLog := &history.Log{}
 	if err := r.seed(ctx, seedLog); err != nil {
@@ -170,14 +176,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	for i, repo := range repos[:2] {
-		spawn(func(ctx context.Context, l *history.Log) {
-			r.write(ctx, l, i, func(ctx context.Context, u *userstore.User) error { return repo.SetUser(ctx, u) })
-		})
+		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, i, repo.set) })
 	}
 	if r.cfg.Mode != runtime.InvalidatePubSub {
-		spawn(func(ctx context.Context, l *history.Log) {
-			r.write(ctx, l, -1, func(ctx context.Context, u *userstore.User) error { return plainSet(ctx, plain, u) })
-		})
+		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, -1, plainWrite) })
 	}
 	phases := make([]Phase, len(r.cfg.Faults))
 	spawn(func(ctx context.Context, l *history.Log) {
@@ -262,7 +264,7 @@ const coldBase = 1_000_000
 
 // read reads, one time in ten a cold key, paced at a read every 100 µs
 // unless the run saturates.
-func (r *run) read(ctx context.Context, inst int, repo *userstore.UserRepo, l *history.Log) {
+func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log) {
 	const pace = 100 * time.Microsecond
 	next := time.Now()
 	for ctx.Err() == nil {
@@ -272,13 +274,13 @@ func (r *run) read(ctx context.Context, inst int, repo *userstore.UserRepo, l *h
 			id = coldBase + rand.Int64N(1_000_000)
 		}
 		start := r.now()
-		u, err := repo.GetUser(ctx, id)
+		version, err := repo.get(ctx, id)
 		op := history.Op{Kind: history.Read, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Failed: err != nil}
 		switch {
 		case errors.Is(err, runtime.ErrNotFound):
 			op.Failed = false // version 0: absent
 		case err == nil:
-			op.Version, _ = strconv.ParseInt(u.Name, 10, 64)
+			op.Version = version
 		case ctx.Err() != nil:
 			return
 		}
@@ -296,18 +298,18 @@ func (r *run) read(ctx context.Context, inst int, repo *userstore.UserRepo, l *h
 
 // write writes a random hot key every 5 ms through set, instance inst's
 // repository or a plain client (-1).
-func (r *run) write(ctx context.Context, l *history.Log, inst int, set func(context.Context, *userstore.User) error) {
+func (r *run) write(ctx context.Context, l *history.Log, inst int, set func(ctx context.Context, id, version int64) error) {
 	for sleep(ctx, 5*time.Millisecond) {
 		r.writeOne(ctx, l, inst, int64(1+rand.IntN(r.cfg.Keys)), set)
 	}
 }
 
-func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, set func(context.Context, *userstore.User) error) error {
+func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, set func(ctx context.Context, id, version int64) error) error {
 	r.locks[id].Lock()
 	defer r.locks[id].Unlock()
 	v := r.version.Add(1)
 	start := r.now()
-	err := set(ctx, &userstore.User{ID: id, Name: strconv.FormatInt(v, 10)})
+	err := set(ctx, id, v)
 	if ctx.Err() != nil && err != nil {
 		return err
 	}

@@ -43,6 +43,27 @@ func TestPromisesHoldUnderFaults(t *testing.T) {
 	Table(os.Stdout, results)
 }
 
+// TestPromisesHoldForCollections runs the same checks, with invalidation
+// tracking, over collections in a Redis hash: a hot owner's whole
+// collection held locally, each write an HSET (the write script, or a
+// plain HSET by another program).
+func TestPromisesHoldForCollections(t *testing.T) {
+	redis.SetLogger(discard{})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 14 * time.Second, Instances: 3, Keys: 8, Faults: Faults, Hash: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Table(os.Stdout, []*Result{res})
+	tot := res.Total
+	checkFresh(t, tot)
+	if tot.OutageHotReads == 0 || float64(tot.OutageHotServed) < 0.99*float64(tot.OutageHotReads) {
+		t.Errorf("during the outage %d of %d hot reads were served, want 99%%", tot.OutageHotServed, tot.OutageHotReads)
+	}
+	if len(tot.Recovery) != 1 || tot.Recovery[0] > time.Second {
+		t.Errorf("recovery after the outage: %v, want within 1s", tot.Recovery)
+	}
+}
+
 // TestPromisesHoldThroughSentinelFailovers runs the same checks over
 // Sentinel failover clients while the Sentinel switches the master over
 // and back and connections are killed on the new one: failovers the

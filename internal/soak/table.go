@@ -23,6 +23,9 @@ func Table(w io.Writer, results []*Result) {
 		if res.Config.Sentinel {
 			mode += " (sentinel)"
 		}
+		if res.Config.Hash {
+			mode += " (hash)"
+		}
 		for _, p := range res.Phases {
 			row(tw, mode, readers, p.Fault.Name, &p.Report)
 		}

@@ -24,6 +24,7 @@ func (discard) Printf(context.Context, string, ...any) {}
 func main() {
 	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every mode and reader kind")
 	keys := flag.Int("keys", 16, "hot keys")
+	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -34,7 +35,7 @@ func main() {
 	failed := false
 	for _, sat := range []bool{false, true} {
 		for _, mode := range modes {
-			res, err := soak.Run(ctx, soak.Config{Mode: mode, Duration: each, Instances: 3, Keys: *keys, Saturating: sat, Faults: soak.Faults})
+			res, err := soak.Run(ctx, soak.Config{Mode: mode, Duration: each, Instances: 3, Keys: *keys, Saturating: sat, Faults: soak.Faults, Hash: *hash})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)

@@ -1,0 +1,101 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// store is the entity a run reads and writes through one instance: users,
+// a String each, or collections in a Redis hash (Config.Hash), whose one
+// item carries the version. A read of an absent key returns an error
+// wrapping runtime.ErrNotFound.
+type store interface {
+	get(ctx context.Context, id int64) (version int64, err error)
+	set(ctx context.Context, id, version int64) error
+	Close() error
+}
+
+// users is a store of userstore users; the version is the name.
+type users struct{ *userstore.UserRepo }
+
+func (u users) get(ctx context.Context, id int64) (int64, error) {
+	v, err := u.GetUser(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v.Name, 10, 64)
+}
+
+func (u users) set(ctx context.Context, id, version int64) error {
+	return u.SetUser(ctx, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)})
+}
+
+// entry is the item of a collection under test: owner's item "v".
+type entry struct {
+	Owner   int64
+	Field   string
+	Version int64
+}
+
+// entryField is the one item a collection holds.
+const entryField = "v"
+
+func entryKey(owner int64) string { return "soakset:" + strconv.FormatInt(owner, 10) }
+
+// collections is a store of collections, through runtime.Collection
+// with the glue hotkeygen generates for
+// key=soakset:{Owner} layout=hash field={Field}.
+type collections struct {
+	*runtime.Collection[int64, string, entry]
+}
+
+func newCollections(rdb redis.UniversalClient, opts ...runtime.Option) collections {
+	return collections{runtime.MustNewCollection(rdb, runtime.CollectionGlue[int64, string, entry]{
+		Key:       entryKey,
+		Prefix:    "soakset:",
+		Clone:     func(e *entry) *entry { c := *e; return &c },
+		Owner:     func(e *entry) int64 { return e.Owner },
+		Field:     func(e *entry) string { return e.Field },
+		FieldName: func(f string) string { return string(runtime.AppendKeyString(nil, f, "%:")) },
+	}, append([]runtime.Option{runtime.WithEntity("soakset")}, opts...)...)}
+}
+
+func (c collections) get(ctx context.Context, id int64) (int64, error) {
+	m, err := c.HGetAll(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if e := m[entryField]; e != nil {
+		return e.Version, nil
+	}
+	return 0, fmt.Errorf("%s has no item %q: %w", entryKey(id), entryField, runtime.ErrNotFound)
+}
+
+func (c collections) set(ctx context.Context, id, version int64) error {
+	return c.HSet(ctx, &entry{Owner: id, Field: entryField, Version: version})
+}
+
+// plainSetter writes as another program would: a plain SET of the
+// generated codec's bytes for users, a plain HSET of the item's msgpack
+// for collections.
+func plainSetter(rdb *redis.Client, hash bool) func(ctx context.Context, id, version int64) error {
+	if hash {
+		return func(ctx context.Context, id, version int64) error {
+			b, err := msgpack.Marshal(&entry{Owner: id, Field: entryField, Version: version})
+			if err != nil {
+				return err
+			}
+			return rdb.HSet(ctx, entryKey(id), entryField, b).Err()
+		}
+	}
+	return func(ctx context.Context, id, version int64) error {
+		return plainSet(ctx, rdb, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)})
+	}
+}

@@ -1,0 +1,377 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CollectionGlue is what generated code supplies for a collection entity
+// (layout=hash): items of type V, owned by a key K, each stored in the
+// owner's Redis hash under the field its F gives.
+type CollectionGlue[K comparable, F comparable, V any] struct {
+	// Key returns the Redis key of the hash of owner k.
+	Key func(K) string
+	// Prefix is what every Redis key of the entity starts with, for
+	// invalidation tracking.
+	Prefix string
+	// Clone deep-copies an item.
+	Clone func(*V) *V
+	// Encode and Decode are the item's generated msgpack codec; either
+	// may be nil, for reflection.
+	Encode func(v *V, b []byte) ([]byte, error)
+	Decode func(v *V, b []byte) error
+	// Owner returns the key of the collection an item belongs to, from
+	// its key fields.
+	Owner func(*V) K
+	// Field returns an item's field value, and FieldName the hash field
+	// it is stored under (escaped as key parts are).
+	Field     func(*V) F
+	FieldName func(F) string
+	// Expires returns an item's own expiry, the zero time for none; nil
+	// when the entity has no expires= field. ExpiresKey is that field's
+	// key in the item's msgpack map ("ExpiresAt", or its msgpack tag's
+	// name), where the write script finds it.
+	Expires    func(*V) time.Time
+	ExpiresKey string
+}
+
+// Collection reads and writes collections of items of type V, one Redis
+// hash per owner K, with items keyed by F. A whole collection is one
+// value to the runtime: hot owners are detected, held decoded in the
+// local store, kept fresh and reported exactly as single values are; a
+// read of one item of a hot owner is served from that copy.
+//
+// Items with an expiry (CollectionGlue.Expires) are never returned once
+// it has passed, whatever the hash holds; every write also deletes the
+// owner's expired items and moves the hash's TTL only forward (see
+// writeScript).
+type Collection[K comparable, F comparable, V any] struct {
+	c     *Cache[K, map[F]*V]
+	glue  CollectionGlue[K, F, V]
+	item  *codec[V]
+	clock Clock // the Cache's
+}
+
+// NewCollection returns a Collection over rdb. Options are those of New.
+func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient, glue CollectionGlue[K, F, V], opts ...Option) (*Collection[K, F, V], error) {
+	if glue.Key == nil || glue.Clone == nil || glue.Owner == nil || glue.Field == nil || glue.FieldName == nil {
+		return nil, errors.New("hotkey: NewCollection needs CollectionGlue with Key, Clone, Owner, Field and FieldName")
+	}
+	if (glue.Expires == nil) != (glue.ExpiresKey == "") {
+		return nil, errors.New("hotkey: NewCollection needs CollectionGlue.Expires and ExpiresKey together: the function reads an item's expiry, the key finds it in the item's msgpack")
+	}
+	// Decoding leaves expired items out, by the clock the Cache will use.
+	var cfg Config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = wallClock{}
+	}
+	col := &Collection[K, F, V]{glue: glue, item: newCodec(glue.Encode, glue.Decode), clock: clock}
+	c, err := New(rdb, Glue[K, map[F]*V]{
+		Key:    glue.Key,
+		Prefix: glue.Prefix,
+		Clone: func(m *map[F]*V) *map[F]*V {
+			out := make(map[F]*V, len(*m))
+			for f, v := range *m {
+				out[f] = glue.Clone(v)
+			}
+			return &out
+		},
+		Encode: col.encodeAll,
+		Decode: col.decodeAll,
+		hash:   &hashStore{expires: glue.ExpiresKey},
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	col.c = c
+	return col, nil
+}
+
+// MustNewCollection is NewCollection for generated constructors: it
+// panics only on the caller's invalid options.
+func MustNewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient, glue CollectionGlue[K, F, V], opts ...Option) *Collection[K, F, V] {
+	c, err := NewCollection(rdb, glue, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// WithCollectionLoader reads through to the source of truth: when an
+// owner's hash is missing from Redis, load returns the owner's whole
+// collection, which is written back as the hash. An empty collection, or
+// an error wrapping ErrNotFound, is an absent owner, remembered for
+// NullTTL.
+func WithCollectionLoader[K comparable, F comparable, V any](load func(ctx context.Context, k K) (map[F]*V, error)) Option {
+	return WithLoader(func(ctx context.Context, k K) (*map[F]*V, error) {
+		m, err := load(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("load: an empty collection: %w", ErrNotFound)
+		}
+		return &m, nil
+	})
+}
+
+// HGetAll returns owner k's collection: the items whose expiry has not
+// passed, each the caller's own. An owner without items gives an empty
+// map. It runs HGETALL, unless k is hot and held locally.
+func (col *Collection[K, F, V]) HGetAll(ctx context.Context, k K) (map[F]*V, error) {
+	m, err := col.c.Get(ctx, k)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return map[F]*V{}, nil
+	case err != nil:
+		return nil, err
+	}
+	return col.live(*m), nil
+}
+
+// HGetAllMany returns the collections of ks, aligned with ks, as HGetAll
+// does: hot owners from memory, the others with one pipeline of
+// HGETALLs (per node, in parallel, on a cluster).
+func (col *Collection[K, F, V]) HGetAllMany(ctx context.Context, ks []K) ([]map[F]*V, error) {
+	ms, err := col.c.GetMany(ctx, ks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[F]*V, len(ms))
+	for i, m := range ms {
+		if m == nil {
+			out[i] = map[F]*V{}
+		} else {
+			out[i] = col.live(*m)
+		}
+	}
+	return out, nil
+}
+
+// HGet returns item f of owner k, or an error wrapping ErrNotFound when
+// there is none or it has expired. A hot owner's item comes from the
+// local copy of its collection; a cold one's with HGET, and with a loader
+// an HGET that finds nothing reads (or loads) the whole collection.
+func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) {
+	c := col.c
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if cp, held := c.local.Get(k); held && cp.v != nil && cp.meta.verified() {
+		c.det.hit(k, rand.Uint32())
+		return col.pick(*cp.v, k, f)
+	} else if held || c.det.lookup(k) != nil {
+		if held {
+			c.passedOver.Add(1) // theine counted a hit; Get looks again
+		}
+		// Hot: the whole collection is what is kept locally.
+		return col.pickFrom(ctx, k, f)
+	}
+	c.det.observe(k)
+	if c.det.lookup(k) != nil {
+		return col.pickFrom(ctx, k, f)
+	}
+	c.count.cold.Add(1)
+	key, name := c.key(k), col.glue.FieldName(f)
+	n := c.nodes.of(key)
+	if n.unreachable() {
+		return nil, c.refuse(n, "hget", key)
+	}
+	rctx, release := n.untilOpened(ctx)
+	b, err := c.rdb.HGet(rctx, key, name).Bytes()
+	release()
+	switch {
+	case errors.Is(err, redis.Nil) && c.loader != nil:
+		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
+	case errors.Is(err, redis.Nil):
+		return nil, fmt.Errorf("hget %q %q: %w", key, name, ErrNotFound)
+	case err != nil:
+		c.count.redisErrors.Add(1)
+		c.failed(n, err)
+		return nil, fmt.Errorf("hotkey: hget %q %q: %w", key, name, err)
+	}
+	c.checkSize("read", key, len(b))
+	v, err := col.item.decode(b)
+	if err != nil {
+		c.count.decodeErrors.Add(1)
+		return nil, fmt.Errorf("hget %q %q: %w: %w", key, name, ErrDecode, err)
+	}
+	if col.expired(v, col.clock.Now()) {
+		return nil, fmt.Errorf("hget %q %q: expired: %w", key, name, ErrNotFound)
+	}
+	return v, nil
+}
+
+// pickFrom reads owner k's whole collection through the Cache, which
+// keeps it locally when k is hot, and returns its item f.
+func (col *Collection[K, F, V]) pickFrom(ctx context.Context, k K, f F) (*V, error) {
+	m, err := col.c.Get(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	return col.pick(*m, k, f) // m is ours already; pick clones one item more
+}
+
+// pick returns a copy of item f of m, the collection of k, unless it is
+// missing or expired.
+func (col *Collection[K, F, V]) pick(m map[F]*V, k K, f F) (*V, error) {
+	v := m[f]
+	if v == nil || col.expired(v, col.clock.Now()) {
+		return nil, fmt.Errorf("hget %q %q: %w", col.c.key(k), col.glue.FieldName(f), ErrNotFound)
+	}
+	return col.glue.Clone(v), nil
+}
+
+// HSet writes items, each to the hash of its owner under its field: one
+// script per owner, all in one round trip (one pipeline), which also
+// deletes the owners' expired items and moves each hash's TTL forward
+// when an item needs it (see writeScript). Each owner's local copy is
+// then unverified, so the next read asks Redis and sees the write.
+func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
+	c := col.c
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	type owner struct {
+		k     K
+		key   string
+		items []hashWrite
+	}
+	var owners []*owner
+	byKey := map[K]*owner{}
+	ttl := c.ttl(c.cfg.TTL)
+	for _, v := range items {
+		if v == nil {
+			return errors.New("hotkey: hset: an item is nil")
+		}
+		k := col.glue.Owner(v)
+		o := byKey[k]
+		if o == nil {
+			o = &owner{k: k, key: c.key(k)}
+			byKey[k] = o
+			owners = append(owners, o)
+		}
+		name := col.glue.FieldName(col.glue.Field(v))
+		b, err := col.item.encode(v)
+		if err != nil {
+			return fmt.Errorf("hotkey: hset %q %q: encode: %w", o.key, name, err)
+		}
+		if err := c.checkSize("write", o.key, len(b)); err != nil {
+			return err
+		}
+		exp := col.expiry(v)
+		o.items = append(o.items, hashWrite{field: name, value: b, exp: exp, until: c.untilItem(exp, ttl)})
+	}
+	writes := make([]ownerWrite[K], len(owners))
+	for i, o := range owners {
+		writes[i] = ownerWrite[K]{k: o.k, key: o.key, args: c.hashArgs(modeSet, o.items)}
+	}
+	return c.writeOwners(ctx, "hset", writes)
+}
+
+// HDel deletes items fs of owner k (and the owner's expired items) in
+// one round trip.
+func (col *Collection[K, F, V]) HDel(ctx context.Context, k K, fs ...F) error {
+	c := col.c
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	items := make([]hashWrite, len(fs))
+	for i, f := range fs {
+		items[i] = hashWrite{field: col.glue.FieldName(f)}
+	}
+	key := c.key(k)
+	return c.writeOwners(ctx, "hdel", []ownerWrite[K]{{k: k, key: key, args: c.hashArgs(modeDel, items)}})
+}
+
+// Del deletes owner k's whole collection with DEL, in Redis and in memory.
+func (col *Collection[K, F, V]) Del(ctx context.Context, k K) error { return col.c.Del(ctx, k) }
+
+// Stats, History and Close are those of the underlying Cache, whose keys
+// are the owners.
+func (col *Collection[K, F, V]) Stats() Stats      { return col.c.Stats() }
+func (col *Collection[K, F, V]) History() []Sample { return col.c.History() }
+func (col *Collection[K, F, V]) Close() error      { return col.c.Close() }
+
+// expiry is v's own expiry in Unix milliseconds, 0 for none.
+func (col *Collection[K, F, V]) expiry(v *V) int64 {
+	if col.glue.Expires == nil {
+		return 0
+	}
+	if t := col.glue.Expires(v); !t.IsZero() {
+		return max(t.UnixMilli(), 1)
+	}
+	return 0
+}
+
+// expired reports whether v's expiry has passed at now.
+func (col *Collection[K, F, V]) expired(v *V, now time.Time) bool {
+	if col.glue.Expires == nil {
+		return false
+	}
+	t := col.glue.Expires(v)
+	return !t.IsZero() && !t.After(now)
+}
+
+// live removes the expired items from m, the caller's own copy.
+func (col *Collection[K, F, V]) live(m map[F]*V) map[F]*V {
+	if col.glue.Expires == nil {
+		return m
+	}
+	now := col.clock.Now()
+	for f, v := range m {
+		if col.expired(v, now) {
+			delete(m, f)
+		}
+	}
+	return m
+}
+
+// encodeAll writes a whole collection in the runtime's form (see
+// collection_store.go), with each item's expiry, for a loader's
+// write-back.
+func (col *Collection[K, F, V]) encodeAll(m *map[F]*V, b []byte) ([]byte, error) {
+	for _, v := range *m {
+		if v == nil {
+			continue
+		}
+		item, err := col.item.encode(v)
+		if err != nil {
+			return nil, err
+		}
+		b = appendHashItem(b, col.glue.FieldName(col.glue.Field(v)), col.expiry(v), item)
+	}
+	return b, nil
+}
+
+// decodeAll reads a collection from the runtime's form, keyed by each
+// item's own field; items already expired are left out.
+func (col *Collection[K, F, V]) decodeAll(m *map[F]*V, b []byte) error {
+	out := map[F]*V{}
+	now := col.clock.Now()
+	err := readHashItems(b, func(field string, _ int64, value []byte) error {
+		v, err := col.item.decode(value)
+		if err != nil {
+			return fmt.Errorf("field %q: %w", field, err)
+		}
+		if col.expired(v, now) {
+			return nil
+		}
+		out[col.glue.Field(v)] = v
+		return nil
+	})
+	*m = out
+	return err
+}
