@@ -132,7 +132,9 @@ func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
 	}
 
 	added := joinCluster(t, cl)
-	moveSlot(t, cl, writer.ClusterKeySlot(ctx, "p:1").Val(), added)
+	if err := cl.MoveSlot(ctx, int(writer.ClusterKeySlot(ctx, "p:1").Val()), added); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"v2", "v3", "v4"} {
 		write(name) // lands on the new master
 		read(name, "a write on the new master")
@@ -168,55 +170,4 @@ func joinCluster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
 		return true
 	})
 	return s
-}
-
-// moveSlot migrates slot, and its keys, to the node to, as redis-cli
-// --cluster reshard does: IMPORTING, MIGRATING, MIGRATE, then NODE on
-// every master.
-func moveSlot(t *testing.T, cl *redistest.Cluster, slot int64, to *redistest.Server) {
-	t.Helper()
-	ctx := t.Context()
-	dst := to.Client(t)
-	dstID := dst.Do(ctx, "CLUSTER", "MYID").Val().(string)
-	var src *redis.Client
-	for _, addr := range cl.Addrs {
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		t.Cleanup(func() { rdb.Close() })
-		if n, _ := rdb.ClusterCountKeysInSlot(ctx, int(slot)).Result(); n > 0 {
-			src = rdb
-		}
-	}
-	if src == nil {
-		t.Fatalf("no master holds keys of slot %d", slot)
-	}
-	srcID := src.Do(ctx, "CLUSTER", "MYID").Val().(string)
-	host, port, _ := net.SplitHostPort(to.Addr)
-	steps := []struct {
-		rdb  *redis.Client
-		args []any
-	}{
-		{dst, []any{"CLUSTER", "SETSLOT", slot, "IMPORTING", srcID}},
-		{src, []any{"CLUSTER", "SETSLOT", slot, "MIGRATING", dstID}},
-	}
-	for _, s := range steps {
-		if err := s.rdb.Do(ctx, s.args...).Err(); err != nil {
-			t.Fatalf("%v: %v", s.args, err)
-		}
-	}
-	keys := src.ClusterGetKeysInSlot(ctx, int(slot), 1000).Val()
-	args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	if err := src.Do(ctx, args...).Err(); err != nil {
-		t.Fatalf("MIGRATE: %v", err)
-	}
-	for _, addr := range append(cl.Addrs, to.Addr) {
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		err := rdb.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err()
-		rdb.Close()
-		if err != nil {
-			t.Fatalf("SETSLOT NODE on %s: %v", addr, err)
-		}
-	}
 }

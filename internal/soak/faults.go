@@ -30,10 +30,7 @@ const (
 // them.
 var Faults = []Fault{
 	{"CLIENT KILL all", func(ctx context.Context, r *run, _ *history.Log) error {
-		if err := r.admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
-			return err
-		}
-		return r.admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
+		return killClients(ctx, r.admin)
 	}},
 	{"CLIENT KILL normal", func(ctx context.Context, r *run, _ *history.Log) error {
 		return r.admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err()
@@ -46,10 +43,7 @@ var Faults = []Fault{
 		r.srv.Kill()
 		sleep(ctx, outageFor)
 		err := r.srv.Relaunch() // on the same port, empty
-		r.mu.Lock()
-		r.outages = append(r.outages, history.Window{From: from, To: r.now()})
-		r.resets = append(r.resets, from)
-		r.mu.Unlock()
+		r.lost(from)
 		if err != nil {
 			return err
 		}
@@ -74,6 +68,24 @@ var Faults = []Fault{
 	}},
 }
 
+// killClients kills every client of the server rdb reaches but rdb's
+// own connection: normal ones, the sessions' among them, and Pub/Sub ones.
+func killClients(ctx context.Context, rdb redis.UniversalClient) error {
+	if err := rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		return err
+	}
+	return rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
+}
+
+// lost records an outage from from until now, in which the writes
+// acknowledged before from may have been lost.
+func (r *run) lost(from time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
+	r.resets = append(r.resets, from)
+}
+
 // SentinelFaults are the faults of a run with Config.Sentinel, in order:
 // a planned switchover (see sentinelFailover), which loses no
 // acknowledged write, connections killed on the new master, a switchover
@@ -92,10 +104,7 @@ var SentinelFaults = []Fault{
 		from := r.now() // writes acknowledged before may be lost
 		master.Kill()
 		_, err = r.newMaster(ctx, master)
-		r.mu.Lock()
-		r.outages = append(r.outages, history.Window{From: from, To: r.now()})
-		r.resets = append(r.resets, from)
-		r.mu.Unlock()
+		r.lost(from)
 		return err
 	}},
 }

@@ -59,6 +59,32 @@ func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 	checkFresh(t, res.Total)
 }
 
+// TestPromisesHoldThroughClusterChanges runs the same checks over cluster
+// clients on three masters with a replica each, while the slots of hot
+// keys are resharded to another master, that master fails over to its
+// replica, and every node's connections are killed: topology changes
+// the cluster clients and the sessions of every node must follow. After
+// each fault, writes are acknowledged again. The last of ClusterFaults,
+// a master's process killed, is left to make soak, as with Sentinel.
+func TestPromisesHoldThroughClusterChanges(t *testing.T) {
+	redis.SetLogger(discard{})
+	faults := ClusterFaults[:3]
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 12 * time.Second, Instances: 3, Keys: 8, Faults: faults, Cluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Table(os.Stdout, []*Result{res})
+	checkFresh(t, res.Total)
+	if len(res.Phases) != len(faults) {
+		t.Fatalf("%d faults injected, want %d", len(res.Phases), len(faults))
+	}
+	for _, p := range res.Phases {
+		if p.WritesAfter == 0 {
+			t.Errorf("after %s (over at %v) no write was acknowledged", p.Fault.Name, p.Done)
+		}
+	}
+}
+
 // checkFresh fails t unless the run ran and no read was stale beyond the
 // bound or older than its instance's own write.
 func checkFresh(t *testing.T, tot history.Report) {

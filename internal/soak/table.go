@@ -20,8 +20,11 @@ func Table(w io.Writer, results []*Result) {
 			readers = "saturating"
 		}
 		mode := res.Config.Mode
-		if res.Config.Sentinel {
+		switch {
+		case res.Config.Sentinel:
 			mode += " (sentinel)"
+		case res.Config.Cluster:
+			mode += " (cluster)"
 		}
 		for _, p := range res.Phases {
 			row(tw, mode, readers, p.Fault.Name, &p.Report)
