@@ -140,12 +140,15 @@ func (m *copyMeta) verified() bool {
 
 // servable reports whether a hit on the copy may be answered locally, and
 // whether that answer is a stale read: an unverified copy is served only
-// while its node cannot be reached.
-func (m *copyMeta) servable() (ok, stale bool) {
+// while owner, the node that owns the key now, cannot be reached. Not the
+// copy's own node: on a cluster whose master died and whose replica took
+// the key over, the dead master stays unreachable while the new one holds
+// newer writes.
+func (m *copyMeta) servable(owner *node) (ok, stale bool) {
 	if m.verified() {
 		return true, false
 	}
-	if m.n.unreachable() {
+	if owner.unreachable() {
 		return true, true
 	}
 	return false, false
