@@ -120,10 +120,11 @@ func (c *Cluster) Node(addr string) *Server {
 	return nil
 }
 
-// Shard is a master and its replicas, as the cluster reports them.
+// Shard is a master, its replicas, and the ranges of slots it owns.
 type Shard struct {
 	Master   *Server
 	Replicas []*Server
+	Slots    [][2]int // first and last slot of each range
 }
 
 // ShardOf returns the shard that owns slot now, asking any node that
@@ -133,21 +134,45 @@ func (c *Cluster) ShardOf(ctx context.Context, slot int) (Shard, error) {
 	if err != nil {
 		return Shard{}, err
 	}
+	owner := ""
 	for _, r := range slots {
 		if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
-			sh := Shard{Master: c.Node(r.Nodes[0].Addr)}
-			if sh.Master == nil {
-				return Shard{}, fmt.Errorf("redistest: slot %d is on %s, which is not a node of the cluster", slot, r.Nodes[0].Addr)
-			}
-			for _, n := range r.Nodes[1:] {
-				if s := c.Node(n.Addr); s != nil {
-					sh.Replicas = append(sh.Replicas, s)
-				}
-			}
-			return sh, nil
+			owner = r.Nodes[0].Addr
 		}
 	}
-	return Shard{}, fmt.Errorf("redistest: no node owns slot %d", slot)
+	if owner == "" {
+		return Shard{}, fmt.Errorf("redistest: no node owns slot %d", slot)
+	}
+	sh := Shard{Master: c.Node(owner)}
+	if sh.Master == nil {
+		return Shard{}, fmt.Errorf("redistest: slot %d is on %s, which is not a node of the cluster", slot, owner)
+	}
+	for _, r := range slots {
+		if len(r.Nodes) == 0 || r.Nodes[0].Addr != owner {
+			continue
+		}
+		sh.Slots = append(sh.Slots, [2]int{r.Start, r.End})
+		if sh.Replicas != nil {
+			continue
+		}
+		sh.Replicas = []*Server{}
+		for _, n := range r.Nodes[1:] {
+			if s := c.Node(n.Addr); s != nil {
+				sh.Replicas = append(sh.Replicas, s)
+			}
+		}
+	}
+	return sh, nil
+}
+
+// Owns reports whether the shard owns slot.
+func (sh Shard) Owns(slot int) bool {
+	for _, r := range sh.Slots {
+		if r[0] <= slot && slot <= r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // Masters returns the nodes that own slots now.
