@@ -19,14 +19,16 @@ import (
 // which loses no acknowledged write; every connection killed on every
 // node; and a master's process killed, which the cluster turns into a
 // failover some seconds later, and which may lose the writes its replica
-// had not received.
+// had not received. The two failovers have open findings (Open).
 var ClusterFaults = []Fault{
-	{"MIGRATE hot slots", migrateHotSlots},
-	{"CLUSTER FAILOVER", clusterFailover},
-	{"CLIENT KILL every node", func(ctx context.Context, r *run, _ *history.Log) error {
+	{Name: "MIGRATE hot slots", inject: migrateHotSlots},
+	{Name: "CLUSTER FAILOVER", inject: clusterFailover,
+		Open: "rare reads stale beyond the bound in the seconds after it"},
+	{Name: "CLIENT KILL every node", inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		return r.eachNode(ctx, func(rdb *redis.Client) error { return killClients(ctx, rdb) })
 	}},
-	{"SIGKILL a master", killClusterMaster},
+	{Name: "SIGKILL a master", inject: killClusterMaster,
+		Open: "an instance whose client still dials the dead master serves its old copies after the promotion"},
 }
 
 // hotSlot is the cluster slot of hot key id.
@@ -95,7 +97,8 @@ func clusterFailover(ctx context.Context, r *run, _ *history.Log) error {
 	if err := rdb.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
 		return err
 	}
-	return r.waitMaster(ctx, slot, sh.Master)
+	err = r.waitMaster(ctx, slot, sh.Master)
+	return err
 }
 
 // killClusterMaster SIGKILLs the master of hot key 2, waits for the
