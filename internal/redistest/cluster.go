@@ -18,7 +18,7 @@ import (
 // free loopback port, joined with redis-cli --cluster create: masters,
 // and optionally replicas of each.
 type Cluster struct {
-	Addrs []string // every node's, the masters' first
+	Addrs []string // every node's, in launch order (roles change with failovers: see ShardOf)
 	Nodes []*Server
 }
 
@@ -58,8 +58,7 @@ func LaunchCluster(masters, replicasPerMaster int) (*Cluster, error) {
 		c.Nodes = append(c.Nodes, s)
 		c.Addrs = append(c.Addrs, s.Addr)
 	}
-	// On one host, redis-cli makes the first nodes masters and gives each
-	// the next ones as replicas.
+	// redis-cli picks the masters and gives each its replicas.
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicasPerMaster), "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
