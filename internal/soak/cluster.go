@@ -22,12 +22,12 @@ import (
 // had not received. The two failovers have open findings (Open).
 var ClusterFaults = []Fault{
 	{Name: "MIGRATE hot slots", inject: migrateHotSlots},
-	{Name: "CLUSTER FAILOVER", inject: clusterFailover,
+	{Name: "CLUSTER FAILOVER", inject: clusterFailover, replica: true,
 		Open: "rare reads stale beyond the bound in the seconds after it"},
 	{Name: "CLIENT KILL every node", inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		return r.eachNode(ctx, func(rdb *redis.Client) error { return killClients(ctx, rdb) })
 	}},
-	{Name: "SIGKILL a master", inject: killClusterMaster,
+	{Name: "SIGKILL a master", inject: killClusterMaster, replica: true,
 		Open: "an instance whose client still dials the dead master serves its old copies after the promotion"},
 }
 

@@ -21,6 +21,10 @@ type Fault struct {
 	// not judged: a finding not fixed yet (RELIABILITY.md has the
 	// figures). make test leaves such faults out.
 	Open string
+	// replica says the fault needs a replica of every cluster master; a
+	// cluster run without such a fault has none, which spares a loaded
+	// machine three servers and the sessions on them.
+	replica bool
 }
 
 // Judged returns the faults of fs whose part of a run is judged.

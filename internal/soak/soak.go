@@ -42,8 +42,9 @@ type Config struct {
 	// client a failover client, instead of one redis-server: for
 	// SentinelFaults.
 	Sentinel bool
-	// Cluster runs against a local cluster of three masters with a
-	// replica each, every client a cluster client: for ClusterFaults.
+	// Cluster runs against a local cluster of three masters, with a
+	// replica each when a fault needs one, every client a cluster client:
+	// for ClusterFaults.
 	Cluster bool
 }
 
@@ -79,7 +80,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r := &run{cfg: cfg, start: time.Now()}
 	if cfg.Cluster {
-		cl, err := redistest.LaunchCluster(3, 1)
+		replicas := 0
+		for _, f := range cfg.Faults {
+			if f.replica {
+				replicas = 1
+			}
+		}
+		cl, err := redistest.LaunchCluster(3, replicas)
 		if err != nil {
 			return nil, err
 		}

@@ -60,12 +60,12 @@ func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 }
 
 // TestPromisesHoldThroughClusterChanges runs the same checks over cluster
-// clients on three masters with a replica each, while the slots of hot
-// keys are resharded to another master, that master fails over to its
-// replica, and every node's connections are killed: topology changes
-// the cluster clients and the sessions of every node must follow. After
-// each fault, writes are acknowledged again. Faults with an open finding
-// (see Fault.Open and RELIABILITY.md) are left to make soak.
+// clients on three masters while the slots of hot keys are resharded to
+// another master and every node's connections are killed: topology
+// changes the cluster clients and the sessions of every node must follow.
+// After each fault, writes are acknowledged again. Faults with an open
+// finding (Fault.Open: the failovers, which need replicas) are left to
+// make soak.
 func TestPromisesHoldThroughClusterChanges(t *testing.T) {
 	redis.SetLogger(discard{})
 	faults := Judged(ClusterFaults)
