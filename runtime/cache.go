@@ -248,7 +248,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 			c.det.hit(key, rand.Uint32())
 			return c.clone(cp.v), nil
 		}
-		if ok, stale := cp.meta.servable(); ok {
+		if ok, stale := c.servable(key, &cp.meta); ok {
 			return c.serve(key, cp, stale)
 		}
 		c.passedOver.Add(1)

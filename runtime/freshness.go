@@ -163,14 +163,17 @@ func (m *copyMeta) verified() bool {
 	return s != 0 && s == m.n.state.Load()
 }
 
-// servable reports whether a hit on the copy may be answered locally, and
-// whether that answer is a stale read: an unverified copy is served only
-// while its node cannot be reached.
-func (m *copyMeta) servable() (ok, stale bool) {
+// servable reports whether a hit on k's copy m may be answered locally,
+// and whether that answer is a stale read: an unverified copy is served
+// only while the node that owns the key now cannot be reached. Not the
+// copy's own node: on a cluster whose master died and whose replica took
+// the key over, the dead master stays unreachable while the new one holds
+// newer writes.
+func (c *Cache[K, V]) servable(k K, m *copyMeta) (ok, stale bool) {
 	if m.verified() {
 		return true, false
 	}
-	if m.n.unreachable() {
+	if c.nodes.of(c.key(k)).unreachable() {
 		return true, true
 	}
 	return false, false

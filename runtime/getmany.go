@@ -33,7 +33,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	for i, k := range ks {
 		cp, held := c.local.Get(k)
 		if held {
-			if ok, stale := cp.meta.servable(); ok {
+			if ok, stale := c.servable(k, &cp.meta); ok {
 				out[i], _ = c.serve(k, cp, stale) // nil: known absent
 				continue
 			}

@@ -81,7 +81,11 @@ func clusterShards(ctx context.Context, r *redis.ClusterClient) ([]shard, error)
 		for _, cs := range shards {
 			var sh shard
 			for _, n := range cs.Nodes { // the master first
-				if n.Health != "online" {
+				// A master that fails keeps its slots until a replica is
+				// promoted: its keys stay on it, whose breaker makes
+				// their reads fail fast, and not on a replica that
+				// cannot serve them yet and whose breaker is closed.
+				if n.Health != "online" && (n.Role != "master" || len(cs.Slots) == 0) {
 					continue
 				}
 				addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
@@ -134,7 +138,7 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 	defer t.Stop()
 	for {
 		if shards, err := clusterShards(c.ctx, r); err == nil && len(shards) > 0 {
-			c.applyTopology(shards, known, opts, prefix)
+			c.applyTopology(r, shards, known, opts, prefix)
 		}
 		select {
 		case <-c.ctx.Done():
@@ -147,7 +151,7 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 // applyTopology installs the slot table and the sessions shards describe.
 // Until the first reading every key is on c.nodes.one, which no session
 // covers.
-func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) {
+func (c *Cache[K, V]) applyTopology(r *redis.ClusterClient, shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) {
 	table := new([slotCount]*node)
 	for i := range table {
 		table[i] = c.nodes.one
@@ -186,6 +190,11 @@ func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNod
 	if old == nil {
 		return
 	}
+	// The caller's client learns of a move only from a MOVED reply, or
+	// once a minute: a master that died, and whose replica took over,
+	// sends none, and every command for its slots would fail on the dead
+	// address meanwhile, the reloads of the moved copies below included.
+	r.ReloadState(c.ctx)
 	var moved []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
 		if s := hashSlot(e.key); old[s] != table[s] {

@@ -60,7 +60,20 @@ func Merge(logs ...*Log) []Op {
 
 // Window is a span of the run: an outage, from the fault to the moment
 // Redis was back.
-type Window struct{ From, To time.Duration }
+type Window struct {
+	From, To time.Duration
+	// Keys, when not nil, limits the outage to the keys it reports: those
+	// of one cluster master, while the others answer throughout and their
+	// keys stay held to the bound. Nil is every key.
+	Keys func(key int64) bool
+	// Lost says the writes of its keys begun before From may have been
+	// lost (a master killed before it replicated them): a reset of those
+	// keys at From.
+	Lost bool
+}
+
+// covers reports whether the window applies to key.
+func (w *Window) covers(key int64) bool { return w.Keys == nil || w.Keys(key) }
 
 // Run is what Check needs besides the operations.
 type Run struct {
@@ -146,8 +159,8 @@ func Check(ops []Op, run Run) Report {
 	for _, ws := range mine {
 		slices.SortFunc(ws, func(a, b Op) int { return int(a.End - b.End) })
 	}
-	firstFailure := map[Window]time.Duration{}
-	recovered := map[Window]bool{}
+	firstFailure := map[int]time.Duration{} // by outage
+	recovered := map[int]bool{}
 	for _, op := range ops {
 		if op.Kind == Write {
 			continue
@@ -157,9 +170,9 @@ func Check(ops []Op, run Run) Report {
 		if outage {
 			r.outageRead(op, w, firstFailure)
 		}
-		for _, w := range run.Outages {
-			if !op.Hot && !op.Failed && op.Start >= w.To && !recovered[w] {
-				recovered[w] = true
+		for i, w := range run.Outages {
+			if !op.Hot && !op.Failed && op.Start >= w.To && !recovered[i] && w.covers(op.Key) {
+				recovered[i] = true
 				r.Recovery = append(r.Recovery, op.Start-w.To)
 			}
 		}
@@ -172,7 +185,7 @@ func Check(ops []Op, run Run) Report {
 		}
 		// A reset while the read was on its way (a restart that lost the
 		// data before the read was answered) frees it from older writes.
-		reset := run.lastReset(op.End)
+		reset := run.lastReset(op.Key, op.End)
 		if s, ok := newer(writes[op.Key], op, reset); ok {
 			r.Stale = append(r.Stale, s)
 			r.Staleness = append(r.Staleness, s.Late)
@@ -208,28 +221,33 @@ func newer(ws []Op, read Op, reset time.Duration) (Stale, bool) {
 // outage reports the outage a read overlaps, Bound after its end
 // included: a read on its way when Redis went down may be answered from
 // an unverified copy, by design.
-func (run Run) outage(op Op) (Window, bool) {
-	for _, w := range run.Outages {
-		if op.End >= w.From && op.Start <= w.To+run.Bound {
-			return w, true
+func (run Run) outage(op Op) (int, bool) {
+	for i, w := range run.Outages {
+		if op.End >= w.From && op.Start <= w.To+run.Bound && w.covers(op.Key) {
+			return i, true
 		}
 	}
-	return Window{}, false
+	return 0, false
 }
 
-// lastReset returns the last reset at or before t, -1 when none.
-func (run Run) lastReset(t time.Duration) time.Duration {
+// lastReset returns the last reset of key at or before t, -1 when none.
+func (run Run) lastReset(key int64, t time.Duration) time.Duration {
 	last := time.Duration(-1)
 	for _, at := range run.Resets {
 		if at <= t {
 			last = max(last, at)
 		}
 	}
+	for _, w := range run.Outages {
+		if w.Lost && w.From <= t && w.covers(key) {
+			last = max(last, w.From)
+		}
+	}
 	return last
 }
 
 // outageRead counts a read that began during outage w.
-func (r *Report) outageRead(op Op, w Window, firstFailure map[Window]time.Duration) {
+func (r *Report) outageRead(op Op, w int, firstFailure map[int]time.Duration) {
 	if op.Hot {
 		r.OutageHotReads++
 		r.SlowestOutageHotRead = max(r.SlowestOutageHotRead, op.End-op.Start)

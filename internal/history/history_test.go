@@ -45,20 +45,31 @@ func TestCheck(t *testing.T) {
 			[]Op{w(1, 1, 1, 0, ms), r(0, 1, 0, 2*ms)}, Run{}, 1, 0, 0},
 		{"reads during an outage are not held to the bound",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
-			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 0, 0, 0},
 		{"nor within the bound after it",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 640*ms)},
-			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 0, 0, 0},
 		{"but they are after that",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 700*ms)},
-			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 1, 1, 0},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 1, 1, 0},
 		{"writes before a reset bind nothing after it",
 			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
 		{"a read on its way when the data was lost may miss older writes",
 			[]Op{w(0, 1, 1, 0, ms), {Kind: Read, Instance: 0, Key: 1, Start: 40 * ms, End: 900 * ms}}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
 		{"a read on its way when Redis went down is an outage read",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), {Kind: Read, Key: 1, Version: 1, Start: 390 * ms, End: 450 * ms}},
-			Run{Outages: []Window{{400 * ms, 600 * ms}}}, 0, 0, 0},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 0, 0, 0},
+		{"an outage of other keys does not spare a read",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Keys: func(k int64) bool { return k != 1 }}}}, 1, 1, 0},
+		{"an outage of its key does",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Keys: func(k int64) bool { return k == 1 }}}}, 0, 0, 0},
+		{"writes of its keys before an outage that lost them bind nothing after it",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 700*ms)}, Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Lost: true}}}, 0, 0, 0},
+		{"writes of other keys do",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 700*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Lost: true, Keys: func(k int64) bool { return k != 1 }}}}, 1, 1, 0},
 		{"writes after a reset do",
 			[]Op{w(-1, 1, 1, 60*ms, 61*ms), r(0, 1, 0, 200*ms)}, Run{Resets: []time.Duration{50 * ms}}, 1, 1, 0},
 	}
@@ -89,7 +100,7 @@ func TestAvailability(t *testing.T) {
 		cold(430*ms, 2*ms, down), // slow after the first failure
 		cold(700*ms, ms, up),     // recovered 200 ms after the outage
 	}})
-	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{100 * ms, 500 * ms}}})
+	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{From: 100 * ms, To: 500 * ms}}})
 	if rep.OutageHotReads != 2 || rep.OutageHotServed != 1 {
 		t.Fatalf("hot reads %d served %d; want 2, 1", rep.OutageHotReads, rep.OutageHotServed)
 	}

@@ -44,17 +44,25 @@ type Config struct {
 	// Hash runs the checker over collections in a Redis hash
 	// (runtime.Collection, layout=hash) instead of users.
 	Hash bool
+	// Cluster runs against a local cluster of three masters, with a
+	// replica each when a fault needs one, every client a cluster client:
+	// for ClusterFaults.
+	Cluster bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
 // their staleness.
 const Refresh = 200 * time.Millisecond
 
-// Phase is one fault's part of a run and the verdict on it.
+// Phase is one fault's part of a run and the verdict on it: the fault
+// began at From and was over at Done, and WritesAfter writes begun after
+// Done and before the next fault were acknowledged (a fault after which
+// none is left the service broken).
 type Phase struct {
-	Fault  Fault
-	From   time.Duration
-	Report history.Report
+	Fault       Fault
+	From, Done  time.Duration
+	WritesAfter int
+	Report      history.Report
 }
 
 // Result is the verdict on a run.
@@ -73,6 +81,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Bound = 50 * time.Millisecond
 	}
 	r := &run{cfg: cfg, start: time.Now()}
+	if cfg.Cluster {
+		replicas := 0
+		for _, f := range cfg.Faults {
+			if f.replica {
+				replicas = 1
+			}
+		}
+		cl, err := redistest.LaunchCluster(3, replicas)
+		if err != nil {
+			return nil, err
+		}
+		defer cl.Stop()
+		r.cl = cl
+		r.client = func(opt redis.Options) redis.UniversalClient {
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, MaxRetries: opt.MaxRetries})
+		}
+		return r.run(ctx)
+	}
 	if cfg.Sentinel {
 		sn, err := redistest.LaunchSentinel()
 		if err != nil {
@@ -80,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		defer sn.Stop()
 		r.sn = sn
-		r.client = func(opt redis.Options) *redis.Client {
+		r.client = func(opt redis.Options) redis.UniversalClient {
 			return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: sn.MasterName, SentinelAddrs: sn.SentinelAddrs, MaxRetries: opt.MaxRetries})
 		}
 		return r.run(ctx)
@@ -91,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer srv.Stop()
 	r.srv = srv
-	r.client = func(opt redis.Options) *redis.Client {
+	r.client = func(opt redis.Options) redis.UniversalClient {
 		opt.Addr = srv.Addr
 		return redis.NewClient(&opt)
 	}
@@ -102,11 +128,12 @@ type run struct {
 	cfg   Config
 	srv   *redistest.Server   // the server, unless cfg.Sentinel
 	sn    *redistest.Sentinel // the servers, if cfg.Sentinel
+	cl    *redistest.Cluster  // the nodes, if cfg.Cluster
 	start time.Time
-	admin *redis.Client
-	// client connects to the run's Redis: to the server, or through the
-	// Sentinel to whichever server is master.
-	client func(redis.Options) *redis.Client
+	admin redis.UniversalClient
+	// client connects to the run's Redis: to the server, through the
+	// Sentinel to whichever server is master, or to the cluster.
+	client func(redis.Options) redis.UniversalClient
 
 	locks   []sync.Mutex // per key: writes of a key are serialised
 	version atomic.Int64
@@ -192,6 +219,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			if err := f.inject(ctx, r, l); err != nil && ctx.Err() == nil {
 				slog.Warn("soak: fault failed", "fault", f.Name, "err", err)
 			}
+			phases[i].Done = r.now()
 		}
 	})
 	wg.Wait()
@@ -221,6 +249,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		for _, op := range ops {
 			if op.Kind == history.Write && op.Start >= p.From && op.Start < to {
 				p.Report.Writes++
+				if !op.Failed && op.Start >= p.Done {
+					p.WritesAfter++
+				}
 			}
 		}
 		res.Phases = append(res.Phases, p)
@@ -319,7 +350,7 @@ func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, 
 
 // plainSet writes u as another program would: the generated codec's bytes
 // with a plain SET.
-func plainSet(ctx context.Context, rdb *redis.Client, u *userstore.User) error {
+func plainSet(ctx context.Context, rdb redis.Cmdable, u *userstore.User) error {
 	b, err := u.AppendMsgpack(nil)
 	if err != nil {
 		return err

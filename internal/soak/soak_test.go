@@ -68,16 +68,42 @@ func TestPromisesHoldForCollections(t *testing.T) {
 // Sentinel failover clients while the Sentinel switches the master over
 // and back and connections are killed on the new one: failovers the
 // clients and the invalidation sessions must follow on their own. The
-// last of SentinelFaults, the master's process killed, is left to make
-// soak: under it reads beyond the bound remain (see RELIABILITY.md).
+// master's process killed is left to make soak: under it reads beyond the
+// bound remain (its Fault.Open, and RELIABILITY.md).
 func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 	redis.SetLogger(discard{})
-	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 10 * time.Second, Instances: 3, Keys: 8, Faults: SentinelFaults[:3], Sentinel: true})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 10 * time.Second, Instances: 3, Keys: 8, Faults: Judged(SentinelFaults), Sentinel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	Table(os.Stdout, []*Result{res})
 	checkFresh(t, res.Total)
+}
+
+// TestPromisesHoldThroughClusterChanges runs the same checks over cluster
+// clients on three masters while the slots of hot keys are resharded to
+// another master and every node's connections are killed: topology
+// changes the cluster clients and the sessions of every node must follow.
+// After each fault, writes are acknowledged again. Faults with an open
+// finding (Fault.Open: the failovers, which need replicas) are left to
+// make soak.
+func TestPromisesHoldThroughClusterChanges(t *testing.T) {
+	redis.SetLogger(discard{})
+	faults := Judged(ClusterFaults)
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 12 * time.Second, Instances: 3, Keys: 8, Faults: faults, Cluster: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Table(os.Stdout, []*Result{res})
+	checkFresh(t, res.Total)
+	if len(res.Phases) != len(faults) {
+		t.Fatalf("%d faults injected, want %d", len(res.Phases), len(faults))
+	}
+	for _, p := range res.Phases {
+		if p.WritesAfter == 0 {
+			t.Errorf("after %s (over at %v) no write was acknowledged", p.Fault.Name, p.Done)
+		}
+	}
 }
 
 // checkFresh fails t unless the run ran and no read was stale beyond the

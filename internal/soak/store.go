@@ -85,7 +85,7 @@ func (c collections) set(ctx context.Context, id, version int64) error {
 // plainSetter writes as another program would: a plain SET of the
 // generated codec's bytes for users, a plain HSET of the item's msgpack
 // for collections.
-func plainSetter(rdb *redis.Client, hash bool) func(ctx context.Context, id, version int64) error {
+func plainSetter(rdb redis.UniversalClient, hash bool) func(ctx context.Context, id, version int64) error {
 	if hash {
 		return func(ctx context.Context, id, version int64) error {
 			b, err := msgpack.Marshal(&entry{Owner: id, Field: entryField, Version: version})
