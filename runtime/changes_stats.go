@@ -5,6 +5,8 @@ import "time"
 // ChangeStats describes the change buffer, as this instance's sync worker
 // last saw it: the gauges are refreshed by every claim, every SyncEvery.
 type ChangeStats struct {
+	// On says the entity has the change buffer (changes=on).
+	On bool
 	// Pending is the number of ids waiting in the buffer, claimed ones
 	// excluded; OldestAge how long the oldest of them has waited since it
 	// was marked.
@@ -27,6 +29,8 @@ type ChangeStats struct {
 
 // BloomStats describes the Bloom filter in front of the loader.
 type BloomStats struct {
+	// On says the entity has the Bloom filter (bloom=on).
+	On bool
 	// Checks counts reads that missed Redis and asked the filter; Absent
 	// those it turned away, without a load or a placeholder; Unready
 	// those it let through because it has not been warmed (WarmBloom).
@@ -40,6 +44,7 @@ type BloomStats struct {
 func (c *Cache[K, V]) changeStats(st *Stats) {
 	if b := c.chg; b != nil {
 		st.Changes = ChangeStats{
+			On:            true,
 			Pending:       b.pending.Load(),
 			Synced:        b.synced.Load(),
 			SyncedPerSec:  b.rate.perSec(),
@@ -53,6 +58,7 @@ func (c *Cache[K, V]) changeStats(st *Stats) {
 	}
 	if f := c.bloom; f != nil {
 		st.Bloom = BloomStats{
+			On:      true,
 			Checks:  f.checks.Load(),
 			Absent:  f.absent.Load(),
 			Unready: f.unready.Load(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,6 +222,14 @@ func TestReportCopiesStats(t *testing.T) {
 	}
 }
 
+// withChanges gives src's entity a change buffer and a Bloom filter, as
+// changes=on bloom=on do.
+func withChanges(src *fixed) *fixed {
+	src.st.Changes = runtime.ChangeStats{On: true, Pending: 42, OldestAge: 90 * time.Second, Synced: 155, SyncedPerSec: 19, Failures: 2, ClaimsExpired: 1}
+	src.st.Bloom = runtime.BloomStats{On: true, Checks: 4554, Absent: 3948, Adds: 10_000}
+	return src
+}
+
 // The JSON's field names are an interface: renaming one breaks readers.
 func TestJSONFieldNames(t *testing.T) {
 	_, body := getReport(t, livepage.Handler(outage("user", t0)))
@@ -245,7 +254,7 @@ func TestJSONFieldNames(t *testing.T) {
 	}{
 		{"report", top, []string{"at", "entities"}},
 		{"entity", entity, []string{
-			"demotions", "entity", "failed_fast", "history", "hit_rate", "hits", "host", "hot_keys", "hot_reads",
+			"bloom", "changes", "demotions", "entity", "failed_fast", "history", "hit_rate", "hits", "host", "hot_keys", "hot_reads",
 			"invalidation", "invalidation_connected", "invalidation_down_since", "local_bytes", "local_size",
 			"memory_share", "misses", "pid", "promotions", "reads", "reads_per_sec", "redis_down_since",
 			"redis_errors", "redis_errors_per_sec", "stale_reads", "stale_reads_per_sec", "traffic_share",
@@ -262,9 +271,35 @@ func TestJSONFieldNames(t *testing.T) {
 			t.Errorf("%s fields %v, want %v", c.what, got, c.want)
 		}
 	}
+	_, body = getReport(t, livepage.Handler(withChanges(healthy("order", t0))))
+	var withBuffer struct {
+		Entities []struct {
+			Changes map[string]any `json:"changes"`
+			Bloom   map[string]any `json:"bloom"`
+		} `json:"entities"`
+	}
+	if err := json.Unmarshal([]byte(body), &withBuffer); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		obj  map[string]any
+		want []string
+	}{
+		{"changes", withBuffer.Entities[0].Changes, []string{"claims_expired", "dropped_not_an_id", "failures", "oldest_seconds", "pending", "synced", "synced_per_sec"}},
+		{"bloom", withBuffer.Entities[0].Bloom, []string{"absent", "adds", "checks", "errors", "unready"}},
+	} {
+		got := slices.Sorted(maps.Keys(c.obj))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s fields %v, want %v", c.what, got, c.want)
+		}
+	}
+	if p := withBuffer.Entities[0].Changes["pending"]; p != float64(42) {
+		t.Errorf("changes.pending = %v, want 42", p)
+	}
 	// Undefined values are null, not a misleading 0 or year 1.
 	_, body = getReport(t, livepage.Handler(&fixed{st: runtime.Stats{Entity: "idle", Invalidation: "tracking"}}))
-	for _, want := range []string{`"memory_share": null`, `"redis_down_since": null`, `"invalidation_down_since": null`} {
+	for _, want := range []string{`"memory_share": null`, `"redis_down_since": null`, `"invalidation_down_since": null`, `"changes": null`, `"bloom": null`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the JSON of an idle entity lacks %s:\n%s", want, body)
 		}
@@ -312,6 +347,10 @@ func TestPageShowsHealth(t *testing.T) {
 		}},
 		{"no read served from memory", cold, map[string]string{"memory-share": "—"}, nil},
 		{"invalidate=off", off, map[string]string{"invalidation": "off: refresh only"}, nil},
+		{"the change buffer and the Bloom filter", withChanges(healthy("order", now)), map[string]string{
+			"changes-pending": "42", "changes-oldest": "1m30s", "changes-synced": "19", "changes-failures": "2 / 1",
+			"bloom-absent": "3,948 of 4,554", "bloom-unready": "0 / 0",
+		}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, page := fetch(t, livepage.Handler(c.src), "GET", "/debug/hotkeys/")

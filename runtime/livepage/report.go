@@ -68,12 +68,38 @@ type EntityReport struct {
 	LocalBytes   int64   `json:"local_bytes"`   // their encoded size
 	Promotions   uint64  `json:"promotions"`    // keys made hot
 	Demotions    uint64  `json:"demotions"`     // hot keys that cooled
+	// Changes is the change buffer, Bloom the Bloom filter; null when the
+	// entity does not have it.
+	Changes *ChangesReport `json:"changes"`
+	Bloom   *BloomReport   `json:"bloom"`
 	// HotKeys are the keys served locally now, highest rate first; empty,
 	// never null, when there are none.
 	HotKeys []KeyReport `json:"hot_keys"`
 	// History is the traffic of the last ten minutes, one point a second,
 	// oldest first; empty, never null, until the second second.
 	History []PointReport `json:"history"`
+}
+
+// ChangesReport is an entity's change buffer (changes=on): what waits in
+// Redis for a sync worker, shared by every instance, and what this
+// instance's worker did.
+type ChangesReport struct {
+	Pending       int64   `json:"pending"`           // ids waiting, claimed ones excluded
+	OldestSeconds float64 `json:"oldest_seconds"`    // how long the oldest has waited
+	Synced        uint64  `json:"synced"`            // ids this instance synced
+	SyncedPerSec  float64 `json:"synced_per_sec"`    // over the last minute
+	Failures      uint64  `json:"failures"`          // batches that failed and went back
+	ClaimsExpired uint64  `json:"claims_expired"`    // claims of dead or stalled workers returned
+	Dropped       uint64  `json:"dropped_not_an_id"` // buffer members that were not ids
+}
+
+// BloomReport is an entity's Bloom filter (bloom=on).
+type BloomReport struct {
+	Checks  uint64 `json:"checks"`  // reads that missed Redis and asked it
+	Absent  uint64 `json:"absent"`  // of which turned away, no load, no placeholder
+	Unready uint64 `json:"unready"` // of which let through: the filter was not warmed
+	Adds    uint64 `json:"adds"`    // ids added
+	Errors  uint64 `json:"errors"`  // checks and additions Redis failed
 }
 
 // KeyReport is one hot key.
@@ -130,6 +156,13 @@ func entityReport(now time.Time, st runtime.Stats, hist []runtime.Sample) Entity
 		Demotions:             st.Demotions,
 		HotKeys:               make([]KeyReport, 0, len(st.HotKeys)),
 		History:               make([]PointReport, 0, len(hist)),
+	}
+	if c := st.Changes; c.On {
+		e.Changes = &ChangesReport{Pending: c.Pending, OldestSeconds: c.OldestAge.Seconds(), Synced: c.Synced, SyncedPerSec: c.SyncedPerSec,
+			Failures: c.Failures, ClaimsExpired: c.ClaimsExpired, Dropped: c.Dropped}
+	}
+	if b := st.Bloom; b.On {
+		e.Bloom = &BloomReport{Checks: b.Checks, Absent: b.Absent, Unready: b.Unready, Adds: b.Adds, Errors: b.Errors}
 	}
 	for _, k := range st.HotKeys {
 		e.HotKeys = append(e.HotKeys, KeyReport{
