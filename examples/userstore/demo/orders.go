@@ -123,7 +123,12 @@ func streamChanges(ctx context.Context, t *orderTable, orders *userstore.OrderRe
 		case <-tick.C:
 		}
 		unmarked = append(unmarked, t.change(rng))
-		if err := orders.MarkOrderChanged(ctx, unmarked...); err == nil {
+		// The change is made: its mark must go out even if ctx ends now,
+		// or the cache would keep the old row until its TTL.
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		err := orders.MarkOrderChanged(mctx, unmarked...)
+		cancel()
+		if err == nil {
 			unmarked = unmarked[:0]
 		} else if len(unmarked) > maxUnmarked {
 			unmarked = unmarked[len(unmarked)-maxUnmarked:] // the oldest expire from the cache by their TTL
