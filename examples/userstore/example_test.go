@@ -18,17 +18,7 @@ import (
 // started by TestMain: in a service it is wherever Redis runs.
 var redisAddr string
 
-func TestMain(m *testing.M) {
-	srv, err := redistest.Launch()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	srv.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(redistest.RunWithServer(&redisAddr, m.Run)) }
 
 // A repository over any go-redis client: writes go to Redis, reads come
 // from Redis until a key is read hot_qps times a second, and from memory

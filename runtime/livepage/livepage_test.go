@@ -28,14 +28,7 @@ import (
 var redisAddr string
 
 func TestMain(m *testing.M) {
-	srv, err := redistest.Launch()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redisAddr = srv.Addr
-	code := m.Run()
-	srv.Stop()
+	code := redistest.RunWithServer(&redisAddr, m.Run)
 	if err := goleak.Find(); code == 0 && err != nil {
 		fmt.Fprintln(os.Stderr, "goleak:", err)
 		code = 1

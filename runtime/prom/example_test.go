@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -24,16 +23,7 @@ var redisAddr string
 // exampleRedis runs the tests with a redis-server for the examples.
 type exampleRedis struct{ m *testing.M }
 
-func (e exampleRedis) Run() int {
-	srv, err := redistest.Launch()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer srv.Stop()
-	redisAddr = srv.Addr
-	return e.m.Run()
-}
+func (e exampleRedis) Run() int { return redistest.RunWithServer(&redisAddr, e.m.Run) }
 
 // One Collector exports every repository of a service; register it once,
 // and serve the registry on /metrics.
