@@ -4,8 +4,8 @@ import "github.com/hotkeygen/hotkeygen/runtime"
 
 // changeMetrics are the series of the change buffer and the Bloom filter
 // (runtime.ChangeStats, runtime.BloomStats), zero for an entity that has
-// them off. They join metrics at init, so the two features' series live
-// beside the code that explains them.
+// them off. They end metrics, and live here beside the code that explains
+// them.
 var changeMetrics = []metric{
 	gauge("changes_pending", "Ids waiting in the change buffer, as this instance's sync worker last saw it (changes=on).",
 		func(s *runtime.Stats) float64 { return float64(s.Changes.Pending) }),
@@ -31,4 +31,3 @@ var changeMetrics = []metric{
 		func(s *runtime.Stats) uint64 { return s.Bloom.Errors }),
 }
 
-func init() { metrics = append(metrics, changeMetrics...) }

@@ -123,8 +123,9 @@ func gauge(name, help string, v func(*runtime.Stats) float64) metric {
 	return metric{name, help, prometheus.GaugeValue, v}
 }
 
-// metrics are the series every entity has; the package comment lists them.
-var metrics = []metric{
+// metrics are the series every entity has, the change buffer's and the
+// Bloom filter's (changes.go) last; the package comment lists them.
+var metrics = append([]metric{
 	counter("reads", "Reads of the entity's keys, served locally or from Redis.",
 		func(s *runtime.Stats) uint64 { return s.Reads }),
 	counter("hot_reads", "Reads of keys that were hot when read; the other reads went straight to Redis.",
@@ -181,7 +182,7 @@ var metrics = []metric{
 		func(s *runtime.Stats) float64 { return unixTime(s.InvalidationDownSince) }),
 	gauge("redis_down_since_seconds", "Unix time Redis was found unreachable, since when hot keys are served from memory and other calls fail fast; 0 while it answers.",
 		func(s *runtime.Stats) float64 { return unixTime(s.RedisDownSince) }),
-}
+}, changeMetrics...)
 
 func boolValue(b bool) float64 {
 	if b {
