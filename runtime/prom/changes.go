@@ -30,4 +30,3 @@ var changeMetrics = []metric{
 	counter("bloom_errors", "Bloom filter checks and additions that Redis failed; a failed check lets the read through.",
 		func(s *runtime.Stats) uint64 { return s.Bloom.Errors }),
 }
-
