@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,8 @@ type Fault struct {
 	inject func(ctx context.Context, r *run, l *history.Log) error
 	// Open, when set, says why the fault's part of a run is reported but
 	// not judged: a finding not fixed yet (RELIABILITY.md has the
-	// figures). make test leaves such faults out.
+	// figures). make test leaves such faults out, or judges the rest of
+	// the run only (PubSubFaults).
 	Open string
 	// replica says the fault needs a replica of every cluster master; a
 	// cluster run without such a fault has none, which spares a loaded
@@ -104,6 +106,20 @@ func (r *run) lost(from time.Duration) {
 	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
 	r.resets = append(r.resets, from)
 }
+
+// PubSubFaults are Faults as the pubsub mode meets them: after the SIGKILL
+// and restart, an instance may serve a copy up to about 170 ms past a
+// write it missed (RELIABILITY.md), 1 run in 3 or 4 of make test's check;
+// until that is found and fixed, that part is reported, not judged.
+var PubSubFaults = func() []Fault {
+	fs := slices.Clone(Faults)
+	for i := range fs {
+		if fs[i].Name == "SIGKILL and restart" {
+			fs[i].Open = "with pubsub, reads stale beyond the bound after the restart"
+		}
+	}
+	return fs
+}()
 
 // SentinelFaults are the faults of a run with Config.Sentinel, in order:
 // a planned switchover (see sentinelFailover), which loses no

@@ -37,7 +37,11 @@ func main() {
 	if *only == "" || *only == "server" {
 		for _, sat := range []bool{false, true} {
 			for _, mode := range modes {
-				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: soak.Faults, Hash: *hash})
+				faults := soak.Faults
+				if mode == runtime.InvalidatePubSub {
+					faults = soak.PubSubFaults
+				}
+				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: faults, Hash: *hash})
 			}
 		}
 	}
