@@ -151,6 +151,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.probeEvery == 0 {
+		cfg.probeEvery = probeEvery
+	}
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
@@ -176,13 +179,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	reach := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
-	ping := reach
+	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	if one, ok := rdb.(*redis.Client); ok {
 		c.probeClient = redis.NewClient(probeOptions(connOptions(one.Options())))
 		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
 	}
-	c.nodes.one = newNode(c.ctx, "redis", cfg.Clock.Now(), ping, reach)
+	c.nodes.one = newNode(c.ctx, "redis", cfg.Clock.Now(), ping)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
@@ -248,7 +250,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 			c.det.hit(key, rand.Uint32())
 			return c.clone(cp.v), nil
 		}
-		if ok, stale := c.servable(key, &cp.meta); ok {
+		if ok, stale := c.servable(ctx, key, &cp.meta); ok {
 			return c.serve(key, cp, stale)
 		}
 		c.passedOver.Add(1)
@@ -279,8 +281,11 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if err != nil {
 		if held && redisFailed(err) {
 			// Redis failed while the copy waited to be vouched for: an
-			// unverified copy beats an error (stale-while-error).
-			return c.serve(key, cp, true)
+			// unverified copy beats an error (stale-while-error) if the
+			// node does not answer a ping either, and only then.
+			if ok, stale := c.servable(ctx, key, &cp.meta); ok {
+				return c.serve(key, cp, stale)
+			}
 		}
 		return c.degrade(ctx, key, err)
 	}
@@ -318,7 +323,7 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 // fetchSized is fetch, also returning the size of the bytes read.
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, error) {
 	n := c.nodes.of(key)
-	if n.unreachable() {
+	if c.down(ctx, n) {
 		return nil, 0, c.refuse(n, "get", key)
 	}
 	rctx, release := n.untilOpened(ctx)
@@ -368,7 +373,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return err
 	}
 	t := c.begin(key)
-	if t.n.unreachable() {
+	if c.down(ctx, t.n) {
 		return c.refuse(t.n, "set", key)
 	}
 	if err := c.setValue(ctx, key, b, c.ttl(c.cfg.TTL)); err != nil {
@@ -391,7 +396,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	}
 	key := c.key(k)
 	t := c.begin(key)
-	if t.n.unreachable() {
+	if c.down(ctx, t.n) {
 		return c.refuse(t.n, "del", key)
 	}
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {

@@ -42,7 +42,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			}
 		}
 		w.t = c.begin(w.key)
-		if w.t.n.unreachable() {
+		if c.down(ctx, w.t.n) {
 			return c.refuse(w.t.n, "sync", w.key)
 		}
 		if w.v != nil {

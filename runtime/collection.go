@@ -183,7 +183,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
 	n := c.nodes.of(key)
-	if n.unreachable() {
+	if c.down(ctx, n) {
 		return nil, c.refuse(n, "hget", key)
 	}
 	rctx, release := n.untilOpened(ctx)

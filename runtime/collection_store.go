@@ -80,7 +80,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 	cmds := make([]*redis.MapStringStringCmd, len(keys))
 	nodes := make([]*node, len(keys))
 	for i, key := range keys {
-		if nodes[i] = c.nodes.of(key); !nodes[i].unreachable() {
+		if nodes[i] = c.nodes.of(key); !c.down(ctx, nodes[i]) {
 			cmds[i] = pipe.HGetAll(ctx, key)
 		}
 	}
@@ -473,7 +473,7 @@ type ownerWrite[K comparable] struct {
 // when an owner's node is unreachable.
 func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K]) error {
 	for _, w := range ws {
-		if n := c.nodes.of(w.key); n.unreachable() {
+		if n := c.nodes.of(w.key); c.down(ctx, n) {
 			return c.refuse(n, op, w.key)
 		}
 	}

@@ -126,6 +126,9 @@ type Config struct {
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
+	// probeEvery, for tests, paces the breaker's probe; 0 means probeEvery.
+	// A test slows it to show that readers do not depend on it.
+	probeEvery time.Duration
 
 	// loader and batchLoader are the typed functions given to WithLoader
 	// and WithBatchLoader; New checks their types against the Cache's.

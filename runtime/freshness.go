@@ -165,15 +165,15 @@ func (m *copyMeta) verified() bool {
 
 // servable reports whether a hit on k's copy m may be answered locally,
 // and whether that answer is a stale read: an unverified copy is served
-// only while the node that owns the key now cannot be reached. Not the
-// copy's own node: on a cluster whose master died and whose replica took
-// the key over, the dead master stays unreachable while the new one holds
-// newer writes.
-func (c *Cache[K, V]) servable(k K, m *copyMeta) (ok, stale bool) {
+// only while the node that owns the key now cannot be reached, as seen
+// within staleLease (health.go). Not the copy's own node: on a cluster
+// whose master died and whose replica took the key over, the dead master
+// stays unreachable while the new one holds newer writes.
+func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
 	if m.verified() {
 		return true, false
 	}
-	if c.nodes.of(c.key(k)).unreachable() {
+	if c.down(ctx, c.nodes.of(c.key(k))) {
 		return true, true
 	}
 	return false, false

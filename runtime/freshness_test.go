@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,6 +261,154 @@ func TestHotKeysAreServedThroughAnOutage(t *testing.T) {
 	}
 	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("cold read after the outage = %v, want ErrNotFound", err)
+	}
+}
+
+// After SIGKILL and a restart, the breaker stayed open until its probe saw
+// Redis back, and hot keys were served from copies nobody vouched for
+// meanwhile: with readers busy hitting memory, the probe's goroutine
+// waited for the CPU for half a second, and another program's writes went
+// unseen for as long (the soak's saturating readers). Here the probe is
+// all but stopped, and the restarted Redis refuses CLIENT, so no session
+// can vouch for the copy either: only the readers can find Redis back.
+func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
+	srv := redistest.Start(t)
+	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), slowProbe)
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+
+	srv.Kill()
+	if _, err := e.c.Get(e.ctx, "p:2"); err == nil { // the first failure opens the breaker
+		t.Fatal("a cold read of a dead Redis succeeded")
+	}
+	e.wants("p:1", "v1", "during the outage")
+	e.clock.Advance(staleLease)
+	e.wants("p:1", "v1", "during the outage, once the breaker's evidence is old") // the read asks, and Redis still refuses
+
+	srv.RestartWith(t, "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-client")
+	e.put("p:1", sample(1, "v2")) // another program's write
+	e.clock.Advance(staleLease)
+	e.wants("p:1", "v2", "a read staleLease after another program's write to the restarted Redis")
+	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cold read after the restart = %v, want ErrNotFound", err)
+	}
+	if st := e.c.Stats(); st.InvalidationLive != 0 {
+		t.Fatalf("InvalidationLive = %d; the test needs Redis to refuse the session", st.InvalidationLive)
+	}
+}
+
+// cutDialer dials connections it can break all at once, as a restart of
+// a proxy or a kernel dropping them would: each later use fails with a
+// reset, while the server and new connections are fine. go-redis cannot
+// see the cut before it uses a connection, as it would a closed socket.
+type cutDialer struct {
+	mu    sync.Mutex
+	conns []*cutConn
+}
+
+type cutConn struct {
+	net.Conn
+	cut atomic.Bool
+}
+
+var errReset = &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+
+func (c *cutConn) Read(b []byte) (int, error) {
+	if c.cut.Load() {
+		return 0, errReset
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	if c.cut.Load() {
+		return 0, errReset
+	}
+	return c.Conn.Write(b)
+}
+
+func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var nd net.Dialer
+	cn, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &cutConn{Conn: cn}
+	d.mu.Lock()
+	d.conns = append(d.conns, c)
+	d.mu.Unlock()
+	return c, nil
+}
+
+// cutAll breaks every connection dialled so far.
+func (d *cutDialer) cutAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.cut.Store(true)
+	}
+}
+
+// Connections broken under reads are not an outage. Stale-while-error
+// answered a read that failed on a broken connection with the copy that
+// another program's write had replaced, and the failure of connections,
+// not of Redis, opened the breaker, which served the old copy to the
+// reads after it too.
+func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	d := &cutDialer{}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: d.dial, MaxRetries: -1}) // the read's failure reaches the runtime
+	t.Cleanup(func() { rdb.Close() })
+	invalidated := make(chan struct{}, 16)
+	heard := func(c *Config) { c.onInvalidate = func([]string) { invalidated <- struct{}{} } }
+	clk := fakeclock.New(epoch)
+	c, err := New(rdb, profileGlue, WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking), heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: t.Context()}
+	waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	for len(invalidated) > 0 {
+		<-invalidated
+	}
+
+	// Twice: the first time, the probe's connection is made by the verdict
+	// on the broken ones; the second, it is broken too.
+	for _, name := range []string{"v2", "v3"} {
+		e.put("p:1", sample(1, name)) // another program's write...
+		<-invalidated                 // ...heard: the copy is unverified, not yet replaced
+		d.cutAll()                    // the runtime's connections, the session's and the probe's
+		failures := 0
+		for i := range 20 {
+			v, err := c.Get(e.ctx, "p:1")
+			if err != nil {
+				failures++
+				continue
+			}
+			if v.Name != name {
+				t.Fatalf("read %d after the connections broke: %q, want %q or an error", i, v.Name, name)
+			}
+		}
+		if failures == 0 {
+			t.Fatal("no read failed: the test no longer breaks connections under reads")
+		}
+		e.wants("p:1", name, "once the connections are back")
+		waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+		e.heat("p:1")
+		for len(invalidated) > 0 {
+			<-invalidated
+		}
+	}
+	if _, err := c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("cold read = %v, want ErrNotFound: the breaker must not have opened", err)
+	}
+	if st := c.Stats(); st.StaleReads != 0 {
+		t.Fatalf("StaleReads = %d, want 0: Redis never stopped answering", st.StaleReads)
 	}
 }
 

@@ -33,7 +33,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	for i, k := range ks {
 		cp, held := c.local.Get(k)
 		if held {
-			if ok, stale := c.servable(k, &cp.meta); ok {
+			if ok, stale := c.servable(ctx, k, &cp.meta); ok {
 				out[i], _ = c.serve(k, cp, stale) // nil: known absent
 				continue
 			}
@@ -56,7 +56,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	}
 	raw, err := c.readMany(ctx, todo)
 	if err != nil {
-		return c.serveStale(out, todo, err)
+		return c.serveStale(ctx, out, todo, err)
 	}
 	var load []pending[K, V]
 	for j, p := range todo {
@@ -91,18 +91,24 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 
 // serveStale answers a GetMany whose Redis read failed with err from the
 // unverified local copies of its keys, when every key not served yet has
-// one; otherwise it returns err.
-func (c *Cache[K, V]) serveStale(out []*V, todo []pending[K, V], err error) ([]*V, error) {
+// one that may be served now (servable: its node does not answer);
+// otherwise it returns err.
+func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K, V], err error) ([]*V, error) {
 	if !redisFailed(err) {
 		return nil, err
 	}
-	for _, p := range todo {
+	stale := make([]bool, len(todo))
+	for j, p := range todo {
+		var ok bool
 		if p.cp == nil {
 			return nil, err
 		}
+		if ok, stale[j] = c.servable(ctx, p.k, &p.cp.meta); !ok {
+			return nil, err
+		}
 	}
-	for _, p := range todo {
-		out[p.i], _ = c.serve(p.k, p.cp, true)
+	for j, p := range todo {
+		out[p.i], _ = c.serve(p.k, p.cp, stale[j])
 	}
 	return out, nil
 }

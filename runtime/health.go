@@ -13,34 +13,56 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// health is a node's breaker. The first connection-level failure of a
-// command marks the node unreachable; from then on, reads of its keys do
-// not wait on Redis: hot keys are answered from their local copies and
+// health is a node's breaker. While it is open, reads of the node's keys
+// do not wait on Redis: hot keys are answered from their local copies and
 // cold reads fail at once with ErrUnavailable, so an outage costs callers
-// nothing and Redis no stampede when it comes back. One probe per node
-// pings it every probeEvery and closes the breaker as soon as it answers.
+// nothing and Redis no stampede when it comes back.
+//
+// One verdict opens, keeps and closes it: a ping on the node's probe
+// connection (check). A connection-level failure of a command, or a lost
+// invalidation session, asks for one at once; the breaker opens only if
+// it fails too, since a killed connection says nothing of the server, and
+// an open breaker serves copies nobody vouches for. A probe per node then
+// pings every probeEvery and closes the breaker when the node answers.
+//
+// An open breaker is believed for staleLease after the last failed ping,
+// no longer (see down): every moment it stays open after Redis is back is
+// a moment other writers' acknowledged writes go unseen. The probe alone
+// cannot promise that: a goroutine woken by a timer waits its turn behind
+// every runnable reader, and readers that hit memory never yield. The
+// readers themselves ask instead, once the verdict is older than
+// staleLease: one pings, the others wait for its answer, off the CPU the
+// ping needs.
 //
 // A client's own retries and timeouts still bound the commands already
 // sent when the failure happens; only what comes after is spared.
 type health struct {
 	down atomic.Bool
+	// seen is when a ping of the node last failed (the Clock's UnixNano):
+	// the open breaker's evidence.
+	seen atomic.Int64
 	// mu orders the opening and closing of the breaker with downSince,
 	// when it opened, so that Stats never sees one without the other;
 	// reads only load down.
 	mu        sync.Mutex
 	downSince time.Time
 	lastErr   atomic.Pointer[error]
-	// ping asks the node whether it answers, on a connection the probe
-	// may use while the caller's pool is failing.
+	// ping asks the node whether it answers, on a connection of the
+	// probe's that it may use while the caller's pool is failing.
 	ping func(context.Context) error
-	// reach asks whether the caller's own client reaches the node: a
-	// lost session is not the node's failure while that client still
-	// gets answers on the connections it holds.
-	reach func(context.Context) error
 	// opened is cancelled when the breaker opens and replaced when it
 	// closes: a read waiting on Redis stops waiting then, answered from
 	// its local copy or failing fast like the reads after it.
 	opened atomic.Pointer[openSignal]
+	// asking is the ping in flight that readers wait on when the breaker's
+	// evidence is too old, nil when none is; guarded by mu.
+	asking *answer
+}
+
+// answer is the outcome of one ping of a node, shared by all who waited.
+type answer struct {
+	done chan struct{}
+	down bool // set before done is closed
 }
 
 type openSignal struct {
@@ -51,8 +73,10 @@ type openSignal struct {
 // unreachable reports whether the node's breaker is open.
 func (h *health) unreachable() bool { return h.down.Load() }
 
-// open opens the breaker at now, and reports whether it was closed.
+// open opens the breaker at now, a failure having been seen then, and
+// reports whether it was closed.
 func (h *health) open(now time.Time) bool {
+	h.seen.Store(now.UnixNano())
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down.Load() {
@@ -64,12 +88,17 @@ func (h *health) open(now time.Time) bool {
 	return true
 }
 
-// close closes the breaker, ready to open again.
-func (h *health) close() {
+// close closes the breaker, ready to open again, and reports whether it
+// was open.
+func (h *health) close() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.down.Load() {
+		return false
+	}
 	h.rearm()
 	h.down.Store(false)
+	return true
 }
 
 // unreachableSince returns when the breaker opened, or the zero time
@@ -122,87 +151,181 @@ const (
 	probeTimeout = 250 * time.Millisecond
 )
 
-// failed looks at the error of a command sent to n: a connection-level
-// failure opens n's breaker and starts its probe.
+// staleLease is how long a failure seen keeps the breaker believed: half
+// the 50 ms invalidation bound, so that a write acknowledged by a Redis
+// that came back just after the failure is seen by a read well within the
+// bound, whatever the probe's luck with the scheduler.
+const staleLease = 25 * time.Millisecond
+
+// down reports whether calls for n's keys must not wait on Redis: its
+// breaker is open and a failure was seen within staleLease. Past that,
+// the caller asks n (or waits for the ping in flight) before it answers:
+// a node that answers has its breaker closed, and the caller goes on to
+// Redis as if it had never opened.
+func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
+	if !n.down.Load() {
+		return false
+	}
+	if c.cfg.Clock.Now().UnixNano()-n.seen.Load() < int64(staleLease) {
+		return true
+	}
+	return c.ask(ctx, n)
+}
+
+// ask pings n once for everyone who needs to know now whether it answers,
+// and reports whether it is still down. The caller that finds no ping in
+// flight pings, on n's probe connection and within probeTimeout whatever
+// its own context says, since others wait on its answer; the others wait
+// until the answer or their context's end, taken as down.
+func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
+	n.mu.Lock()
+	a := n.asking
+	mine := a == nil
+	if mine {
+		a = &answer{done: make(chan struct{})}
+		n.asking = a
+	}
+	n.mu.Unlock()
+	if !mine {
+		select {
+		case <-a.done:
+			return a.down
+		case <-ctx.Done():
+			return true
+		}
+	}
+	a.down = c.check(n)
+	n.mu.Lock()
+	n.asking = nil
+	n.mu.Unlock()
+	close(a.done)
+	return a.down
+}
+
+// check pings n, once more on a new connection when the one it used
+// broke, since a connection killed, or dropped by a restart, says nothing
+// of the server: a failure opens n's breaker, or renews its evidence, and
+// an answer closes it. It reports whether n is down.
+func (c *Cache[K, V]) check(n *node) bool {
+	ctx, cancel := context.WithTimeout(n.ctx, probeTimeout)
+	err := n.ping(ctx)
+	if err != nil && !notSent(err) && ctx.Err() == nil {
+		err = n.ping(ctx)
+	}
+	cancel()
+	if n.ctx.Err() != nil {
+		return true // the node is no longer followed, or the Cache closed
+	}
+	if err == nil {
+		if n.close() {
+			c.log.Info("hotkey: Redis answers again", "node", n.name)
+		}
+		return false
+	}
+	n.lastErr.Store(&err)
+	if now := c.cfg.Clock.Now(); !n.open(now) {
+		n.seen.Store(now.UnixNano())
+		return true
+	}
+	c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
+	c.wg.Add(1)
+	go c.probe(n)
+	return true
+}
+
+// failed looks at the error of a command sent to n: after a
+// connection-level failure it waits for a verdict on n (ask), which opens
+// n's breaker if n does not answer either.
 func (c *Cache[K, V]) failed(n *node, err error) {
 	if !connectionFailure(err) {
 		return
 	}
 	n.lastErr.Store(&err)
-	if n.open(c.cfg.Clock.Now()) {
-		c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
-		c.wg.Add(1)
-		go c.probe(n)
+	if !n.down.Load() {
+		c.ask(n.ctx, n)
 	}
 }
 
-// probe pings n until it answers, then closes its breaker.
+// probe asks n every probeEvery until it answers, sharing the ping of any
+// reader asking at the same time (see ask).
 func (c *Cache[K, V]) probe(n *node) {
 	defer c.wg.Done()
 	for {
-		t := time.NewTimer(probeEvery)
+		t := time.NewTimer(c.cfg.probeEvery)
 		select {
 		case <-n.ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(n.ctx, probeTimeout)
-		err := n.ping(ctx)
-		cancel()
-		if err == nil {
-			n.close()
-			c.log.Info("hotkey: Redis answers again", "node", n.name)
+		if !n.down.Load() || !c.ask(n.ctx, n) {
 			return
 		}
-		if n.ctx.Err() != nil {
-			return
-		}
-		n.lastErr.Store(&err)
 	}
 }
 
-// suspectTimeout bounds the ping of suspect: on loopback or in a data
-// centre a live Redis answers in well under a millisecond, and a dead one
-// refuses the connection at once or never.
-const suspectTimeout = 100 * time.Millisecond
-
-// suspect pings n at once, through the caller's client, when its
-// invalidation session lost its connection (cause), and opens the breaker
-// unless n answers within suspectTimeout. A process
-// that died, a master a Sentinel is replacing, a partition: the session's
-// connection is the first to know, while the caller's commands may still
-// be spending their client's dial retries (five attempts 100 ms apart in
-// go-redis, then the command's own retries) before they fail. Hot reads
-// waiting on those are answered from memory as soon as the breaker opens.
+// suspect asks for a verdict on n at once when its invalidation session
+// lost its connection (cause). A process that died, a master a Sentinel
+// is replacing, a partition: the session's connection is the first to
+// know, while the caller's commands may still be spending their client's
+// dial retries (five attempts 100 ms apart in go-redis, then the
+// command's own retries) before they fail. Hot reads waiting on those are
+// answered from memory as soon as the breaker opens.
 func (c *Cache[K, V]) suspect(n *node, cause error) {
-	if n.unreachable() || n.ctx.Err() != nil {
+	if n.down.Load() || n.ctx.Err() != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, suspectTimeout)
-	err := n.reach(ctx)
-	cancel()
-	if err == nil || n.ctx.Err() != nil {
-		return
-	}
-	// A ping that timed out is no answer, which connectionFailure would
-	// take for the caller giving up: say it in words.
-	c.failed(n, fmt.Errorf("no answer to PING within %v after the invalidation connection failed (%v): %s", suspectTimeout, cause, err))
+	n.lastErr.Store(&cause)
+	c.ask(n.ctx, n)
 }
 
 // probeOptions are the options of a node's probe client, made from o, a
 // copy of those of a client of the node (see connOptions: go-redis writes
 // to a live client's options): one connection, one dial attempt and short
 // timeouts, so that a ping says within a fraction of a second whether
-// the node answers, where the caller's client would retry for seconds.
+// the node answers, where the caller's client would retry for seconds. It
+// does not name itself (CLIENT SETINFO): after a restart, the ping that
+// closes the breaker comes one round trip sooner.
+//
+// Nor does its pool ever see a dial fail. A go-redis pool whose dials
+// failed PoolSize times stops dialling: it answers with the last dial
+// error while a goroutine of its own redials once a second, so a probe
+// that met a dead Redis once would not see it restarted for up to a
+// second. The probe's dials hand the pool a connection that fails its
+// first use with the dial's error instead, discarded like any broken one.
 func probeOptions(o *redis.Options) *redis.Options {
 	p := *o
 	p.PoolSize, p.MinIdleConns, p.MaxIdleConns, p.MaxActiveConns = 1, 0, 1, 0
 	p.MaxRetries, p.DialerRetries = -1, 1
 	p.DialTimeout, p.ReadTimeout, p.WriteTimeout = probeTimeout, probeTimeout, probeTimeout
+	p.DisableIdentity = true
 	p.OnConnect = nil
+	dial := p.Dialer
+	if dial == nil {
+		dial = redis.NewDialer(&p)
+	}
+	p.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		cn, err := dial(ctx, network, addr)
+		if err != nil {
+			return failedDial{err}, nil
+		}
+		return cn, nil
+	}
 	return &p
 }
+
+// failedDial is a connection that could not be made: every use returns
+// the dial's error.
+type failedDial struct{ err error }
+
+func (f failedDial) Read([]byte) (int, error)         { return 0, f.err }
+func (f failedDial) Write([]byte) (int, error)        { return 0, f.err }
+func (f failedDial) Close() error                     { return nil }
+func (f failedDial) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (f failedDial) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (f failedDial) SetDeadline(time.Time) error      { return nil }
+func (f failedDial) SetReadDeadline(time.Time) error  { return nil }
+func (f failedDial) SetWriteDeadline(time.Time) error { return nil }
 
 // notSent reports an error raised before the command could reach Redis:
 // no connection could be had. A write that failed so did not land.

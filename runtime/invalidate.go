@@ -253,10 +253,14 @@ type trackingSession struct {
 	// follow is the caller's client when it is a *redis.Client, and runID
 	// the server the session tracks, read on its connection: when
 	// follow's commands reach another server (a Sentinel promoted a
-	// replica), the session ends.
-	follow  *redis.Client
-	runID   string    // set before the subscription is confirmed
-	checked time.Time // when followed last asked follow
+	// replica), the session ends (see watch).
+	follow *redis.Client
+	runID  atomic.Pointer[string] // set before the subscription is confirmed, and by each redial
+	// moved is set when watch saw follow reach another server; stopWatch
+	// and watched stop and wait for watch.
+	moved     atomic.Bool
+	stopWatch context.CancelFunc
+	watched   chan struct{}
 }
 
 func trackingListener(base *redis.Options, prefix string, follow *redis.Client) func(context.Context) (session, error) {
@@ -282,7 +286,9 @@ func trackingListener(base *redis.Options, prefix string, follow *redis.Client) 
 				// Without INFO (renamed away) the check is skipped:
 				// failovers are then noticed when the old master drops
 				// its clients.
-				s.runID, _ = serverID(ctx, cn)
+				if id, err := serverID(ctx, cn); err == nil {
+					s.runID.Store(&id)
+				}
 			}
 			return nil
 		}
@@ -297,6 +303,9 @@ func trackingListener(base *redis.Options, prefix string, follow *redis.Client) 
 			return nil, fmt.Errorf("subscribe to __redis__:invalidate: %w", err)
 		}
 		s.first.Store(s.dials.Load())
+		wctx, stop := context.WithCancel(ctx)
+		s.stopWatch, s.watched = stop, make(chan struct{})
+		go s.watch(wctx)
 		return s, nil
 	}
 }
@@ -322,6 +331,9 @@ func (s *trackingSession) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 
 func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	msg, err := s.ps.ReceiveTimeout(ctx, quietCheck)
+	if s.moved.Load() {
+		return nil, false, errors.New("the client's commands reach another server now (a failover?)")
+	}
 	if s.dials.Load() != s.first.Load() {
 		return nil, false, errors.New("the subscriber reconnected")
 	}
@@ -333,13 +345,10 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 		if err := s.ps.Ping(ctx); err != nil {
 			return nil, false, fmt.Errorf("ping: %w", err)
 		}
-		return nil, false, s.followed(ctx)
+		return nil, false, nil
 	case err != nil && isFlush(err):
 		return nil, true, nil
 	case err != nil:
-		return nil, false, err
-	}
-	if err := s.followed(ctx); err != nil {
 		return nil, false, err
 	}
 	if m, ok := msg.(*redis.Message); ok {
@@ -351,24 +360,42 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	return nil, false, nil
 }
 
-// followed checks, at most every quietCheck, that the caller's commands
-// still reach the server the session tracks. Quiet or not: a session on
-// a demoted master, now a replica, goes on hearing every write through
-// replication, and would never notice that it no longer tracks the master
-// until that master fails, while the caller's commands spend seconds on
-// it. The check waits at most quietCheck for the caller's client, so a
-// failing client never holds up the session.
-func (s *trackingSession) followed(ctx context.Context) error {
-	if s.follow == nil || s.runID == "" || time.Since(s.checked) < quietCheck {
-		return nil
+// watch checks every quietCheck, until ctx ends, that the caller's
+// commands still reach the server the session tracks, and ends the
+// session when they do not. Quiet or not: a session on a demoted master,
+// now a replica, goes on hearing every write through replication, and
+// would never notice that it no longer tracks the master until that
+// master fails, while the caller's commands spend seconds on it. It runs
+// beside the session, not in its loop: the check waits on the caller's
+// client, whose connections are all taken when Redis comes back from a
+// pause with every reader's command queued, and an invalidation held up
+// behind it for 77 ms once let copies be served beyond the bound.
+func (s *trackingSession) watch(ctx context.Context) {
+	defer close(s.watched)
+	want := s.runID.Load()
+	if s.follow == nil || want == nil {
+		return
 	}
-	s.checked = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, quietCheck)
-	defer cancel()
-	if id, err := serverID(ctx, s.follow); err == nil && id != s.runID {
-		return errors.New("the client's commands reach another server now (a failover?)")
+	t := time.NewTicker(quietCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, quietCheck)
+		id, err := serverID(cctx, s.follow)
+		cancel()
+		if err == nil && id != *want {
+			s.moved.Store(true)
+			if end := s.end.Load(); end != nil {
+				(*end)() // the copies are unverified from now, not from next's return
+			}
+			s.ps.Close() // next returns
+			return
+		}
 	}
-	return nil
 }
 
 // isFlush recognises the invalidation FLUSHALL and FLUSHDB send: a message
@@ -395,6 +422,10 @@ func serverID(ctx context.Context, rdb interface {
 }
 
 func (s *trackingSession) close() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+		<-s.watched
+	}
 	s.ps.Close()
 	s.sub.Close()
 }

@@ -30,7 +30,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []erro
 	nodes := make([]*node, len(groups))
 	for g, idx := range groups {
 		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
-		if nodes[g].unreachable() {
+		if c.down(ctx, nodes[g]) {
 			continue
 		}
 		args := make([]string, len(idx))

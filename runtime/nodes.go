@@ -45,9 +45,9 @@ func (s *nodeSet) all() []*node {
 }
 
 // newNode returns the node called name, uncovered since now.
-func newNode(ctx context.Context, name string, now time.Time, ping, reach func(context.Context) error) *node {
+func newNode(ctx context.Context, name string, now time.Time, ping func(context.Context) error) *node {
 	n := &node{name: name, since: now}
-	n.ping, n.reach = ping, reach
+	n.ping = ping
 	n.ctx = ctx
 	n.rearm()
 	return n
@@ -211,7 +211,7 @@ func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix 
 	ctx, stop := context.WithCancel(c.ctx)
 	client := redis.NewClient(probeOptions(o))
 	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
-	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping, ping)
+	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping)
 	c.spawnListener(ctx, listener{name: addr, n: n, connect: trackingListener(o, prefix, nil)})
 	return &clusterNode{n: n, stop: stop, client: client}
 }

@@ -150,6 +150,17 @@ func (s *Server) Restart(t testing.TB) {
 	}
 }
 
+// RestartWith is Restart with args added to the server's own for this
+// start only: a server that comes back configured otherwise, as after an
+// operator's change.
+func (s *Server) RestartWith(t testing.TB, args ...string) {
+	t.Helper()
+	own := s.args
+	s.args = append(append([]string(nil), own...), args...)
+	defer func() { s.args = own }()
+	s.Restart(t)
+}
+
 // Relaunch is Restart outside a test.
 func (s *Server) Relaunch() error {
 	bin, err := exec.LookPath("redis-server")
