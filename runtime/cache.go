@@ -246,7 +246,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	}
 	cp, held := c.local.Get(key) // a hit, counted by theine
 	if held {
-		if cp.v != nil && cp.meta.verified() { // the hot path, kept inline
+		if cp.v != nil && c.fresh(&cp.meta) { // the hot path, kept inline
 			c.det.hit(key, rand.Uint32())
 			return c.clone(cp.v), nil
 		}

@@ -166,7 +166,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	if cp, held := c.local.Get(k); held && cp.v != nil && cp.meta.verified() {
+	if cp, held := c.local.Get(k); held && cp.v != nil && c.fresh(&cp.meta) {
 		c.det.hit(k, rand.Uint32())
 		return col.pick(*cp.v, k, f)
 	} else if held || c.det.lookup(k) != nil {

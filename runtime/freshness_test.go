@@ -299,6 +299,38 @@ func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
 	}
 }
 
+// A session whose goroutine is held up stops vouching for its copies. In
+// the soak, a healthy session's goroutine now and then handled an
+// invalidation 55 to 90 ms after Redis sent it (the scheduler and the
+// garbage collector on two busy cores), and its copies were served stale
+// meanwhile. Here the goroutine is held in the invalidation hook, after
+// it handled one write and before it can handle the next.
+func TestAHeldUpSessionStopsVouching(t *testing.T) {
+	srv := redistest.Start(t)
+	var holding atomic.Bool
+	hold := make(chan struct{})
+	held := func(c *Config) {
+		c.onInvalidate = func([]string) {
+			if holding.Load() {
+				<-hold
+			}
+		}
+	}
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), held)
+	t.Cleanup(func() { close(hold) }) // before the Cache closes: cleanups run last-in first-out
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+
+	holding.Store(true)
+	e.put("p:1", sample(1, "v2"))                            // handled, and then the goroutine is held
+	e.eventually("p:1", "v2", "a write the session handled") // read from Redis, and kept
+	e.wants("p:1", "v2", "the kept copy")
+	e.put("p:1", sample(1, "v3")) // sent by Redis, never handled
+	e.clock.Advance(vouchFor)
+	e.wants("p:1", "v3", "vouchFor after a write the held-up session did not handle")
+}
+
 // cutDialer dials connections it can break all at once, as a restart of
 // a proxy or a kernel dropping them would: each later use fails with a
 // reset, while the server and new connections are fine. go-redis cannot

@@ -39,10 +39,38 @@ func invalidateChannel(prefix string) string { return "hotkeygen:invalidate:" + 
 // emptied (FLUSHALL, FLUSHDB).
 type session interface {
 	next(ctx context.Context) (keys []string, flush bool, err error)
-	// arm hands the session the function that ends its coverage, for a
-	// session that can tell it is lost before next returns.
-	arm(end func())
+	// arm hands the session, once its node counts it live, the function
+	// that ends its coverage (for a session that can tell it is lost
+	// before next returns) and the voucher its answered PINGs feed.
+	arm(end func(), v voucher)
 	close()
+}
+
+// keepingUp paces a session's stamped PINGs, which vouch for its node
+// (see vouched, freshness.go). Only the session's goroutine uses it.
+type keepingUp struct {
+	v      *voucher  // nil until the session is armed
+	pinged time.Time // when the last PING was sent, for pacing
+}
+
+// ping sends a stamped PING on ps when vouchEvery has passed since the
+// last. A half-open connection is noticed the same way: the answers stop,
+// and with them the vouching.
+func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
+	if k.v == nil || time.Since(k.pinged) < vouchEvery {
+		return nil
+	}
+	k.pinged = time.Now()
+	if err := ps.Ping(ctx, k.v.stamp()); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+func (k *keepingUp) pong(m *redis.Pong) {
+	if k.v != nil {
+		k.v.answered(m.Payload)
+	}
 }
 
 // listener keeps the session of one node alive. Between the end of one
@@ -102,7 +130,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 					defer c.wg.Done()
 					c.suspect(l.n, errRedial)
 				}()
-			})
+			}, voucher{clock: c.cfg.Clock, n: l.n})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
 			end()
@@ -160,7 +188,7 @@ func (c *Cache[K, V]) receive(ctx context.Context, s session) error {
 func (c *Cache[K, V]) startInvalidation(prefix string) error {
 	switch c.cfg.Invalidate {
 	case InvalidateOff:
-		c.nodes.one.sessionStarted(c.cfg.Clock.Now()) // refresh alone keeps copies fresh: always covered
+		c.nodes.one.coveredForever(c.cfg.Clock.Now()) // refresh alone keeps copies fresh
 		return nil
 	case InvalidatePubSub:
 		c.spawnListener(c.ctx, listener{name: invalidateChannel(prefix), n: c.nodes.one, connect: pubsubListener(c.rdb, invalidateChannel(prefix))})
@@ -231,10 +259,9 @@ func connOptions(o *redis.Options) *redis.Options {
 	}
 }
 
-// quietCheck bounds a wait for invalidations, after which the session
-// checks that its connection still answers, and that a failover client
-// still reaches the server it tracks.
-const quietCheck = 100 * time.Millisecond
+// followEvery paces watch's check that a failover client still reaches
+// the server its session tracks, and bounds the wait for its answer.
+const followEvery = 100 * time.Millisecond
 
 // trackingSession is one RESP2 connection that turned on CLIENT TRACKING
 // in BCAST mode for the prefix, redirected to itself, and subscribed to
@@ -249,7 +276,8 @@ type trackingSession struct {
 	dials, first atomic.Int32
 	// end ends the session's coverage, when its connection is seen to go;
 	// nil until the listener arms it.
-	end atomic.Pointer[func()]
+	end  atomic.Pointer[func()]
+	keep keepingUp
 	// follow is the caller's client when it is a *redis.Client, and runID
 	// the server the session tracks, read on its connection: when
 	// follow's commands reach another server (a Sentinel promoted a
@@ -322,7 +350,10 @@ func (s *trackingSession) DialHook(next redis.DialHook) redis.DialHook {
 	}
 }
 
-func (s *trackingSession) arm(end func()) { s.end.Store(&end) }
+func (s *trackingSession) arm(end func(), v voucher) {
+	s.end.Store(&end)
+	s.keep.v = &v
+}
 
 func (s *trackingSession) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (s *trackingSession) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -330,7 +361,10 @@ func (s *trackingSession) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 }
 
 func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
-	msg, err := s.ps.ReceiveTimeout(ctx, quietCheck)
+	if err := s.keep.ping(ctx, s.ps); err != nil {
+		return nil, false, err
+	}
+	msg, err := s.ps.ReceiveTimeout(ctx, vouchEvery)
 	if s.moved.Load() {
 		return nil, false, errors.New("the client's commands reach another server now (a failover?)")
 	}
@@ -340,27 +374,25 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		// Quiet: a half-open connection would stop invalidations without
-		// a word, so make it answer.
-		if err := s.ps.Ping(ctx); err != nil {
-			return nil, false, fmt.Errorf("ping: %w", err)
-		}
-		return nil, false, nil
+		return nil, false, nil // quiet
 	case err != nil && isFlush(err):
 		return nil, true, nil
 	case err != nil:
 		return nil, false, err
 	}
-	if m, ok := msg.(*redis.Message); ok {
+	switch m := msg.(type) {
+	case *redis.Message:
 		if m.PayloadSlice != nil {
 			return m.PayloadSlice, false, nil
 		}
 		return []string{m.Payload}, false, nil
+	case *redis.Pong:
+		s.keep.pong(m)
 	}
 	return nil, false, nil
 }
 
-// watch checks every quietCheck, until ctx ends, that the caller's
+// watch checks every followEvery, until ctx ends, that the caller's
 // commands still reach the server the session tracks, and ends the
 // session when they do not. Quiet or not: a session on a demoted master,
 // now a replica, goes on hearing every write through replication, and
@@ -376,7 +408,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 	if s.follow == nil || want == nil {
 		return
 	}
-	t := time.NewTicker(quietCheck)
+	t := time.NewTicker(followEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -384,7 +416,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, quietCheck)
+		cctx, cancel := context.WithTimeout(ctx, followEvery)
 		id, err := serverID(cctx, s.follow)
 		cancel()
 		if err == nil && id != *want {
@@ -435,6 +467,7 @@ func (s *trackingSession) close() {
 type pubsubSession struct {
 	ps   *redis.PubSub
 	subs int // subscription confirmations seen; go-redis resubscribes silently after a reconnect
+	keep keepingUp
 }
 
 func pubsubListener(rdb redis.UniversalClient, channel string) func(context.Context) (session, error) {
@@ -451,15 +484,20 @@ func pubsubListener(rdb redis.UniversalClient, channel string) func(context.Cont
 }
 
 func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
-	msg, err := s.ps.ReceiveTimeout(ctx, quietCheck)
+	if err := s.keep.ping(ctx, s.ps); err != nil {
+		return nil, false, err
+	}
+	msg, err := s.ps.ReceiveTimeout(ctx, vouchEvery)
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, false, s.ps.Ping(ctx)
+		return nil, false, nil // quiet
 	case err != nil:
 		return nil, false, err
 	}
 	switch m := msg.(type) {
+	case *redis.Pong:
+		s.keep.pong(m)
 	case *redis.Subscription:
 		if s.subs++; s.subs > 1 {
 			return nil, false, errors.New("the subscriber reconnected")
@@ -472,9 +510,9 @@ func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
 
 func (s *pubsubSession) close() { s.ps.Close() }
 
-// arm does nothing: the caller's client redials a lost subscription, and
-// next reports the loss when that dial returns.
-func (s *pubsubSession) arm(func()) {}
+// arm keeps only the voucher: the caller's client redials a lost
+// subscription, and next reports the loss when that dial returns.
+func (s *pubsubSession) arm(_ func(), v voucher) { s.keep.v = &v }
 
 // announce publishes a write of key for InvalidatePubSub. A failed publish
 // is counted and logged: the key's other copies then wait for refresh.

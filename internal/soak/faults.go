@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -106,20 +105,6 @@ func (r *run) lost(from time.Duration) {
 	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
 	r.resets = append(r.resets, from)
 }
-
-// PubSubFaults are Faults as the pubsub mode meets them: after the SIGKILL
-// and restart, an instance may serve a copy up to about 170 ms past a
-// write it missed (RELIABILITY.md), 1 run in 3 or 4 of make test's check;
-// until that is found and fixed, that part is reported, not judged.
-var PubSubFaults = func() []Fault {
-	fs := slices.Clone(Faults)
-	for i := range fs {
-		if fs[i].Name == "SIGKILL and restart" {
-			fs[i].Open = "with pubsub, reads stale beyond the bound after the restart"
-		}
-	}
-	return fs
-}()
 
 // SentinelFaults are the faults of a run with Config.Sentinel, in order:
 // a planned switchover (see sentinelFailover), which loses no

@@ -25,17 +25,13 @@ func TestPromisesHoldUnderFaults(t *testing.T) {
 	var results []*Result
 	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff} {
 		t.Run(mode, func(t *testing.T) {
-			faults := Faults
-			if mode == runtime.InvalidatePubSub {
-				faults = PubSubFaults
-			}
-			res, err := Run(t.Context(), Config{Mode: mode, Duration: 14 * time.Second, Instances: 3, Keys: 8, Faults: faults})
+			res, err := Run(t.Context(), Config{Mode: mode, Duration: 14 * time.Second, Instances: 3, Keys: 8, Faults: Faults})
 			if err != nil {
 				t.Fatal(err)
 			}
 			results = append(results, res)
 			tot := res.Total
-			checkFreshJudged(t, res)
+			checkFresh(t, tot)
 			if tot.OutageHotReads == 0 || float64(tot.OutageHotServed) < 0.99*float64(tot.OutageHotReads) {
 				t.Errorf("during the outage %d of %d hot reads were served, want 99%%", tot.OutageHotServed, tot.OutageHotReads)
 			}
@@ -107,27 +103,6 @@ func TestPromisesHoldThroughClusterChanges(t *testing.T) {
 		if p.WritesAfter == 0 {
 			t.Errorf("after %s (over at %v) no write was acknowledged", p.Fault.Name, p.Done)
 		}
-	}
-}
-
-// checkFreshJudged is checkFresh over the parts of res whose fault is
-// judged: a fault with an open finding is injected, and the outage and
-// recovery it causes are checked, but the staleness of its part is
-// reported only.
-func checkFreshJudged(t *testing.T, res *Result) {
-	t.Helper()
-	if len(Judged(res.Config.Faults)) == len(res.Config.Faults) {
-		checkFresh(t, res.Total)
-		return
-	}
-	for _, p := range res.Phases {
-		if p.Fault.Open == "" && (len(p.Report.BeyondBound) > 0 || len(p.Report.OwnWrites) > 0) {
-			t.Errorf("%s: %d reads stale beyond the bound, %d older than their own write:\n%s",
-				p.Fault.Name, len(p.Report.BeyondBound), len(p.Report.OwnWrites), p.Report.Summary(10))
-		}
-	}
-	if tot := res.Total; len(tot.OwnWrites) > 0 || tot.Reads < 10_000 || tot.Writes < 500 {
-		t.Errorf("%d reads older than their own write, of %d reads and %d writes:\n%s", len(tot.OwnWrites), tot.Reads, tot.Writes, tot.Summary(10))
 	}
 }
 

@@ -37,11 +37,7 @@ func main() {
 	if *only == "" || *only == "server" {
 		for _, sat := range []bool{false, true} {
 			for _, mode := range modes {
-				faults := soak.Faults
-				if mode == runtime.InvalidatePubSub {
-					faults = soak.PubSubFaults
-				}
-				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: faults, Hash: *hash})
+				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: soak.Faults, Hash: *hash})
 			}
 		}
 	}
