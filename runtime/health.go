@@ -151,7 +151,7 @@ const (
 	probeTimeout = 250 * time.Millisecond
 )
 
-// staleLease is how long a failure seen keeps the breaker believed: half
+// staleLease is how long a failed ping keeps the breaker believed: half
 // the 50 ms invalidation bound, so that a write acknowledged by a Redis
 // that came back just after the failure is seen by a read well within the
 // bound, whatever the probe's luck with the scheduler.
@@ -176,7 +176,9 @@ func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
 // and reports whether it is still down. The caller that finds no ping in
 // flight pings, on n's probe connection and within probeTimeout whatever
 // its own context says, since others wait on its answer; the others wait
-// until the answer or their context's end, taken as down.
+// until the answer or their context's end. An ended context gets "not
+// down": its caller then fails on its context, and is never answered
+// from a copy nobody vouches for.
 func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 	n.mu.Lock()
 	a := n.asking
@@ -191,7 +193,7 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 		case <-a.done:
 			return a.down
 		case <-ctx.Done():
-			return true
+			return false
 		}
 	}
 	a.down = c.check(n)
