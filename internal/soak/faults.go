@@ -126,7 +126,7 @@ var SentinelFaults = []Fault{
 		_, err = r.newMaster(ctx, master)
 		r.lost(from)
 		return err
-	}, Open: "reads stale beyond the bound after the failover"},
+	}},
 }
 
 // sentinelFailover switches the master over the way an operator plans
