@@ -129,6 +129,10 @@ type Config struct {
 	// probeEvery, for tests, paces the breaker's probe; 0 means probeEvery.
 	// A test slows it to show that readers do not depend on it.
 	probeEvery time.Duration
+	// topologyEvery, for tests, paces the reading of a cluster's
+	// topology; 0 means topologyEvery, and topologyEveryDown while a
+	// master is unreachable.
+	topologyEvery time.Duration
 
 	// loader and batchLoader are the typed functions given to WithLoader
 	// and WithBatchLoader; New checks their types against the Cache's.

@@ -197,8 +197,14 @@ type copyMeta struct {
 	// state is the node state the copy is verified under, 0 when it is
 	// unverified; revoke sets it to 0.
 	state atomic.Uint64
-	sum   uint64 // hash of the bytes it was decoded from; 0 for unknown
-	size  int    // encoded size, counted once when stored
+	// superseded says a write of the key was heard while the node that
+	// owns the key could not be reached: somebody else reaches the key's
+	// master, so this copy is older than what Redis holds, and it is never
+	// served as a stale read. Only a new copy, or a reload that finds the
+	// same bytes, clears it.
+	superseded atomic.Bool
+	sum        uint64 // hash of the bytes it was decoded from; 0 for unknown
+	size       int    // encoded size, counted once when stored
 }
 
 // localCopy is what the local store holds for a hot key: a decoded value
@@ -226,14 +232,17 @@ func (c *Cache[K, V]) fresh(m *copyMeta) bool {
 // servable reports whether a hit on k's copy m may be answered locally,
 // and whether that answer is a stale read: an unverified copy is served
 // only while the node that owns the key now cannot be reached, as seen
-// within staleLease (health.go). Not the copy's own node: on a cluster
-// whose master died and whose replica took the key over, the dead master
-// stays unreachable while the new one holds newer writes.
+// within staleLease (health.go), and no write of the key was heard since
+// it could not. Not the copy's own node: on a cluster whose master died
+// and whose replica took the key over, the dead master stays unreachable
+// while the new one holds newer writes; and an instance that learns of
+// the promotion later than the others still hears their writes from the
+// promoted replica's session (superseded).
 func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
 	if c.fresh(m) {
 		return true, false
 	}
-	if c.down(ctx, c.nodes.of(c.key(k))) {
+	if !m.superseded.Load() && c.down(ctx, c.nodes.of(c.key(k))) {
 		return true, true
 	}
 	return false, false
@@ -283,6 +292,7 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64) bool {
 		return false
 	}
 	e.held.state.Store(c.verifiedState(e.key, t))
+	e.held.superseded.Store(false)
 	e.failures = 0
 	return true
 }
@@ -338,7 +348,7 @@ func (c *Cache[K, V]) invalidate(keys []string) {
 		// or is found here.
 		c.gens.of(key).Add(1)
 		if e := c.det.hot.Load().byName[key]; e != nil {
-			c.revoke(e)
+			c.overwritten(e)
 			c.count.invalidations.Add(1)
 		}
 	}
@@ -349,8 +359,25 @@ func (c *Cache[K, V]) invalidate(keys []string) {
 func (c *Cache[K, V]) flushed() {
 	c.gens.bumpAll()
 	for _, e := range c.det.hot.Load().m {
-		c.revoke(e)
+		c.overwritten(e)
 		c.count.invalidations.Add(1)
+	}
+}
+
+// overwritten revokes e's copy, which a write heard by a session made
+// old. A write heard while the key's node is believed unreachable was
+// acknowledged by a node this process does not reach or does not know
+// yet (a promoted replica, on a cluster): the copy is superseded, and a
+// stale read would return a value older than an acknowledged write.
+func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
+	down := c.nodes.of(e.key).unreachable()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.held != nil {
+		e.held.state.Store(0)
+		if down {
+			e.held.superseded.Store(true)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -53,11 +54,18 @@ func newNode(ctx context.Context, name string, now time.Time, ping func(context.
 	return n
 }
 
-// topologyEvery paces the reading of a cluster's topology: a slot that
-// moves is attributed to its new owner within this long. Writes on the new
-// owner are heard before that, since every node of the cluster, replicas
-// and masters without slots included, has a session of its own.
-const topologyEvery = 250 * time.Millisecond
+// Topology timing: the runtime reads a cluster's topology every
+// topologyEvery, so a slot that moves is attributed to its new owner
+// within that long; writes on the new owner are heard before that, since
+// every node of the cluster, replicas and masters without slots included,
+// has a session of its own. While a master that owns slots cannot be
+// reached it reads every topologyEveryDown: its replica may be promoted
+// at any moment, and until the runtime knows, the dead master's keys
+// fail fast instead of being read from their new owner.
+const (
+	topologyEvery     = 250 * time.Millisecond
+	topologyEveryDown = 25 * time.Millisecond
+)
 
 // clusterNode is a node the runtime listens to, with what stops it.
 type clusterNode struct {
@@ -73,27 +81,46 @@ type shard struct {
 	addrs []string
 }
 
+// topologySource is what the topology is read from: the caller's cluster
+// client, or one node's.
+type topologySource interface {
+	ClusterShards(ctx context.Context) *redis.ClusterShardsCmd
+	ClusterSlots(ctx context.Context) *redis.ClusterSlotsCmd
+}
+
 // clusterShards reads the topology: CLUSTER SHARDS (Redis 7), which lists
 // masters that own no slot yet, or CLUSTER SLOTS before it.
-func clusterShards(ctx context.Context, r *redis.ClusterClient) ([]shard, error) {
+func clusterShards(ctx context.Context, r topologySource) ([]shard, error) {
 	if shards, err := r.ClusterShards(ctx).Result(); err == nil {
 		out := make([]shard, 0, len(shards))
 		for _, cs := range shards {
 			var sh shard
-			for _, n := range cs.Nodes { // the master first
-				// A master that fails keeps its slots until a replica is
-				// promoted: its keys stay on it, whose breaker makes
-				// their reads fail fast, and not on a replica that
-				// cannot serve them yet and whose breaker is closed.
-				if n.Health != "online" && (n.Role != "master" || len(cs.Slots) == 0) {
-					continue
+			// The master first: the one online, or else, while the cluster
+			// has not promoted a replica yet, the one that failed. A master
+			// that fails keeps its slots until then: its keys stay on it,
+			// whose breaker makes their reads fail fast, and not on a
+			// replica that cannot serve them yet and whose breaker is
+			// closed. Every node gets a session, whatever its health:
+			// Redis 7.0 reports a replica "loading" whenever its
+			// replication offset lags, and a node that failed may come
+			// back.
+			master := -1
+			for i, n := range cs.Nodes {
+				if n.Role == "master" && (master < 0 || n.Health == "online" && cs.Nodes[master].Health != "online") {
+					master = i
 				}
+			}
+			for i, n := range cs.Nodes {
 				addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
-				if n.Role == "master" {
+				if i == master {
 					sh.addrs = append([]string{addr}, sh.addrs...)
 				} else {
 					sh.addrs = append(sh.addrs, addr)
 				}
+			}
+			if master < 0 {
+				out = append(out, sh) // sessions only: a shard without a master serves nothing
+				continue
 			}
 			for _, sr := range cs.Slots {
 				sh.slots = append(sh.slots, [2]int{int(sr.Start), int(sr.End)})
@@ -134,24 +161,76 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 			cn.client.Close()
 		}
 	}()
-	t := time.NewTicker(topologyEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
+	var (
+		changed time.Time                     // when slots last moved
+		moved   = map[*hotEntry[K]]struct{}{} // copies to revalidate once the caller's client follows
+	)
 	for {
-		if shards, err := clusterShards(c.ctx, r); err == nil && len(shards) > 0 {
-			c.applyTopology(r, shards, known, opts, prefix)
-		}
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
 		}
+		t.Reset(c.topologyPace())
+		if shards, err := readTopology(c.ctx, r, known); err == nil && len(shards) > 0 {
+			if es, ok := c.applyTopology(shards, known, opts, prefix); ok {
+				changed = c.cfg.Clock.Now()
+				for _, e := range es {
+					moved[e] = struct{}{}
+				}
+			}
+		}
+		// Revalidating before the client follows would read the moved
+		// keys from their old master, dead after a failover, and count
+		// failures against copies that are fine.
+		if c.cfg.Clock.Now().Sub(changed) < nudgeFor && !c.inStep(r) {
+			continue
+		}
+		if len(moved) > 0 {
+			c.reload(c.ctx, slices.Collect(maps.Keys(moved)))
+			clear(moved)
+		}
 	}
 }
 
-// applyTopology installs the slot table and the sessions shards describe.
-// Until the first reading every key is on c.nodes.one, which no session
-// covers.
-func (c *Cache[K, V]) applyTopology(r *redis.ClusterClient, shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) {
+// readTopology asks the nodes it knows, in no set order and skipping
+// those whose breaker is open, for the topology, and the caller's client
+// when none answers (before the first reading). Not the caller's client
+// first: it sends the command to the master of a random slot as it last
+// knew them, which after a master's death may be the dead one, and tries
+// again there with go-redis's backoff.
+func readTopology(ctx context.Context, r *redis.ClusterClient, known map[string]*clusterNode) ([]shard, error) {
+	for _, cn := range known {
+		if cn.n.unreachable() {
+			continue
+		}
+		if shards, err := clusterShards(ctx, cn.client); err == nil && len(shards) > 0 {
+			return shards, nil
+		}
+	}
+	return clusterShards(ctx, r)
+}
+
+// topologyPace is how long until the next topology reading.
+func (c *Cache[K, V]) topologyPace() time.Duration {
+	if c.cfg.topologyEvery > 0 {
+		return c.cfg.topologyEvery
+	}
+	for _, n := range c.nodes.all() {
+		if n.unreachable() {
+			return topologyEveryDown
+		}
+	}
+	return topologyEvery
+}
+
+// applyTopology installs the slot table and the sessions shards describe,
+// and reports whether slots moved, with the hot keys whose copies it made
+// unverified because their slot did. Until the first reading every key is
+// on c.nodes.one, which no session covers.
+func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) ([]*hotEntry[K], bool) {
 	table := new([slotCount]*node)
 	for i := range table {
 		table[i] = c.nodes.one
@@ -184,17 +263,12 @@ func (c *Cache[K, V]) applyTopology(r *redis.ClusterClient, shards []shard, know
 	}
 	old := c.nodes.slots.Load()
 	if old != nil && *old == *table {
-		return
+		return nil, false
 	}
 	c.nodes.slots.Store(table)
 	if old == nil {
-		return
+		return nil, false
 	}
-	// The caller's client learns of a move only from a MOVED reply, or
-	// once a minute: a master that died, and whose replica took over,
-	// sends none, and every command for its slots would fail on the dead
-	// address meanwhile, the reloads of the moved copies below included.
-	r.ReloadState(c.ctx)
 	var moved []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
 		if s := hashSlot(e.key); old[s] != table[s] {
@@ -202,7 +276,36 @@ func (c *Cache[K, V]) applyTopology(r *redis.ClusterClient, shards []shard, know
 			moved = append(moved, e)
 		}
 	}
-	c.reload(c.ctx, moved)
+	return moved, true
+}
+
+// nudgeFor is how long after slots moved the runtime checks that the
+// caller's client followed.
+const nudgeFor = 5 * time.Second
+
+// inStep reports whether the caller's client sends every hot key to the
+// master the runtime's last reading says owns it, and has the client
+// reload its slot map when not. The client learns of a move only from a
+// MOVED reply, or once a minute: a master that died sends none, and a
+// reload asks one node at random, which may not have heard of the
+// promotion yet. Until it follows, the instance's reads of the dead
+// master's keys fail while the other instances write to the new one.
+func (c *Cache[K, V]) inStep(r *redis.ClusterClient) bool {
+	table := c.nodes.slots.Load()
+	if table == nil {
+		return true
+	}
+	for _, e := range c.det.hot.Load().m {
+		owner := table[hashSlot(e.key)]
+		if owner == c.nodes.one {
+			continue
+		}
+		if m, err := r.MasterForKey(c.ctx, e.key); err != nil || m.Options().Addr != owner.name {
+			r.ReloadState(c.ctx)
+			return false
+		}
+	}
+	return true
 }
 
 // watchNode starts the session of the node at addr.

@@ -113,14 +113,14 @@ type Report struct {
 	Staleness []time.Duration
 
 	// During outages: hot reads, and those served; cold reads that
-	// failed, and the slowest of those after the first failure.
+	// failed, and how long those after the first failure took, sorted.
 	OutageHotReads, OutageHotServed int
 	// SlowestOutageHotRead is the longest a hot read that began during an
 	// outage took, served or not: a hot key answered only after seconds
 	// was not kept available.
 	SlowestOutageHotRead time.Duration
 	OutageColdFailed     int
-	SlowestColdFailure   time.Duration
+	ColdFailures         []time.Duration
 	// Recovery is, per outage, how long after it ended the first
 	// successful cold read began.
 	Recovery []time.Duration
@@ -128,11 +128,17 @@ type Report struct {
 
 // Quantile returns the q-quantile of the staleness of stale reads, 0 when
 // there is none.
-func (r *Report) Quantile(q float64) time.Duration {
-	if len(r.Staleness) == 0 {
+func (r *Report) Quantile(q float64) time.Duration { return quantile(r.Staleness, q) }
+
+// ColdFailure returns the q-quantile of how long the cold reads that
+// failed during an outage took, after its first failure; 0 when none.
+func (r *Report) ColdFailure(q float64) time.Duration { return quantile(r.ColdFailures, q) }
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	return r.Staleness[min(len(r.Staleness)-1, int(q*float64(len(r.Staleness))))]
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
 // Check checks ops, sorted by start, against run.
@@ -203,6 +209,7 @@ func Check(ops []Op, run Run) Report {
 		}
 	}
 	slices.Sort(r.Staleness)
+	slices.Sort(r.ColdFailures)
 	return r
 }
 
@@ -263,7 +270,7 @@ func (r *Report) outageRead(op Op, w int, firstFailure map[int]time.Duration) {
 	if first, ok := firstFailure[w]; !ok {
 		firstFailure[w] = op.End
 	} else if op.Start > first {
-		r.SlowestColdFailure = max(r.SlowestColdFailure, op.End-op.Start)
+		r.ColdFailures = append(r.ColdFailures, op.End-op.Start)
 	}
 }
 

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -104,8 +105,11 @@ func TestAvailability(t *testing.T) {
 	if rep.OutageHotReads != 2 || rep.OutageHotServed != 1 {
 		t.Fatalf("hot reads %d served %d; want 2, 1", rep.OutageHotReads, rep.OutageHotServed)
 	}
-	if rep.SlowestColdFailure != 2*ms {
-		t.Fatalf("slowest cold failure after the first = %v, want 2ms", rep.SlowestColdFailure)
+	if want := []time.Duration{50 * time.Microsecond, 2 * ms}; !slices.Equal(rep.ColdFailures, want) {
+		t.Fatalf("cold failures after the first = %v, want %v", rep.ColdFailures, want)
+	}
+	if rep.ColdFailure(1) != 2*ms {
+		t.Fatalf("slowest cold failure after the first = %v, want 2ms", rep.ColdFailure(1))
 	}
 	if len(rep.Recovery) != 1 || rep.Recovery[0] != 200*ms {
 		t.Fatalf("recovery %v, want [200ms]", rep.Recovery)

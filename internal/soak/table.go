@@ -14,7 +14,7 @@ import (
 func Table(w io.Writer, results []*Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	open := false
-	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\thot reads served in outage\tslowest cold failure\trecovery\t")
+	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\thot reads served in outage\tcold failures p99, slowest\trecovery\t")
 	for _, res := range results {
 		readers := "paced"
 		if res.Config.Saturating {
@@ -53,7 +53,7 @@ func row(w io.Writer, mode, readers, fault string, r *history.Report) {
 	}
 	slowest, recovery := "-", "-"
 	if r.OutageColdFailed > 0 {
-		slowest = dur(r.SlowestColdFailure)
+		slowest = dur(r.ColdFailure(0.99)) + ", " + dur(r.ColdFailure(1))
 	}
 	if len(r.Recovery) > 0 {
 		var parts []string
