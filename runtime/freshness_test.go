@@ -482,3 +482,31 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 		t.Fatalf("the refusal was logged %d times, want once: %v", len(lines), log.String())
 	}
 }
+
+// A read that waits for a ping already in flight, and whose context ends
+// first, is told "not down": told "down", it would be answered from a copy
+// nobody vouches for, when the node may well be answering. It fails on its
+// context instead. The asker's own ping is not cut short by the waiter.
+func TestAReaderWhoseContextEndsIsNotToldDown(t *testing.T) {
+	e := newEnv(t)
+	release, pinging := make(chan struct{}), make(chan struct{})
+	began := sync.OnceFunc(func() { close(pinging) }) // check pings twice
+	n := newNode(e.ctx, "held", e.clock.Now(), func(context.Context) error {
+		began()
+		<-release
+		return errors.New("no answer")
+	})
+	n.open(e.clock.Now())
+	first := make(chan bool)
+	go func() { first <- e.c.ask(e.ctx, n) }()
+	<-pinging
+	ended, cancel := context.WithCancel(e.ctx)
+	cancel()
+	if e.c.ask(ended, n) {
+		t.Fatal("a waiter whose context ended was told the node is down")
+	}
+	close(release)
+	if !<-first {
+		t.Fatal("the asker whose ping failed was told the node answers")
+	}
+}

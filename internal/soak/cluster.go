@@ -19,16 +19,14 @@ import (
 // which loses no acknowledged write; every connection killed on every
 // node; and a master's process killed, which the cluster turns into a
 // failover some seconds later, and which may lose the writes its replica
-// had not received. The two failovers have open findings (Open).
+// had not received.
 var ClusterFaults = []Fault{
 	{Name: "MIGRATE hot slots", inject: migrateHotSlots},
-	{Name: "CLUSTER FAILOVER", inject: clusterFailover, replica: true,
-		Open: "rare reads stale beyond the bound in the seconds after it"},
+	{Name: "CLUSTER FAILOVER", inject: clusterFailover, replica: true},
 	{Name: "CLIENT KILL every node", inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		return r.eachNode(ctx, func(rdb *redis.Client) error { return killClients(ctx, rdb) })
 	}},
-	{Name: "SIGKILL a master", inject: killClusterMaster, replica: true,
-		Open: "an instance whose client still dials the dead master serves its old copies after the promotion"},
+	{Name: "SIGKILL a master", inject: killClusterMaster, replica: true},
 }
 
 // hotSlot is the cluster slot of hot key id.

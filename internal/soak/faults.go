@@ -17,26 +17,10 @@ import (
 type Fault struct {
 	Name   string
 	inject func(ctx context.Context, r *run, l *history.Log) error
-	// Open, when set, says why the fault's part of a run is reported but
-	// not judged: a finding not fixed yet (RELIABILITY.md has the
-	// figures). make test leaves such faults out, or judges the rest of
-	// the run only (PubSubFaults).
-	Open string
 	// replica says the fault needs a replica of every cluster master; a
 	// cluster run without such a fault has none, which spares a loaded
 	// machine three servers and the sessions on them.
 	replica bool
-}
-
-// Judged returns the faults of fs whose part of a run is judged.
-func Judged(fs []Fault) []Fault {
-	var out []Fault
-	for _, f := range fs {
-		if f.Open == "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // outageFor is how long a killed server stays down; stallFor how long

@@ -13,7 +13,6 @@ import (
 // Table prints one row per run and fault, and one per run for the whole.
 func Table(w io.Writer, results []*Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	open := false
 	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\thot reads served in outage\tcold failures p99, slowest\trecovery\t")
 	for _, res := range results {
 		readers := "paced"
@@ -31,19 +30,11 @@ func Table(w io.Writer, results []*Result) {
 			mode += " (hash)"
 		}
 		for _, p := range res.Phases {
-			name := p.Fault.Name
-			if p.Fault.Open != "" {
-				name += " *"
-				open = true
-			}
-			row(tw, mode, readers, name, &p.Report)
+			row(tw, mode, readers, p.Fault.Name, &p.Report)
 		}
 		row(tw, mode, readers, "whole run", &res.Total)
 	}
 	tw.Flush()
-	if open {
-		fmt.Fprintln(w, "* an open finding: reported, not judged (see RELIABILITY.md)")
-	}
 }
 
 func row(w io.Writer, mode, readers, fault string, r *history.Report) {
