@@ -304,8 +304,16 @@ func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
 // invalidation 55 to 90 ms after Redis sent it (the scheduler and the
 // garbage collector on two busy cores), and its copies were served stale
 // meanwhile. Here the goroutine is held in the invalidation hook, after
-// it handled one write and before it can handle the next.
+// it handled one write and before it can handle the next: another
+// program's write with tracking, another repository's with Pub/Sub, whose
+// subscriber vouches with the same stamped PINGs.
 func TestAHeldUpSessionStopsVouching(t *testing.T) {
+	for _, mode := range []string{InvalidateTracking, InvalidatePubSub} {
+		t.Run(mode, func(t *testing.T) { heldUpSession(t, mode) })
+	}
+}
+
+func heldUpSession(t *testing.T, mode string) {
 	srv := redistest.Start(t)
 	var holding atomic.Bool
 	hold := make(chan struct{})
@@ -316,17 +324,26 @@ func TestAHeldUpSessionStopsVouching(t *testing.T) {
 			}
 		}
 	}
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), held)
+	e := newEnvOn(t, srv, WithInvalidate(mode), held)
 	t.Cleanup(func() { close(hold) }) // before the Cache closes: cleanups run last-in first-out
+	write := func(name string) { e.put("p:1", sample(1, name)) }
+	if mode == InvalidatePubSub { // only repositories announce their writes
+		other := newEnvOn(t, srv, WithInvalidate(mode))
+		write = func(name string) {
+			if err := other.c.Set(e.ctx, "p:1", sample(1, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
-	e.put("p:1", sample(1, "v1"))
+	write("v1")
 	e.heat("p:1")
 
 	holding.Store(true)
-	e.put("p:1", sample(1, "v2"))                            // handled, and then the goroutine is held
+	write("v2")                                              // handled, and then the goroutine is held
 	e.eventually("p:1", "v2", "a write the session handled") // read from Redis, and kept
 	e.wants("p:1", "v2", "the kept copy")
-	e.put("p:1", sample(1, "v3")) // sent by Redis, never handled
+	write("v3") // sent by Redis, never handled
 	e.clock.Advance(vouchFor)
 	e.wants("p:1", "v3", "vouchFor after a write the held-up session did not handle")
 }
