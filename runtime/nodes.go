@@ -81,6 +81,25 @@ type shard struct {
 	addrs []string
 }
 
+// shardMaster returns the index of the node of cs that owns its slots:
+// the master online, or else, while the cluster has not promoted a
+// replica yet, the one that failed. A master that fails keeps its slots
+// until then: its keys stay on it, whose breaker makes their reads fail
+// fast, and not on a replica that cannot serve them yet and whose breaker
+// is closed. -1 when there is none (a failed master of no slots, alone).
+func shardMaster(cs redis.ClusterShard) int {
+	master := -1
+	for i, n := range cs.Nodes {
+		if n.Role != "master" || n.Health != "online" && len(cs.Slots) == 0 {
+			continue
+		}
+		if master < 0 || n.Health == "online" && cs.Nodes[master].Health != "online" {
+			master = i
+		}
+	}
+	return master
+}
+
 // topologySource is what the topology is read from: the caller's cluster
 // client, or one node's.
 type topologySource interface {
@@ -95,26 +114,18 @@ func clusterShards(ctx context.Context, r topologySource) ([]shard, error) {
 		out := make([]shard, 0, len(shards))
 		for _, cs := range shards {
 			var sh shard
-			// The master first: the one online, or else, while the cluster
-			// has not promoted a replica yet, the one that failed. A master
-			// that fails keeps its slots until then: its keys stay on it,
-			// whose breaker makes their reads fail fast, and not on a
-			// replica that cannot serve them yet and whose breaker is
-			// closed. Every node gets a session, whatever its health:
-			// Redis 7.0 reports a replica "loading" whenever its
-			// replication offset lags, and a node that failed may come
-			// back.
-			master := -1
-			for i, n := range cs.Nodes {
-				if n.Role == "master" && (master < 0 || n.Health == "online" && cs.Nodes[master].Health != "online") {
-					master = i
-				}
-			}
+			master := shardMaster(cs)
 			for i, n := range cs.Nodes {
 				addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
-				if i == master {
+				switch {
+				case i == master:
 					sh.addrs = append([]string{addr}, sh.addrs...)
-				} else {
+				case n.Health == "fail":
+					// Dead: listed until it comes back or is forgotten.
+				default:
+					// Redis 7.0 reports a replica "loading" whenever
+					// its replication offset lags: a session all the
+					// same, or replicas' sessions come and go.
 					sh.addrs = append(sh.addrs, addr)
 				}
 			}

@@ -74,7 +74,7 @@ func checkThroughOutage(t *testing.T, tot history.Report) {
 func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 	redis.SetLogger(discard{})
 	faults := SentinelFaults[:len(SentinelFaults)-1]
-	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 10 * time.Second, Instances: 3, Keys: 8, Faults: faults, Sentinel: true})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 12 * time.Second, Instances: 3, Keys: 8, Faults: faults, Sentinel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
