@@ -428,10 +428,19 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 
 	// Twice: the first time, the probe's connection is made by the verdict
 	// on the broken ones; the second, it is broken too.
+	awaitInvalidation := func() {
+		t.Helper()
+		select {
+		case <-invalidated:
+		case <-time.After(settle):
+			t.Fatalf("no invalidation within %v of a write", settle)
+		}
+	}
 	for _, name := range []string{"v2", "v3"} {
 		e.put("p:1", sample(1, name)) // another program's write...
-		<-invalidated                 // ...heard: the copy is unverified, not yet replaced
-		d.cutAll()                    // the runtime's connections, the session's and the probe's
+		awaitInvalidation()           // ...heard: the copy is unverified, not yet replaced
+		resets := c.Stats().InvalidationResets
+		d.cutAll() // the runtime's connections, the session's and the probe's
 		failures := 0
 		for i := range 20 {
 			v, err := c.Get(e.ctx, "p:1")
@@ -447,7 +456,12 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 			t.Fatal("no read failed: the test no longer breaks connections under reads")
 		}
 		e.wants("p:1", name, "once the connections are back")
-		waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+		// A new session: the next write is announced on it, not lost
+		// with the old one before it noticed the cut.
+		waitFor(t, "a new session", func() bool {
+			st := c.Stats()
+			return st.InvalidationResets > resets && st.InvalidationLive == 1
+		})
 		e.heat("p:1")
 		for len(invalidated) > 0 {
 			<-invalidated
