@@ -373,11 +373,9 @@ func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
 	down := c.nodes.of(e.key).unreachable()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.held != nil {
-		e.held.state.Store(0)
-		if down {
-			e.held.superseded.Store(true)
-		}
+	c.revokeLocked(e)
+	if e.held != nil && down {
+		e.held.superseded.Store(true)
 	}
 }
 
