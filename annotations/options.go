@@ -116,6 +116,10 @@ var options = map[string]option{
 	// degrade=off|loader says what reads do when Redis fails: return the
 	// error, or fall through to the loader a few at a time.
 	"degrade": choice(with(runtime.WithDegrade), runtime.DegradeOff, runtime.DegradeLoader),
+	// stale_reads=on|off says whether hot keys are served from their local
+	// copies while Redis cannot be reached (stale reads), or fail like
+	// cold reads; true and false work too.
+	"stale_reads": toggle(with(runtime.WithStaleReads)),
 	// invalidate=tracking|pubsub|off says how a write reaches every
 	// instance's local copy: Redis client-side-caching broadcasts (any
 	// writer), the repositories' own announcements, or refresh alone.

@@ -262,7 +262,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, stale_reads, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
 }, {
 	name: "field and expires without layout=hash are reported at their arguments",
 	doc:  []string{"//hotkey:cache key=user:{ID} field={Token} expires=ExpiresAt"},
@@ -671,7 +671,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	spec, err := ParseLine(token.Position{Line: 1, Column: 1},
 		"//hotkey:cache key=user:{ID} ttl=1m hot_qps=10 warm_qps=5 top_n=2 window=1s promote_every=1s demote_every=2s "+
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
-			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
+			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader stale_reads=off max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
 			"aggregate=on cluster_hot_qps=20 codec=reflect changes=on sync_every=1s sync_batch=100 sync_lease=30s sync_ttl=2h "+
 			"bloom=on bloom_items=5000 bloom_fp=0.5%")
 	if err != nil {
@@ -692,7 +692,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 		runtime.WithLocalSize(3), runtime.WithLocalTTL(time.Hour), runtime.WithRefresh(30 * time.Minute), runtime.WithRefreshFailures(4),
 		runtime.WithRecorderSize(50), runtime.WithInactiveAfter(time.Minute),
 		runtime.WithNullTTL(0), runtime.WithJitter(0.2), runtime.WithRebuildLock(true), runtime.WithDegrade(runtime.DegradeLoader),
-		runtime.WithMaxValueBytes(1 << 20), runtime.WithMaxValueBytesHard(4 << 20),
+		runtime.WithStaleReads(false), runtime.WithMaxValueBytes(1 << 20), runtime.WithMaxValueBytesHard(4 << 20),
 		runtime.WithInvalidate(runtime.InvalidatePubSub),
 		runtime.WithAggregate(true), runtime.WithClusterHotQPS(20),
 		runtime.WithChanges(true), runtime.WithSyncEvery(time.Second), runtime.WithSyncBatch(100),

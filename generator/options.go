@@ -38,6 +38,7 @@ var runtimeOptions = map[string]runtimeOption{
 	"jitter":               {"WithJitter", func(s *annotations.Spec) any { return s.Jitter }},
 	"rebuild_lock":         {"WithRebuildLock", func(s *annotations.Spec) any { return s.RebuildLock }},
 	"degrade":              {"WithDegrade", func(s *annotations.Spec) any { return modeConst(s.Degrade) }},
+	"stale_reads":          {"WithStaleReads", func(s *annotations.Spec) any { return s.StaleReads }},
 	"invalidate":           {"WithInvalidate", func(s *annotations.Spec) any { return modeConst(s.Invalidate) }},
 	"max_value_bytes":      {"WithMaxValueBytes", func(s *annotations.Spec) any { return s.MaxValueBytes }},
 	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},

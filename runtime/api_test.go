@@ -39,7 +39,7 @@ func TestPublicAPI(t *testing.T) {
 		"func WithInactiveAfter", "func WithInvalidate", "func WithJitter", "func WithLoader", "func WithLocalSize",
 		"func WithLocalTTL", "func WithLogger", "func WithMaxValueBytes", "func WithMaxValueBytesHard", "func WithMonitorEvery",
 		"func WithNullTTL", "func WithPromoteEvery", "func WithRebuildLock", "func WithRebuildLockTTL", "func WithRecorderSize",
-		"func WithRefresh", "func WithRefreshFailures", "func WithTTL", "func WithTopN", "func WithWarmQPS", "func WithWindow",
+		"func WithRefresh", "func WithRefreshFailures", "func WithStaleReads", "func WithTTL", "func WithTopN", "func WithWarmQPS", "func WithWindow",
 		"func WithChanges", "func WithSyncEvery", "func WithSyncBatch", "func WithSyncLease", "func WithSyncTTL", "func WithSyncHook",
 		"func WithBloom", "func WithBloomItems", "func WithBloomFP",
 		"type Sample",

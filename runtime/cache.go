@@ -326,7 +326,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, erro
 	if c.down(ctx, n) {
 		return nil, 0, c.refuse(n, "get", key)
 	}
-	rctx, release := n.untilOpened(ctx)
+	rctx, release := c.untilOpened(ctx, n)
 	b, err := c.readRaw(rctx, key)
 	release()
 	if err != nil {

@@ -87,11 +87,17 @@ func newEnv(t *testing.T, opts ...Option) *env {
 // newEnvOn is newEnv on a server the test controls.
 func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
 	t.Helper()
+	return newEnvClient(t, srv, srv.Client(t), opts...)
+}
+
+// newEnvClient is newEnvOn through rdb, a client of srv the test made.
+func newEnvClient(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient, opts ...Option) *env {
+	t.Helper()
 	clk := fakeclock.New(epoch)
 	// Invalidation is off unless a test turns it on: it drops local copies
 	// asynchronously, and the tests of invalidation check that on purpose.
 	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
-	c, err := New(srv.Client(t), profileGlue, append(base, opts...)...)
+	c, err := New(rdb, profileGlue, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.down(ctx, n) {
 		return nil, c.refuse(n, "hget", key)
 	}
-	rctx, release := n.untilOpened(ctx)
+	rctx, release := c.untilOpened(ctx, n)
 	b, err := c.rdb.HGet(rctx, key, name).Bytes()
 	release()
 	switch {

@@ -72,6 +72,14 @@ type Config struct {
 	// a time so the database is not flattened.
 	Degrade      string
 	DegradeLimit int
+	// StaleReads serves a hot key's local copy that no session vouches for
+	// while the key's node cannot be reached (killed, refused, hung, too
+	// slow, partitioned away), counted as a stale read, so hot keys
+	// outlive an outage; off, such reads fail like cold ones. A node this
+	// instance alone cannot reach may still take other instances' writes:
+	// its copies are then knowingly stale, until RefreshFailures refreshes
+	// have failed and they are dropped. On by default: availability wins.
+	StaleReads bool
 
 	// MaxValueBytes is the encoded size above which reads and writes log a
 	// warning (once per key per minute) and count a big value;
@@ -213,6 +221,7 @@ func DefaultConfig() Config {
 		RebuildLockTTL:  DefaultRebuildLockTTL,
 		Degrade:         DegradeOff,
 		DegradeLimit:    DefaultDegradeLimit,
+		StaleReads:      true,
 		MaxValueBytes:   DefaultMaxValueBytes,
 		Invalidate:      InvalidateTracking,
 		AggregateTop:    DefaultAggregateTop,
@@ -314,6 +323,12 @@ func WithRebuildLockTTL(d time.Duration) Option {
 // DegradeLoader.
 func WithDegrade(mode string) Option {
 	return func(c *Config) { c.Degrade = mode; c.wrote(setDegrade) }
+}
+
+// WithStaleReads sets whether hot keys are served from their local copies
+// while Redis cannot be reached (see Config.StaleReads).
+func WithStaleReads(on bool) Option {
+	return func(c *Config) { c.StaleReads = on; c.wrote(setStaleReads) }
 }
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis

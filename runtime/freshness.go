@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,21 +100,15 @@ const (
 )
 
 // voucher is what a session needs to vouch for its node: the Clock that
-// stamps its PINGs, and the node the answers vouch for.
+// stamps its PINGs, the node the answers vouch for, and heard, which
+// takes the session's verdict on whether the node answers (nil) or not,
+// reached at now (health.go).
 type voucher struct {
 	clock Clock
 	n     *node
+	heard func(err error, now time.Time)
 }
 
-func (v voucher) stamp() string { return strconv.FormatInt(v.clock.Now().UnixNano(), 10) }
-
-// answered takes the payload of a PING's answer; one without a stamp (not
-// ours) vouches for nothing.
-func (v voucher) answered(payload string) {
-	if t, err := strconv.ParseInt(payload, 10, 64); err == nil {
-		v.n.vouched.Store(t)
-	}
-}
 func (n *node) sessionEnded(now time.Time) { n.move(now) }
 
 func (n *node) move(now time.Time) {
@@ -237,12 +230,13 @@ func (c *Cache[K, V]) fresh(m *copyMeta) bool {
 // and whose replica took the key over, the dead master stays unreachable
 // while the new one holds newer writes; and an instance that learns of
 // the promotion later than the others still hears their writes from the
-// promoted replica's session (superseded).
+// promoted replica's session (superseded). With StaleReads off, an
+// unverified copy is never served.
 func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
 	if c.fresh(m) {
 		return true, false
 	}
-	if !m.superseded.Load() && c.down(ctx, c.nodes.of(c.key(k))) {
+	if c.cfg.StaleReads && !m.superseded.Load() && c.down(ctx, c.nodes.of(c.key(k))) {
 		return true, true
 	}
 	return false, false

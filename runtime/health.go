@@ -123,11 +123,25 @@ func (h *health) rearm() {
 // untilOpened returns ctx, cancelled too when n's breaker opens, and the
 // function that releases it: a command sent before the breaker opened
 // may otherwise spend its client's dial retries, seconds, on a node the
-// runtime already knows is down.
-func (h *health) untilOpened(ctx context.Context) (context.Context, func()) {
+// runtime already knows is down. A command that has not returned within
+// answerWithin asks for a verdict on n (suspect), so a node that hangs is
+// found out by the reads waiting on it even where no session pings it
+// (invalidate=off).
+func (c *Cache[K, V]) untilOpened(ctx context.Context, n *node) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(h.opened.Load().ctx, cancel)
-	return ctx, func() { stop(); cancel() }
+	stop := context.AfterFunc(n.opened.Load().ctx, cancel)
+	slow := time.AfterFunc(answerWithin, func() {
+		c.flightMu.Lock() // guards wg.Add against Close
+		if c.closed.Load() {
+			c.flightMu.Unlock()
+			return
+		}
+		c.wg.Add(1)
+		c.flightMu.Unlock()
+		defer c.wg.Done()
+		c.suspect(n, noAnswer{waited: answerWithin})
+	})
+	return ctx, func() { slow.Stop(); stop(); cancel() }
 }
 
 // refuse counts a call refused because n is unreachable, and returns its
@@ -146,10 +160,18 @@ func (c *Cache[K, V]) refuse(n *node, op, key string) error {
 // open after Redis is back, hot keys are served from copies nobody vouches
 // for while others write, so the breaker must close within a few tens of
 // milliseconds of Redis answering. A ping costs one round trip.
-const (
-	probeEvery   = 20 * time.Millisecond
-	probeTimeout = 250 * time.Millisecond
-)
+const probeEvery = 20 * time.Millisecond
+
+// answerWithin is how long a node may take to answer a ping before it
+// counts as down: a ping of the breaker's that takes longer fails, and a
+// session whose PING goes unanswered that long opens the breaker (see
+// keepingUp.quiet). A node that is hung, paused, partitioned away or too
+// busy looks to its callers like a dead one, only slower, and a hot key's
+// node is slow before it dies: hot reads must not wait on it for the
+// client's ReadTimeout (3 s by default) any more than on a refused
+// connection. 100 ms is twice the invalidation bound and a hundred times
+// a loaded server's round trip.
+const answerWithin = 100 * time.Millisecond
 
 // staleLease is how long a failed ping keeps the breaker believed: half
 // the 50 ms invalidation bound, so that a write acknowledged by a Redis
@@ -174,7 +196,7 @@ func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
 
 // ask pings n once for everyone who needs to know now whether it answers,
 // and reports whether it is still down. The caller that finds no ping in
-// flight pings, on n's probe connection and within probeTimeout whatever
+// flight pings, on n's probe connection and within answerWithin whatever
 // its own context says, since others wait on its answer; the others wait
 // until the answer or their context's end. An ended context gets "not
 // down": its caller then fails on its context, and is never answered
@@ -206,10 +228,10 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 
 // check pings n, once more on a new connection when the one it used
 // broke, since a connection killed, or dropped by a restart, says nothing
-// of the server: a failure opens n's breaker, or renews its evidence, and
-// an answer closes it. It reports whether n is down.
+// of the server, and applies the verdict (judged). It reports whether n is
+// down.
 func (c *Cache[K, V]) check(n *node) bool {
-	ctx, cancel := context.WithTimeout(n.ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(n.ctx, answerWithin)
 	err := n.ping(ctx)
 	if err != nil && !notSent(err) && ctx.Err() == nil {
 		err = n.ping(ctx)
@@ -218,15 +240,22 @@ func (c *Cache[K, V]) check(n *node) bool {
 	if n.ctx.Err() != nil {
 		return true // the node is no longer followed, or the Cache closed
 	}
+	return c.judged(n, err, c.cfg.Clock.Now())
+}
+
+// judged applies a verdict on n reached at now, a ping's or a session's:
+// an answer (nil) closes n's breaker, a failure opens it, or renews the
+// evidence that keeps it open, and starts the probe that closes it. It
+// reports whether n is down.
+func (c *Cache[K, V]) judged(n *node, err error, now time.Time) bool {
 	if err == nil {
-		if n.close() {
+		if n.down.Load() && n.close() {
 			c.log.Info("hotkey: Redis answers again", "node", n.name)
 		}
 		return false
 	}
 	n.lastErr.Store(&err)
-	if now := c.cfg.Clock.Now(); !n.open(now) {
-		n.seen.Store(now.UnixNano())
+	if !n.open(now) {
 		return true
 	}
 	c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
@@ -299,7 +328,7 @@ func probeOptions(o *redis.Options) *redis.Options {
 	p := *o
 	p.PoolSize, p.MinIdleConns, p.MaxIdleConns, p.MaxActiveConns = 1, 0, 1, 0
 	p.MaxRetries, p.DialerRetries = -1, 1
-	p.DialTimeout, p.ReadTimeout, p.WriteTimeout = probeTimeout, probeTimeout, probeTimeout
+	p.DialTimeout, p.ReadTimeout, p.WriteTimeout = answerWithin, answerWithin, answerWithin
 	p.DisableIdentity = true
 	p.OnConnect = nil
 	dial := p.Dialer

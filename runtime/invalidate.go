@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,30 +48,82 @@ type session interface {
 }
 
 // keepingUp paces a session's stamped PINGs, which vouch for its node
-// (see vouched, freshness.go). Only the session's goroutine uses it.
+// (see vouched, freshness.go), and tells from their answers whether the
+// node answers at all. Only the session's goroutine uses it.
 type keepingUp struct {
 	v      *voucher  // nil until the session is armed
 	pinged time.Time // when the last PING was sent, for pacing
+	// out holds the stamps of the PINGs sent and not answered yet, oldest
+	// first; a node that stopped answering has at most maxOut of them.
+	out [maxOut]int64
+	n   int
 }
+
+// maxOut is how many PINGs a session leaves unanswered before it stops
+// sending more: a frozen server reads none of them, and the oldest is
+// all the verdict needs.
+const maxOut = 16
 
 // ping sends a stamped PING on ps when vouchEvery has passed since the
 // last. A half-open connection is noticed the same way: the answers stop,
 // and with them the vouching.
 func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
-	if k.v == nil || time.Since(k.pinged) < vouchEvery {
+	if k.v == nil || time.Since(k.pinged) < vouchEvery || k.n == maxOut {
 		return nil
 	}
 	k.pinged = time.Now()
-	if err := ps.Ping(ctx, k.v.stamp()); err != nil {
+	stamp := k.v.clock.Now().UnixNano()
+	if err := ps.Ping(ctx, strconv.FormatInt(stamp, 10)); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
+	k.out[k.n] = stamp
+	k.n++
 	return nil
 }
 
+// pong takes the answer to a PING: it vouches for the node up to its
+// stamp, and one answered within answerWithin says the node answers.
 func (k *keepingUp) pong(m *redis.Pong) {
-	if k.v != nil {
-		k.v.answered(m.Payload)
+	if k.v == nil {
+		return
 	}
+	stamp, err := strconv.ParseInt(m.Payload, 10, 64)
+	if err != nil {
+		return // not ours
+	}
+	k.v.n.vouched.Store(stamp)
+	i := 0
+	for i < k.n && k.out[i] <= stamp {
+		i++
+	}
+	k.n = copy(k.out[:], k.out[i:k.n])
+	if now := k.v.clock.Now(); now.UnixNano()-stamp < int64(answerWithin) {
+		k.v.heard(nil, now)
+	}
+}
+
+// quiet is called when the session has read everything Redis sent and
+// waited vouchEvery for more: a PING unanswered for answerWithin by then
+// says the node does not answer, hung, paused, too busy or cut off, as a
+// refused connection would, and its breaker opens or stays open. The
+// verdict is the session's own, reached on its goroutine after reading
+// its connection dry, so a session held up by the scheduler only reaches
+// it later, never wrongly.
+func (k *keepingUp) quiet() {
+	if k.v == nil || k.n == 0 {
+		return
+	}
+	if now := k.v.clock.Now(); now.UnixNano()-k.out[0] >= int64(answerWithin) {
+		k.v.heard(noAnswer{waited: time.Duration(now.UnixNano() - k.out[0])}, now)
+	}
+}
+
+// noAnswer is the verdict on a node that left a PING unanswered for
+// waited.
+type noAnswer struct{ waited time.Duration }
+
+func (e noAnswer) Error() string {
+	return fmt.Sprintf("no answer to a PING for %v", e.waited.Round(time.Millisecond))
 }
 
 // listener keeps the session of one node alive. Between the end of one
@@ -130,7 +183,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 					defer c.wg.Done()
 					c.suspect(l.n, errRedial)
 				}()
-			}, voucher{clock: c.cfg.Clock, n: l.n})
+			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, now time.Time) { c.judged(l.n, err, now) }})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
 			end()
@@ -374,7 +427,8 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, false, nil // quiet
+		s.keep.quiet()
+		return nil, false, nil
 	case err != nil && isFlush(err):
 		return nil, true, nil
 	case err != nil:
@@ -491,7 +545,8 @@ func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, false, nil // quiet
+		s.keep.quiet()
+		return nil, false, nil
 	case err != nil:
 		return nil, false, err
 	}

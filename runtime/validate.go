@@ -33,6 +33,7 @@ const (
 	setRebuildLockTTL
 	setDegrade
 	setDegradeLimit
+	setStaleReads
 	setMaxValueBytes
 	setMaxValueBytesHard
 	setInvalidate

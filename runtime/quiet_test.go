@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// These tests attack the availability promise with the failures that do
+// not announce themselves (issue 21): a Redis that hangs, and one that
+// leaves politely. Each checks what a read returns.
+
+// patience is how long a test lets reads run against a frozen Redis
+// before it calls them blocked: far beyond what any read should take
+// once the breaker is open, far below the client's ReadTimeout (a
+// minute, so a read that waits for it shows). It is a watchdog, not a
+// measure: the soak measures how long reads take.
+const patience = 30 * time.Second
+
+// Finding 1: with redis-server stopped by SIGSTOP, every read, hot keys
+// included, waited for the client's ReadTimeout: the breaker opened only
+// on a refused or broken connection, and a frozen server refuses
+// nothing. Now a node that leaves a PING unanswered for answerWithin is
+// down: hot reads are served from memory while it is frozen, a cold read
+// that waits on it has the breaker asked, so the reads after it fail
+// fast, and once it thaws another program's write is read. The client
+// has one connection, which a read sent before the breaker opened keeps
+// until the thaw (go-redis does not interrupt a read when its context
+// ends), and a ReadTimeout of a minute: a read that waits for it shows.
+func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
+	for _, mode := range []string{InvalidateTracking, InvalidatePubSub, InvalidateOff} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			w := &writeWatch{sent: make(chan struct{}), what: []byte("p:2")}
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: w.dial, PoolSize: 1, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+			t.Cleanup(func() { rdb.Close() })
+			e := newEnvClient(t, srv, rdb, WithInvalidate(mode), WithClock(wallClock{}))
+			if mode != InvalidateOff {
+				waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+			}
+			e.put("p:1", sample(1, "v1"))
+			e.heat("p:1")
+
+			srv.Freeze(t)
+			done := make(chan error, 1)
+			go func() { done <- readThroughAHang(e, w.sent) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(patience):
+				t.Fatalf("reads of a frozen Redis still blocked after %v", patience)
+			}
+			if st := e.c.Stats(); mode != InvalidateOff && st.StaleReads == 0 {
+				t.Errorf("StaleReads = 0; the hot reads of a frozen Redis are stale reads")
+			}
+
+			srv.Thaw()
+			write := func() error { e.put("p:1", sample(1, "v2")); return nil }
+			if mode == InvalidatePubSub { // only repositories announce writes
+				write = func() error { return e.c.Set(e.ctx, "p:1", sample(1, "v2")) }
+			}
+			waitFor(t, "a write after the thaw", func() bool { return write() == nil })
+			if mode == InvalidateOff {
+				e.c.refresh()
+			}
+			e.eventually("p:1", "v2", "after the thaw")
+		})
+	}
+}
+
+// Finding 2: a hot key was said to go unserved after SHUTDOWN NOSAVE
+// while SIGKILL and SIGTERM served it. However Redis leaves (killed,
+// shut down by a signal or a command, frozen) a hot key is served from
+// its copy, as a stale read; with stale_reads=off it fails like a cold
+// read instead, and never returns the copy nobody vouches for.
+func TestHotKeysOutliveRedisLeaving(t *testing.T) {
+	leave := map[string]func(t *testing.T, srv *redistest.Server, admin *redis.Client){
+		"SIGKILL": func(t *testing.T, srv *redistest.Server, _ *redis.Client) { srv.Kill() },
+		"SIGTERM": func(t *testing.T, srv *redistest.Server, _ *redis.Client) {
+			if err := srv.Terminate(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"SHUTDOWN NOSAVE": func(t *testing.T, srv *redistest.Server, admin *redis.Client) {
+			admin.Do(t.Context(), "SHUTDOWN", "NOSAVE") // answered by the connection closing
+			srv.Exited()
+		},
+		"SIGSTOP": func(t *testing.T, srv *redistest.Server, _ *redis.Client) { srv.Freeze(t) },
+	}
+	for _, how := range []string{"SIGKILL", "SIGTERM", "SHUTDOWN NOSAVE", "SIGSTOP"} {
+		for _, staleReads := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/stale_reads=%v", how, staleReads), func(t *testing.T) {
+				srv := redistest.Start(t)
+				e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithClock(wallClock{}), WithStaleReads(staleReads))
+				waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+				e.put("p:1", sample(1, "v1"))
+				e.heat("p:1")
+				admin := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+				t.Cleanup(func() { admin.Close() })
+				admin.Ping(t.Context())
+
+				leave[how](t, srv, admin)
+				failed := 0
+				for i := range 50 {
+					v, err := e.c.Get(e.ctx, "p:1")
+					switch {
+					case staleReads && (err != nil || v.Name != "v1"):
+						t.Fatalf("hot read %d after %s: %+v, %v; want its copy", i, how, v, err)
+					case err != nil && !errors.Is(err, ErrUnavailable):
+						t.Fatalf("hot read %d after %s with stale_reads=off: %v; want ErrUnavailable", i, how, err)
+					case err != nil:
+						failed++
+					}
+					time.Sleep(time.Millisecond)
+				}
+				// With stale_reads=off, a copy is served only while its
+				// session still vouched for it, and none as a stale read.
+				if st := e.c.Stats(); staleReads != (st.StaleReads > 0) || !staleReads && failed == 0 {
+					t.Fatalf("stale_reads=%v: %d stale reads, %d reads failed", staleReads, st.StaleReads, failed)
+				}
+			})
+		}
+	}
+}
+
+// readThroughAHang reads a hot key 200 times while Redis is frozen, each
+// read returning its copy; then, once a cold read's GET was sent (sent is
+// closed) or refused, reads another cold key until one fails fast.
+func readThroughAHang(e *env, sent <-chan struct{}) error {
+	for i := range 200 {
+		v, err := e.c.Get(e.ctx, "p:1")
+		if err != nil || v.Name != "v1" {
+			return fmt.Errorf("hot read %d of a frozen Redis: %+v, %v", i, v, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	refused := make(chan struct{})
+	go func() {
+		e.c.Get(e.ctx, "p:2") // refused at once, or it waits for the thaw
+		close(refused)
+	}()
+	select {
+	case <-sent:
+	case <-refused:
+	}
+	for {
+		_, err := e.c.Get(e.ctx, "p:3")
+		if errors.Is(err, ErrUnavailable) {
+			return nil
+		}
+		if err == nil {
+			return errors.New("a cold read of a frozen Redis succeeded")
+		}
+	}
+}
+
+// writeWatch dials plain connections that close sent the first time one
+// writes a command holding what.
+type writeWatch struct {
+	what []byte
+	sent chan struct{}
+	once sync.Once
+}
+
+func (w *writeWatch) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	cn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return watchedConn{cn, w}, nil
+}
+
+type watchedConn struct {
+	net.Conn
+	w *writeWatch
+}
+
+func (c watchedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if bytes.Contains(b, c.w.what) {
+		c.w.once.Do(func() { close(c.w.sent) })
+	}
+	return n, err
+}
