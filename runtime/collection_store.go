@@ -467,8 +467,9 @@ type ownerWrite[K comparable] struct {
 
 // writeOwners runs the write script for each of ws, in one round trip
 // (a pipeline when there are several), and then makes each owner's local
-// copy unverified and moves its generation on, as for a write of unknown
-// outcome: the script's result is not the collection, so the next read
+// copy unverified and moves its generation on (outdated, or uncertain
+// for a write of unknown outcome): the script's result is not the
+// collection, so a hot owner's is read back, the next read of another
 // asks Redis, and no read begun before stores what it saw. Nothing is sent
 // when an owner's node is unreachable.
 func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K]) error {
@@ -484,9 +485,16 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		c.pipelineWrites(ctx, ws, cmds)
 	}
 	var first error
+	var hot []*hotEntry[K]
 	for i, w := range ws {
 		err := cmds[i].Err()
-		if err != nil && !notSent(err) || err == nil {
+		switch {
+		case err == nil:
+			c.outdated(w.k, w.key)
+			if e := c.det.lookup(w.k); e != nil {
+				hot = append(hot, e)
+			}
+		case !notSent(err):
 			c.uncertain(w.k, w.key)
 		}
 		if err != nil {
@@ -501,6 +509,10 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		}
 		c.announce(ctx, w.key)
 	}
+	// A hot owner's copy is read back at once: until then it is older than
+	// this write and served to nobody, not even while Redis cannot be
+	// reached, which would cost it its availability in an outage.
+	c.reload(ctx, hot)
 	return first
 }
 

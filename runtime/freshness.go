@@ -330,6 +330,22 @@ func (c *Cache[K, V]) uncertain(k K, key string) {
 	}
 }
 
+// outdated applies this process's own acknowledged write of k (key) whose
+// result it does not hold (a collection's write script): the copy is
+// older than what Redis holds, so it is unverified and never served as
+// a stale read, and no read begun before can store or share its result.
+func (c *Cache[K, V]) outdated(k K, key string) {
+	c.gens.of(key).Add(1)
+	if e := c.det.lookup(k); e != nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		c.revokeLocked(e)
+		if e.held != nil {
+			e.held.superseded.Store(true)
+		}
+	}
+}
+
 // invalidate marks the copies of keys, which someone wrote, unverified:
 // the next read asks Redis, and the old copy is served only if Redis
 // cannot be asked (a stale read, as for any unverified copy), so an outage

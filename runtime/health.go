@@ -231,6 +231,7 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 // of the server, and applies the verdict (judged). It reports whether n is
 // down.
 func (c *Cache[K, V]) check(n *node) bool {
+	sent := c.cfg.Clock.Now()
 	ctx, cancel := context.WithTimeout(n.ctx, answerWithin)
 	err := n.ping(ctx)
 	if err != nil && !notSent(err) && ctx.Err() == nil {
@@ -240,7 +241,13 @@ func (c *Cache[K, V]) check(n *node) bool {
 	if n.ctx.Err() != nil {
 		return true // the node is no longer followed, or the Cache closed
 	}
-	return c.judged(n, err, c.cfg.Clock.Now())
+	// A failure is dated no later than the ping's deadline: a goroutine
+	// held up after it would otherwise date evidence it no longer has.
+	at := c.cfg.Clock.Now()
+	if deadline := sent.Add(answerWithin); err != nil && deadline.Before(at) {
+		at = deadline
+	}
+	return c.judged(n, err, at)
 }
 
 // judged applies a verdict on n reached at now, a ping's or a session's:

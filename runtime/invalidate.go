@@ -102,19 +102,32 @@ func (k *keepingUp) pong(m *redis.Pong) {
 	}
 }
 
-// quiet is called when the session has read everything Redis sent and
-// waited vouchEvery for more: a PING unanswered for answerWithin by then
-// says the node does not answer, hung, paused, too busy or cut off, as a
-// refused connection would, and its breaker opens or stays open. The
-// verdict is the session's own, reached on its goroutine after reading
-// its connection dry, so a session held up by the scheduler only reaches
-// it later, never wrongly.
-func (k *keepingUp) quiet() {
+// asked returns when a wait for Redis's next message that begins now
+// gives up: the moment a quiet session knows nothing came until.
+func (k *keepingUp) asked() time.Time {
+	if k.v == nil {
+		return time.Time{}
+	}
+	return k.v.clock.Now().Add(vouchEvery)
+}
+
+// quiet is called when the session read its connection dry and nothing
+// came until the wait that began before (asked) gave up: a PING
+// unanswered for answerWithin by then says the node does not answer,
+// hung, paused, too busy or cut off, as a refused connection would, and
+// its breaker opens or stays open. The verdict is dated by that wait, not
+// by when the session's goroutine got back to it, so a session held up by
+// the scheduler reaches it later, never wrongly: an answer that came
+// meanwhile is read first on the next call.
+func (k *keepingUp) quiet(until time.Time) {
 	if k.v == nil || k.n == 0 {
 		return
 	}
-	if now := k.v.clock.Now(); now.UnixNano()-k.out[0] >= int64(answerWithin) {
-		k.v.heard(noAnswer{waited: time.Duration(now.UnixNano() - k.out[0])}, now)
+	if now := k.v.clock.Now(); until.After(now) {
+		until = now // a Clock that does not move with the wall, in tests
+	}
+	if waited := time.Duration(until.UnixNano() - k.out[0]); waited >= answerWithin {
+		k.v.heard(noAnswer{waited: waited}, until)
 	}
 }
 
@@ -417,6 +430,7 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s.ps); err != nil {
 		return nil, false, err
 	}
+	asked := s.keep.asked()
 	msg, err := s.ps.ReceiveTimeout(ctx, vouchEvery)
 	if s.moved.Load() {
 		return nil, false, errors.New("the client's commands reach another server now (a failover?)")
@@ -427,7 +441,7 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		s.keep.quiet()
+		s.keep.quiet(asked)
 		return nil, false, nil
 	case err != nil && isFlush(err):
 		return nil, true, nil
@@ -541,11 +555,12 @@ func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s.ps); err != nil {
 		return nil, false, err
 	}
+	asked := s.keep.asked()
 	msg, err := s.ps.ReceiveTimeout(ctx, vouchEvery)
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		s.keep.quiet()
+		s.keep.quiet(asked)
 		return nil, false, nil
 	case err != nil:
 		return nil, false, err

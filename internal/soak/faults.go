@@ -55,11 +55,20 @@ var Faults = []Fault{
 	}},
 	// The outage comes before the last faults, so the run sees Redis
 	// come back and the service recover.
+	// A server that sleeps or pauses its clients answers nothing, as a
+	// hung one: an outage, in which hot keys are served from memory, not
+	// a wait (see unanswered).
 	{Name: "DEBUG SLEEP 0.5", inject: func(ctx context.Context, r *run, _ *history.Log) error {
+		defer r.unanswered(r.now())
 		return r.admin.Do(ctx, "DEBUG", "SLEEP", stallFor.Seconds()).Err()
 	}},
 	{Name: "CLIENT PAUSE 500", inject: func(ctx context.Context, r *run, _ *history.Log) error {
-		return r.admin.Do(ctx, "CLIENT", "PAUSE", stallFor.Milliseconds(), "ALL").Err()
+		from := r.now()
+		err := r.admin.Do(ctx, "CLIENT", "PAUSE", stallFor.Milliseconds(), "ALL").Err()
+		sleep(ctx, stallFor)
+		r.admin.Ping(ctx) // answered once the pause is over
+		r.unanswered(from)
+		return err
 	}},
 	{Name: "FLUSHALL", inject: func(ctx context.Context, r *run, l *history.Log) error {
 		r.mu.Lock()
@@ -79,6 +88,16 @@ func killClients(ctx context.Context, rdb redis.UniversalClient) error {
 		return err
 	}
 	return rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
+}
+
+// unanswered records an outage from from until now in which Redis kept
+// its data but answered nothing: a hot read may serve its copy there,
+// older than a write acknowledged just before (a stale read by design,
+// judged for availability like any outage's).
+func (r *run) unanswered(from time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
 }
 
 // lost records an outage from from until now, in which the writes

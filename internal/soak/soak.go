@@ -54,6 +54,10 @@ type Config struct {
 // their staleness.
 const Refresh = 200 * time.Millisecond
 
+// RefreshFailures is how many refreshes in a row may fail before an
+// invalidate=off run drops a copy: 2 s at Refresh.
+const RefreshFailures = 10
+
 // Phase is one fault's part of a run and the verdict on it: the fault
 // began at From and was over at Done, and WritesAfter writes begun after
 // Done and before the next fault were acknowledged (a fault after which
@@ -70,6 +74,8 @@ type Result struct {
 	Config Config
 	Total  history.Report
 	Phases []Phase
+	// Outages is how many outages the run's faults made.
+	Outages int
 }
 
 // Run runs cfg against a redis-server of its own.
@@ -158,7 +164,10 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	opts := []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
 		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(quiet)}
 	if r.cfg.Mode == runtime.InvalidateOff {
-		opts = append(opts, runtime.WithRefresh(Refresh))
+		// Refresh bounds staleness here, five times a second; a copy is
+		// dropped after RefreshFailures failed refreshes in a row, so the
+		// outage a run judges (about a second) is within their budget.
+		opts = append(opts, runtime.WithRefresh(Refresh), runtime.WithRefreshFailures(RefreshFailures))
 	}
 	var repos []store
 	for range r.cfg.Instances {
@@ -231,7 +240,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		// Redis sleeps or is paused.
 		base.Bound += Refresh + stallFor
 	}
-	res := &Result{Config: r.cfg, Total: history.Check(ops, base)}
+	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Outages: len(r.outages)}
 	for i, p := range phases {
 		to := r.now()
 		if i+1 < len(phases) && phases[i+1].From > 0 {
