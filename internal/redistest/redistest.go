@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +138,29 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // Kill stops the server abruptly, as a crash or a network cut would look to
 // its clients; Restart brings it back on the same address.
 func (s *Server) Kill() { s.stopProcess() }
+
+// Freeze stops the server's process (SIGSTOP) until Thaw, or until t
+// ends: it still accepts connections, which the kernel does for it, but
+// answers nothing, as a server stuck in a long command, or a node behind
+// a network that drops packets, looks to its clients.
+func (s *Server) Freeze(t testing.TB) {
+	t.Helper()
+	if s.cmd == nil {
+		t.Fatalf("redistest: Freeze of the stopped server on %s", s.Addr)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("redistest: SIGSTOP to redis-server on %s: %v", s.Addr, err)
+	}
+	t.Cleanup(s.Thaw)
+}
+
+// Thaw lets a frozen server go on (SIGCONT); it answers what its clients
+// sent meanwhile.
+func (s *Server) Thaw() {
+	if s.cmd != nil {
+		s.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
 
 // Restart starts a killed server again on the same address, empty.
 func (s *Server) Restart(t testing.TB) {
