@@ -100,12 +100,14 @@ type Cache[K comparable, V any] struct {
 	hist      history
 
 	tickMu sync.Mutex // serialises ticks
-	// refreshLog rate-limits the lines about failed refreshes (tickMu).
+	sched  schedule
+	jobs   jobs // the background work that waits on Redis, off the tick
+	// refreshLog rate-limits the lines about failed refreshes.
 	refreshLog struct {
+		mu         sync.Mutex
 		next       time.Time
 		suppressed int
 	}
-	sched schedule
 	// probeClient is the breaker's own connection to a single server (see
 	// probeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client

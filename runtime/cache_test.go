@@ -87,11 +87,18 @@ func newEnv(t *testing.T, opts ...Option) *env {
 // newEnvOn is newEnv on a server the test controls.
 func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
 	t.Helper()
+	return newEnvOnClient(t, srv, srv.Client(t), opts...)
+}
+
+// newEnvOnClient is newEnvOn with the Cache on rdb, a client of srv made
+// with the options the test needs.
+func newEnvOnClient(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient, opts ...Option) *env {
+	t.Helper()
 	clk := fakeclock.New(epoch)
 	// Invalidation is off unless a test turns it on: it drops local copies
 	// asynchronously, and the tests of invalidation check that on purpose.
 	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
-	c, err := New(srv.Client(t), profileGlue, append(base, opts...)...)
+	c, err := New(rdb, profileGlue, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +162,19 @@ func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
 	return ok
 }
 
-// tick advances the clock by d and runs the background work due then.
-func (e *env) tick(d time.Duration) { e.c.tick(e.clock.Advance(d)) }
+// tick advances the clock by d, runs the background work due then, and
+// waits for the jobs it started.
+func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
+
+// tickAndWait runs c's tick at now and waits for the jobs it started,
+// which run on goroutines of their own (see job).
+func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
+	c.tick(now)
+	for _, j := range []*job{&c.jobs.report, &c.jobs.cluster, &c.jobs.refresh} {
+		j.running.Lock()
+		j.running.Unlock() // the run under way, if any, has ended
+	}
+}
 
 func TestColdReadThrough(t *testing.T) {
 	e := newEnv(t)
