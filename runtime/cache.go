@@ -338,7 +338,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, erro
 		if n.unreachable() && ctx.Err() == nil {
 			return nil, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(n, err)
 		return nil, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
@@ -379,7 +379,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return c.refuse(t.n, "set", key)
 	}
 	if err := c.setValue(ctx, key, b, c.ttl(c.cfg.TTL)); err != nil {
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(t.n, err)
 		if !notSent(err) {
 			c.uncertain(k, key) // the write may have landed
@@ -405,7 +405,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		if !notSent(err) {
 			c.uncertain(k, key) // the delete may have landed
 		}
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
