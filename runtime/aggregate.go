@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync"
+
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
@@ -20,9 +22,10 @@ import (
 // window's reports are mapped back to their keys. That also keeps a
 // replica from caching a key it hardly reads.
 
-// aggregator is a Cache's part in cluster-wide detection. Only the
-// background tick uses it, under tickMu.
+// aggregator is a Cache's part in cluster-wide detection. The report and
+// the cluster read use it, each on its own goroutine (see job).
 type aggregator[K comparable] struct {
+	mu sync.Mutex // guards reported and failing
 	// reported maps the names this replica reported in the last window to
 	// their keys: at most AggregateTop per slot.
 	reported map[string]reportedKey[K]
@@ -54,19 +57,21 @@ func (c Config) clusterHotQPS() float64 {
 // without reads.
 func (c *Cache[K, V]) report(slot int64, reads uint64) {
 	a := c.agg
+	top := c.det.rec.Top(slot, c.cfg.AggregateTop)
+	counts := make([]aggregate.Count, len(top))
+	a.mu.Lock()
 	for name, r := range a.reported {
 		if r.slot < slot-detect.Slots { // outside every window still to be read
 			delete(a.reported, name)
 		}
 	}
-	top := c.det.rec.Top(slot, c.cfg.AggregateTop)
-	if len(top) == 0 {
-		return
-	}
-	counts := make([]aggregate.Count, len(top))
 	for i, sc := range top {
 		counts[i] = aggregate.Count{Name: sc.Name, N: uint64(sc.Count)}
 		a.reported[sc.Name] = reportedKey[K]{k: sc.Key, slot: slot}
+	}
+	a.mu.Unlock()
+	if len(top) == 0 {
+		return
 	}
 	pipe := c.rdb.Pipeline()
 	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, reads, 2*c.cfg.Window)
@@ -91,12 +96,15 @@ func (c *Cache[K, V]) readCluster() {
 	}
 	c.aggregateWorks()
 	window := c.cfg.Window.Seconds()
-	rates := make(map[K]float64, min(len(sums), len(c.agg.reported)))
+	a := c.agg
+	a.mu.Lock()
+	rates := make(map[K]float64, min(len(sums), len(a.reported)))
 	for name, n := range sums {
-		if r, ok := c.agg.reported[name]; ok {
+		if r, ok := a.reported[name]; ok {
 			rates[r.k] = n / window
 		}
 	}
+	a.mu.Unlock()
 	c.det.cluster.Store(&rates)
 }
 
@@ -108,15 +116,21 @@ func (c *Cache[K, V]) aggregateFailed(op string, err error) {
 		return // Close interrupted it
 	}
 	c.count.aggregateErrors.Add(1)
-	if !c.agg.failing {
-		c.agg.failing = true
+	c.agg.mu.Lock()
+	first := !c.agg.failing
+	c.agg.failing = true
+	c.agg.mu.Unlock()
+	if first {
 		c.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
 	}
 }
 
 func (c *Cache[K, V]) aggregateWorks() {
-	if c.agg.failing {
-		c.agg.failing = false
+	c.agg.mu.Lock()
+	was := c.agg.failing
+	c.agg.failing = false
+	c.agg.mu.Unlock()
+	if was {
 		c.log.Info("hotkey: cluster aggregation works again")
 	}
 }

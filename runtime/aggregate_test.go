@@ -64,7 +64,7 @@ func (r *replicas) read(key string, n int) {
 func (r *replicas) step() {
 	now := r.clock.Advance(r.cs[0].det.rec.Slot())
 	for _, c := range r.cs {
-		c.tick(now)
+		tickAndWait(c, now)
 	}
 }
 

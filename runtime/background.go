@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
@@ -8,7 +10,8 @@ import (
 
 // schedule says when each periodic job is next due. One goroutine ticks at
 // the finest period and runs whatever is due, so background work costs one
-// goroutine and one timer per Cache.
+// goroutine and one timer per Cache, and a goroutine per job that waits on
+// Redis while it runs (see job).
 type schedule struct {
 	period                            time.Duration
 	promote, demote, refresh, monitor time.Time
@@ -68,7 +71,9 @@ func (c *Cache[K, V]) run() {
 	}
 }
 
-// tick advances the detection window to now and runs the jobs that are due.
+// tick advances the detection window to now, runs the jobs that are due
+// and adds the second's sample to History. It never waits on Redis: the
+// jobs that do run on goroutines of their own (see job).
 func (c *Cache[K, V]) tick(now time.Time) {
 	c.tickMu.Lock()
 	defer c.tickMu.Unlock()
@@ -84,7 +89,8 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		c.readSnaps[slot%detect.Ring].Store(reads)
 	}
 	if c.agg != nil && to > from {
-		c.report(from, ended) // the slot that just ended; any after it saw no reads
+		// The slot that just ended; any after it saw no reads.
+		c.start(&c.jobs.report, "aggregation report", func() { c.report(from, ended) })
 	}
 
 	var pass detect.Pass
@@ -95,13 +101,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		pass |= detect.DemotePass
 	}
 	if pass != 0 {
-		if c.agg != nil {
-			c.readCluster()
-		}
-		c.det.reselect(pass)
+		c.selectHot(pass)
 	}
 	if s.due(&s.refresh, s.refreshEvery, now) {
-		c.refresh()
+		c.start(&c.jobs.refresh, "refresh", c.refresh)
 	}
 	c.hist.add(total{
 		at: now, reads: reads, hits: hits,
@@ -111,6 +114,58 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if s.due(&s.monitor, s.monitorEvery, now) {
 		c.logStats()
 	}
+}
+
+// selectHot runs a selection pass. With aggregation it runs on the
+// cluster read's goroutine once the read is done, so that it sees the
+// reading taken for it; while the last read still waits on Redis, it runs
+// at once on the last reading.
+func (c *Cache[K, V]) selectHot(pass detect.Pass) {
+	if c.agg != nil && c.start(&c.jobs.cluster, "cluster read", func() {
+		c.readCluster()
+		c.det.reselect(pass)
+	}) {
+		return
+	}
+	c.det.reselect(pass)
+}
+
+// job is one kind of background work that waits on Redis: the
+// aggregation report, the cluster read, the refresh. Each run has a
+// goroutine of its own, so that the tick, which samples History and runs
+// detection, never waits on Redis: a node that accepts connections and
+// never answers would stop both, and the live page would show no errors
+// at the height of an outage. A job runs once at a time: a tick that
+// finds its last run still waiting skips it.
+type job struct {
+	running sync.Mutex   // held by the run under way
+	skipped atomic.Int64 // runs skipped while the one under way waits
+}
+
+// jobs are a Cache's kinds of job.
+type jobs struct{ report, cluster, refresh job }
+
+// start runs f, the job j called name, on a goroutine of its own, which
+// Close waits for, unless j's last run is still under way; it reports
+// whether f started. Only the first run skipped while one waits is logged,
+// and when that one ends, how many were skipped.
+func (c *Cache[K, V]) start(j *job, name string, f func()) bool {
+	if !j.running.TryLock() {
+		if j.skipped.Add(1) == 1 {
+			c.log.Warn("hotkey: background work still waits on Redis; its next runs are skipped until it ends", "job", name)
+		}
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer j.running.Unlock()
+		f()
+		if n := j.skipped.Swap(0); n > 0 && c.ctx.Err() == nil {
+			c.log.Info("hotkey: background work ended", "job", name, "skipped_runs", n)
+		}
+	}()
+	return true
 }
 
 // readsPerSec is the number of reads over the window's complete slots divided by

@@ -274,8 +274,7 @@ func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, tt
 		c.bloom.errors.Add(1)
 		c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", key, "err", err)
 	}
-	if err := set.Err(); err != nil {
-		c.count.redisErrors.Add(1)
+	if err := set.Err(); err != nil && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
 	}
 	return set.Val()

@@ -100,12 +100,14 @@ type Cache[K comparable, V any] struct {
 	hist      history
 
 	tickMu sync.Mutex // serialises ticks
-	// refreshLog rate-limits the lines about failed refreshes (tickMu).
+	sched  schedule
+	jobs   jobs // the background work that waits on Redis, off the tick
+	// refreshLog rate-limits the lines about failed refreshes.
 	refreshLog struct {
+		mu         sync.Mutex
 		next       time.Time
 		suppressed int
 	}
-	sched schedule
 	// probeClient is the breaker's own connection to a single server (see
 	// probeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client
@@ -183,6 +185,14 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if one, ok := rdb.(*redis.Client); ok {
 		c.probeClient = redis.NewClient(probeOptions(connOptions(one.Options())))
 		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
+		// The probe's connection is made now and kept: a verdict asked
+		// later pings on it, not on a new connection, which a server out
+		// of connections, or a network that drops new ones, would refuse
+		// while it still answers the caller's, opening the breaker on a
+		// Redis that takes other writers' writes.
+		warm, cancel := context.WithTimeout(c.ctx, answerWithin)
+		c.probeClient.Ping(warm)
+		cancel()
 	}
 	c.nodes.one = newNode(c.ctx, "redis", cfg.Clock.Now(), ping)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
@@ -336,7 +346,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, erro
 		if n.unreachable() && ctx.Err() == nil {
 			return nil, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(n, err)
 		return nil, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
@@ -377,7 +387,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return c.refuse(t.n, "set", key)
 	}
 	if err := c.setValue(ctx, key, b, c.ttl(c.cfg.TTL)); err != nil {
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(t.n, err)
 		if !notSent(err) {
 			c.uncertain(k, key) // the write may have landed
@@ -403,7 +413,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		if !notSent(err) {
 			c.uncertain(k, key) // the delete may have landed
 		}
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}

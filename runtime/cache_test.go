@@ -161,8 +161,19 @@ func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
 	return ok
 }
 
-// tick advances the clock by d and runs the background work due then.
-func (e *env) tick(d time.Duration) { e.c.tick(e.clock.Advance(d)) }
+// tick advances the clock by d, runs the background work due then, and
+// waits for the jobs it started.
+func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
+
+// tickAndWait runs c's tick at now and waits for the jobs it started,
+// which run on goroutines of their own (see job).
+func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
+	c.tick(now)
+	for _, j := range []*job{&c.jobs.report, &c.jobs.cluster, &c.jobs.refresh} {
+		j.running.Lock()
+		j.running.Unlock() // the run under way, if any, has ended
+	}
+}
 
 func TestColdReadThrough(t *testing.T) {
 	e := newEnv(t)
@@ -401,6 +412,96 @@ func TestRedisErrorsAreWrappedAndCounted(t *testing.T) {
 	}
 	if st := c.Stats(); st.RedisErrors != 2 {
 		t.Fatalf("RedisErrors = %d, want 2", st.RedisErrors)
+	}
+}
+
+// A caller that gives up is no Redis error: a call whose context was
+// cancelled, or whose deadline passed while Redis hung, leaves
+// RedisErrors, and so Prometheus and the live page, which read it, where
+// they were; a server that is gone still counts. (Issue 21, finding 5: 20
+// reads with an expired context counted 19 Redis errors.)
+func TestACallerGivingUpIsNoRedisError(t *testing.T) {
+	calls := []struct {
+		name string
+		do   func(ctx context.Context, c *Cache[string, profile]) error
+	}{
+		{"Get of a cold key", func(ctx context.Context, c *Cache[string, profile]) error { _, err := c.Get(ctx, "p:1"); return err }},
+		{"GetMany", func(ctx context.Context, c *Cache[string, profile]) error {
+			_, err := c.GetMany(ctx, []string{"p:1", "p:2"})
+			return err
+		}},
+		{"Set", func(ctx context.Context, c *Cache[string, profile]) error { return c.Set(ctx, "p:1", sample(1, "ada")) }},
+		{"Del", func(ctx context.Context, c *Cache[string, profile]) error { return c.Del(ctx, "p:1") }},
+	}
+	cancelled := func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
+	}
+	expiring := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 50*time.Millisecond)
+	}
+	live := func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }
+	ends := []struct {
+		name        string
+		redis       func(t *testing.T, srv *redistest.Server)
+		ctx         func() (context.Context, context.CancelFunc)
+		redisErrors uint64
+	}{
+		{"with a context cancelled before the call", func(*testing.T, *redistest.Server) {}, cancelled, 0},
+		{"with a deadline that passes while Redis hangs", func(t *testing.T, srv *redistest.Server) { srv.Freeze(t) }, expiring, 0},
+		{"on a server that was killed", func(_ *testing.T, srv *redistest.Server) { srv.Kill() }, live, 1},
+	}
+	for _, end := range ends {
+		for _, call := range calls {
+			t.Run(call.name+" "+end.name, func(t *testing.T) {
+				srv := redistest.Start(t)
+				// A read's deadline is its context's, not the client's
+				// 3 s read timeout, and a failed command is not retried:
+				// the call fails with the read's timeout, which go-redis
+				// would otherwise replace with the context's error
+				// before a retry.
+				rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+				t.Cleanup(func() { rdb.Close() })
+				e := newEnvClient(t, srv, rdb)
+				if err := rdb.Ping(e.ctx).Err(); err != nil { // a connection in the pool, before Redis hangs
+					t.Fatal(err)
+				}
+				end.redis(t, srv)
+				ctx, cancel := end.ctx()
+				defer cancel()
+				if err := call.do(ctx, e.c); err == nil {
+					t.Fatal("the call succeeded")
+				}
+				if got := e.c.Stats().RedisErrors; got != end.redisErrors {
+					t.Errorf("RedisErrors = %d, want %d", got, end.redisErrors)
+				}
+			})
+		}
+	}
+}
+
+// A batch loader that outlasts its caller's context still answers the
+// read; the write-back of its rows, refused for the ended context, is no
+// Redis error, and nothing is logged about it.
+func TestAWriteBackAfterTheCallerGaveUpIsNoRedisError(t *testing.T) {
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithBatchLoader(func(_ context.Context, ks []string) (map[string]*profile, error) {
+			cancel() // the caller gives up while the database answers
+			return map[string]*profile{"p:1": sample(1, "ada")}, nil
+		}))
+	got, err := e.c.GetMany(ctx, []string{"p:1"})
+	if err != nil || got[0] == nil || got[0].Name != "ada" {
+		t.Fatalf("GetMany = %+v, %v; want the loaded row", got, err)
+	}
+	if st := e.c.Stats(); st.RedisErrors != 0 {
+		t.Errorf("RedisErrors = %d, want 0", st.RedisErrors)
+	}
+	if lines := logs.linesWith("write-back failed"); len(lines) != 0 {
+		t.Errorf("logged %q", lines)
 	}
 }
 

@@ -169,7 +169,7 @@ func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	}
 	pipe.PExpire(ctx, c.chg.buf, c.cfg.SyncTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		return fmt.Errorf("hotkey: mark %d ids of %s changed: %w", len(ks), c.cfg.Entity, err)
 	}
 	return nil

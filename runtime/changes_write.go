@@ -58,7 +58,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 	var errs []error
 	for _, w := range writes {
 		if err := w.cmd.Err(); err != nil {
-			c.count.redisErrors.Add(1)
+			c.countRedisError(ctx, err)
 			c.failed(w.t.n, err)
 			if !notSent(err) {
 				c.uncertain(w.k, w.key)

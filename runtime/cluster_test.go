@@ -91,7 +91,7 @@ func TestOnACluster(t *testing.T) {
 	// A refresh pipeline spans nodes too.
 	b, _ := msgpack.Marshal(sample(0, "changed"))
 	rdb.Set(ctx, "p:0", b, 0)
-	c.tick(clk.Advance(DefaultRefresh))
+	tickAndWait(c, clk.Advance(DefaultRefresh))
 	if v, err := c.Get(ctx, "p:0"); err != nil || v.Name != "changed" {
 		t.Fatalf("after refresh on a cluster: %+v, %v", v, err)
 	}

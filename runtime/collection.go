@@ -195,7 +195,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	case errors.Is(err, redis.Nil):
 		return nil, fmt.Errorf("hget %q %q: %w", key, name, ErrNotFound)
 	case err != nil:
-		c.count.redisErrors.Add(1)
+		c.countRedisError(ctx, err)
 		c.failed(n, err)
 		return nil, fmt.Errorf("hotkey: hget %q %q: %w", key, name, err)
 	}

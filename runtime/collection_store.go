@@ -86,7 +86,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 	}
 	if pipe.Len() > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
-			c.count.redisErrors.Add(1)
+			c.countRedisError(ctx, err)
 		}
 	}
 	for i, cmd := range cmds {
@@ -499,7 +499,7 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		}
 		if err != nil {
 			if len(ws) == 1 {
-				c.count.redisErrors.Add(1)
+				c.countRedisError(ctx, err)
 			}
 			c.failed(c.nodes.of(w.key), err)
 			if first == nil {
@@ -541,7 +541,7 @@ func (c *Cache[K, V]) pipelineWrites(ctx context.Context, ws []ownerWrite[K], cm
 	}
 	for _, cmd := range cmds {
 		if cmd.Err() != nil {
-			c.count.redisErrors.Add(1)
+			c.countRedisError(ctx, cmd.Err())
 			return
 		}
 	}

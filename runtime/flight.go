@@ -83,7 +83,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 			// Corrupt bytes: replace them with the row, as go-zero does.
 			c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", key, "err", call.err)
 			if err := c.rdb.Del(ctx, key).Err(); err != nil {
-				c.count.redisErrors.Add(1)
+				c.countRedisError(ctx, err)
 			}
 		}
 		call.v, inRedis, call.err = c.loadThrough(ctx, k, key)

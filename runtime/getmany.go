@@ -205,8 +205,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		}
 		written[p.k] = w
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		c.count.redisErrors.Add(1)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: write-back failed", "keys", len(ks), "err", err)
 	}
 	for _, p := range load {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,6 +371,33 @@ func (f failedDial) SetWriteDeadline(time.Time) error { return nil }
 func notSent(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// countRedisError counts err, the failure of a command sent under ctx, as a
+// Redis error (Stats.RedisErrors), unless ctx had ended and err says so:
+// the context's error, or the timeout of a read whose deadline was the
+// context's (go-redis's ContextTimeoutEnabled). Whoever stopped waiting,
+// a caller's deadline or cancellation, or Close, says nothing of Redis.
+// A dial that timed out under a ctx still live returns
+// context.DeadlineExceeded too, and counts. It reports whether err
+// counted, for the callers that log what did.
+func (c *Cache[K, V]) countRedisError(ctx context.Context, err error) bool {
+	if contextEnded(ctx) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)) {
+		return false
+	}
+	c.count.redisErrors.Add(1)
+	return true
+}
+
+// contextEnded reports whether ctx has ended or its deadline has passed:
+// a read whose deadline was ctx's times out when the deadline passes, a
+// moment before ctx's own timer ends it. Deadlines are the wall clock's.
+func contextEnded(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // connectionFailure reports an error that says the node cannot be reached

@@ -590,8 +590,7 @@ func (c *Cache[K, V]) announce(ctx context.Context, key string) {
 	if c.cfg.Invalidate != InvalidatePubSub && !c.pubsubFallback.Load() {
 		return
 	}
-	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil {
-		c.count.redisErrors.Add(1)
+	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: publishing an invalidation failed", "key", key, "err", err)
 	}
 }

@@ -120,8 +120,7 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 // returned.
 func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) bool {
 	ok, err := c.setNX(ctx, c.rdb, key, b, ttl)()
-	if err != nil {
-		c.count.redisErrors.Add(1)
+	if err != nil && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
 	}
 	return ok

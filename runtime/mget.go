@@ -41,7 +41,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []erro
 	}
 	if pipe.Len() > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
-			c.count.redisErrors.Add(1)
+			c.countRedisError(ctx, err)
 		}
 	}
 	for g, idx := range groups {

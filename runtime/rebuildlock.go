@@ -33,13 +33,14 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, found b
 	for {
 		ok, err := c.rdb.SetNX(ctx, lock, token, ttl).Result()
 		if err != nil {
-			c.count.redisErrors.Add(1)
+			c.countRedisError(ctx, err)
 			return nil, false, noop, nil
 		}
 		if ok {
 			return nil, false, func() {
-				if err := unlock.Run(context.WithoutCancel(ctx), c.rdb, []string{lock}, token).Err(); err != nil {
-					c.count.redisErrors.Add(1)
+				ctx := context.WithoutCancel(ctx)
+				if err := unlock.Run(ctx, c.rdb, []string{lock}, token).Err(); err != nil {
+					c.countRedisError(ctx, err)
 				}
 			}, nil
 		}

@@ -114,11 +114,12 @@ const refreshLogEvery = 10 * time.Second
 
 // logRefreshFailures logs a refresh's failures, at most once per
 // refreshLogEvery, counting the refreshes whose failures went unlogged.
-// Only the background tick calls it, under tickMu.
 func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
 	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
+	c.refreshLog.mu.Lock()
+	defer c.refreshLog.mu.Unlock()
 	now := c.cfg.Clock.Now()
 	if now.Before(c.refreshLog.next) {
 		c.refreshLog.suppressed++

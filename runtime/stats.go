@@ -41,8 +41,11 @@ type Stats struct {
 	Demotions     uint64
 	Refreshes     uint64 // successful reloads of hot keys
 	RefreshErrors uint64
-	RedisErrors   uint64
-	DecodeErrors  uint64
+	// RedisErrors are the Redis commands that failed. A command whose
+	// caller's context ended first (its deadline passed, or it was
+	// cancelled) did not fail: its caller stopped waiting.
+	RedisErrors  uint64
+	DecodeErrors uint64
 
 	Loads      uint64 // loader calls
 	LoadErrors uint64 // loader calls that failed

@@ -138,7 +138,7 @@ var metrics = append([]metric{
 		func(s *runtime.Stats) uint64 { return s.Refreshes }),
 	counter("refresh_errors", "Background reloads of hot keys that failed; after refresh_failures in a row a key's local copy is dropped.",
 		func(s *runtime.Stats) uint64 { return s.RefreshErrors }),
-	counter("redis_errors", "Redis commands that failed (an absent key is not a failure).",
+	counter("redis_errors", "Redis commands that failed (an absent key is not a failure, nor a caller's context ending).",
 		func(s *runtime.Stats) uint64 { return s.RedisErrors }),
 	counter("decode_errors", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys.",
 		func(s *runtime.Stats) uint64 { return s.DecodeErrors }),

@@ -167,7 +167,7 @@ var families = []family{
 	{"hotkeygen_reads_total", "counter", "Reads of the entity's keys, served locally or from Redis."},
 	{"hotkeygen_redis_down_since_seconds", "gauge", "Unix time Redis was found unreachable, since when hot keys are served from memory and other calls fail fast; 0 while it answers."},
 	{"hotkeygen_recorder_keys", "gauge", "Keys hot-key detection tracks by name, the candidates for hot, at most recorder_size; every other key is counted by hash."},
-	{"hotkeygen_redis_errors_total", "counter", "Redis commands that failed (an absent key is not a failure)."},
+	{"hotkeygen_redis_errors_total", "counter", "Redis commands that failed (an absent key is not a failure, nor a caller's context ending)."},
 	{"hotkeygen_refresh_errors_total", "counter", "Background reloads of hot keys that failed; after refresh_failures in a row a key's local copy is dropped."},
 	{"hotkeygen_refreshes_total", "counter", "Background reloads of hot keys from Redis that succeeded."},
 	{"hotkeygen_stale_reads_total", "counter", "Reads answered from a local copy no live invalidation session vouched for, because Redis could not be reached."},
