@@ -283,11 +283,15 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		return c.clone(v), nil
 	}
 	c.count.misses.Add(1)
+	// A copy older than a write Redis took is never served: its read
+	// waits for Redis, breaker or not. Any other copy stops the wait when
+	// the breaker opens, and is served instead.
 	var opened <-chan struct{} // nil: never
-	if held {
+	patient := held && cp.meta.superseded.Load()
+	if held && !patient {
 		opened = c.nodes.of(c.key(key)).whenOpened()
 	}
-	v, err := c.resolveUntil(ctx, key, e, nil, opened)
+	v, err := c.resolveUntil(ctx, key, e, nil, opened, patient)
 	if err != nil {
 		if held && redisFailed(err) {
 			// Redis failed while the copy waited to be vouched for: an
@@ -326,24 +330,28 @@ func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNo
 // fetch reads and decodes key from Redis; while the key's node is
 // unreachable it fails at once.
 func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
-	v, _, err := c.fetchSized(ctx, key)
+	v, _, err := c.fetchSized(ctx, key, false)
 	return v, err
 }
 
-// fetchSized is fetch, also returning the size of the bytes read.
-func (c *Cache[K, V]) fetchSized(ctx context.Context, key string) (*V, int, error) {
+// fetchSized is fetch, also returning the size of the bytes read; a
+// patient fetch reads Redis even while the key's node is believed down.
+func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (*V, int, error) {
 	n := c.nodes.of(key)
-	if c.down(ctx, n) {
+	if !patient && c.down(ctx, n) {
 		return nil, 0, c.refuse(n, "get", key)
 	}
-	rctx, release := c.untilOpened(ctx, n)
+	rctx, release := ctx, func() {}
+	if !patient {
+		rctx, release = c.untilOpened(ctx, n)
+	}
 	b, err := c.readRaw(rctx, key)
 	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return nil, 0, fmt.Errorf("get %q: %w", key, noKey{})
 		}
-		if n.unreachable() && ctx.Err() == nil {
+		if !patient && n.unreachable() && ctx.Err() == nil {
 			return nil, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)

@@ -13,7 +13,11 @@ import (
 type loadCall[V any] struct {
 	// t is what the read knew when it was sent: a caller may share it
 	// only if it knows no more (see freshness.go).
-	t       token
+	t token
+	// patient reads Redis even while the key's node is believed down:
+	// the caller holds a copy known to be older than what Redis holds
+	// (superseded), which it may not serve, and Redis is its only answer.
+	patient bool
 	done    chan struct{}
 	v       *V
 	err     error
@@ -31,14 +35,15 @@ type loadCall[V any] struct {
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
 func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen error) (*V, error) {
-	return c.resolveUntil(ctx, k, e, seen, nil)
+	return c.resolveUntil(ctx, k, e, seen, nil, false)
 }
 
 // resolveUntil is resolve that stops waiting, with ErrUnavailable, when
 // opened is closed: the breaker of the key's node opened while a caller
 // with a local copy in hand waited on Redis. The read goes on for the
-// others; this caller is answered from the copy at once.
-func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen error, opened <-chan struct{}) (*V, error) {
+// others; this caller is answered from the copy at once. A patient read
+// asks Redis whatever the breaker says (see loadCall.patient).
+func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen error, opened <-chan struct{}, patient bool) (*V, error) {
 	t := c.begin(c.key(k))
 	c.flightMu.Lock()
 	call := c.flights[k]
@@ -47,7 +52,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 			c.flightMu.Unlock()
 			return nil, ErrClosed
 		}
-		call = &loadCall[V]{t: t, done: make(chan struct{})}
+		call = &loadCall[V]{t: t, patient: patient, done: make(chan struct{})}
 		c.flights[k] = call
 		c.wg.Add(1)
 		go c.runLoad(context.WithoutCancel(ctx), k, e, seen, call)
@@ -76,7 +81,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	if seen != nil {
 		call.err = seen
 	} else {
-		call.v, size, call.err = c.fetchSized(ctx, key)
+		call.v, size, call.err = c.fetchSized(ctx, key, call.patient)
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {

@@ -58,6 +58,9 @@ type health struct {
 	// asking is the ping in flight that readers wait on when the breaker's
 	// evidence is too old, nil when none is; guarded by mu.
 	asking *answer
+	// confirming is set while a session's report that n is silent is
+	// being checked (see heardFrom).
+	confirming atomic.Bool
 }
 
 // answer is the outcome of one ping of a node, shared by all who waited.
@@ -197,8 +200,9 @@ func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
 
 // ask pings n once for everyone who needs to know now whether it answers,
 // and reports whether it is still down. The caller that finds no ping in
-// flight pings, on n's probe connection and within answerWithin whatever
-// its own context says, since others wait on its answer; the others wait
+// flight pings (check), on n's probe connection and within two pings of
+// answerWithin whatever its own context says, since others wait on its
+// answer; the others wait
 // until the answer or their context's end. An ended context gets "not
 // down": its caller then fails on its context, and is never answered
 // from a copy nobody vouches for.
@@ -227,13 +231,18 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 	return a.down
 }
 
-// check pings n, once more on a new connection when the one it used
-// broke, since a connection killed, or dropped by a restart, says nothing
-// of the server, and applies the verdict (judged). It reports whether n is
-// down.
+// check pings n, once more on a new connection when the first ping was
+// sent and failed, and applies the verdict (judged). A connection killed,
+// or dropped by a restart, says nothing of the server; nor does one ping
+// unanswered for answerWithin, which a redis-server starved of CPU on a
+// loaded machine now and then is: a node is found down only when the
+// second goes unanswered too. It reports whether n is down.
 func (c *Cache[K, V]) check(n *node) bool {
 	sent := c.cfg.Clock.Now()
-	ctx, cancel := context.WithTimeout(n.ctx, answerWithin)
+	// Each step of a ping (dial, write, read) is bounded by answerWithin
+	// from its start (probeOptions); ctx only bounds the two pings of a
+	// client that is not the probe's.
+	ctx, cancel := context.WithTimeout(n.ctx, 4*answerWithin)
 	err := n.ping(ctx)
 	if err != nil && !notSent(err) && ctx.Err() == nil {
 		err = n.ping(ctx)
@@ -249,6 +258,26 @@ func (c *Cache[K, V]) check(n *node) bool {
 		at = deadline
 	}
 	return c.judged(n, err, at)
+}
+
+// heardFrom takes a session's verdict on n, reached at at: an answer
+// closes n's breaker; silence keeps an open breaker open, and has a
+// closed one's node pinged (check, beside the session, which goes on
+// reading), so that one unanswered PING alone never opens it.
+func (c *Cache[K, V]) heardFrom(n *node, err error, at time.Time) {
+	if err == nil || n.down.Load() {
+		c.judged(n, err, at)
+		return
+	}
+	if !n.confirming.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Add(1) // the session's goroutine holds the Cache open
+	go func() {
+		defer c.wg.Done()
+		defer n.confirming.Store(false)
+		c.suspect(n, err)
+	}()
 }
 
 // judged applies a verdict on n reached at now, a ping's or a session's:

@@ -196,7 +196,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 					defer c.wg.Done()
 					c.suspect(l.n, errRedial)
 				}()
-			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, now time.Time) { c.judged(l.n, err, now) }})
+			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, at time.Time) { c.heardFrom(l.n, err, at) }})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
 			end()
