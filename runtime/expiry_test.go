@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,235 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
+
+// Finding 6 of issue 21: a hot key outlived its Redis TTL. Its local copy
+// was served until an invalidation came (with tracking, when the server's
+// active expiry reclaimed the key, tens of ms late) or until refresh (with
+// pubsub and off, seconds late), while a GET would have answered nil.
+//
+// TestNoCopyIsServedPastItsKeyTTL runs on the wall clock, Redis's own,
+// and judges by order, not by elapsed time: Redis holds a key through the
+// millisecond PEXPIRETIME names, so a read that begins in a later
+// millisecond must not return the value, whatever the machine's load. A
+// row whose key expired before it was even hot, or that never served the
+// key from memory, proves nothing: it runs again with a longer TTL.
+
+// ttlRow is one way a hot key gets its TTL.
+type ttlRow struct {
+	mode   string // invalidate=
+	layout string // LayoutString or LayoutHash
+	writer string // who sets the TTL: see the constants below
+}
+
+const (
+	byRepository = "the repository"   // Set, or HSet, with the entity's ttl
+	byOther      = "another client"   // SET PX, or HSET and PEXPIRE, before the key is read
+	byShortening = "PEXPIRE shortens" // another client shortens the TTL of a hot key
+)
+
+func TestNoCopyIsServedPastItsKeyTTL(t *testing.T) {
+	var rows []ttlRow
+	for _, mode := range []string{InvalidateTracking, InvalidatePubSub, InvalidateOff} {
+		for _, layout := range []string{LayoutString, LayoutHash} {
+			for _, writer := range []string{byRepository, byOther, byShortening} {
+				// Only tracking hears a TTL that another client changes
+				// on a key already read; the others hear no write of
+				// another client at all.
+				if writer == byShortening && mode != InvalidateTracking {
+					continue
+				}
+				rows = append(rows, ttlRow{mode, layout, writer})
+			}
+		}
+	}
+	for _, r := range rows {
+		t.Run(fmt.Sprintf("%s/%s/%s", r.mode, r.layout, r.writer), func(t *testing.T) {
+			for ttl := 300 * time.Millisecond; ; ttl *= 2 {
+				if r.expires(t, ttl) {
+					return
+				}
+				if ttl > 5*time.Second {
+					t.Fatalf("the key was never served from memory before it expired, even with a ttl of %v", ttl)
+				}
+				t.Logf("with a ttl of %v the key was not served from memory before it expired: again, with more time", ttl)
+			}
+		})
+	}
+}
+
+// ttlSubject is an entity of either layout, reduced to what the rows do.
+type ttlSubject struct {
+	c     interface{ Stats() Stats }
+	key   string
+	read  func() (found bool, err error)
+	hot   func() bool            // hot and held locally
+	write func() error           // the repository's write, with the entity's ttl
+	put   func(px time.Duration) // another client's write, with PX px (0: none)
+}
+
+// expires plays r with keys living ttl, and fails the test on a read that
+// returns the value after Redis expired it. It reports whether the row
+// proved something: the key was served from memory, and expired.
+func (r ttlRow) expires(t *testing.T, ttl time.Duration) bool {
+	srv := redistest.Start(t)
+	raw := srv.Client(t)
+	ctx := context.Background()
+	entityTTL := time.Hour
+	if r.writer == byRepository {
+		entityTTL = ttl
+	}
+	opts := []Option{WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(r.mode),
+		WithTTL(entityTTL), WithJitter(0)}
+	s := r.subject(t, srv.Client(t), raw, opts)
+	if r.mode != InvalidateOff {
+		waitFor(t, "the invalidation session", func() bool { return s.c.Stats().InvalidationLive == 1 })
+	}
+
+	// heat reads the key until it is hot and held; false if it expired first.
+	heat := func() bool {
+		for range 100_000 {
+			found, err := s.read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !found {
+				return false
+			}
+			if s.hot() {
+				return true
+			}
+		}
+		t.Fatalf("%s not hot after 100000 reads", s.key)
+		return false
+	}
+	switch r.writer {
+	case byRepository:
+		if r.layout == LayoutString {
+			s.put(0) // the copy is the repository's own write, not a read
+			if !heat() {
+				t.Fatal("a key without a TTL expired")
+			}
+		}
+		if err := s.write(); err != nil {
+			t.Fatal(err)
+		}
+		if r.layout == LayoutHash && !heat() {
+			return false
+		}
+	case byOther:
+		s.put(ttl)
+		if !heat() {
+			return false
+		}
+	case byShortening:
+		s.put(0)
+		if !heat() {
+			t.Fatal("a key without a TTL expired")
+		}
+		if err := raw.PExpire(ctx, s.key, ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	when, err := raw.Do(ctx, "PEXPIRETIME", s.key).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if when < 0 {
+		return false // expired already (-2)
+	}
+
+	hits := s.c.Stats().Hits
+	deadline := time.Now().Add(ttl + time.Minute) // only against a hang: the loop ends at expiry
+	for {
+		begun := time.Now()
+		found, err := s.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			break
+		}
+		if begun.UnixMilli() > when {
+			t.Fatalf("a read begun at %d ms returned the value, which Redis expired after %d ms (PEXPIRETIME); %d local hits",
+				begun.UnixMilli(), when, s.c.Stats().Hits-hits)
+		}
+		if begun.After(deadline) {
+			t.Fatal("the key never expired")
+		}
+	}
+	for range 100 { // the expired copy stays expired
+		if found, err := s.read(); found || err != nil {
+			t.Fatalf("after expiry a read returned the value (%v) or failed: %v", found, err)
+		}
+	}
+	return s.c.Stats().Hits > hits
+}
+
+// subject builds r's entity on rdb, with raw as another client.
+func (r ttlRow) subject(t *testing.T, rdb, raw *redis.Client, opts []Option) ttlSubject {
+	ctx := context.Background()
+	if r.layout == LayoutString {
+		c, err := New(rdb, profileGlue, append([]Option{WithEntity("profile")}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		const key = "p:1"
+		return ttlSubject{
+			c:   c,
+			key: key,
+			read: func() (bool, error) {
+				_, err := c.Get(ctx, key)
+				if errors.Is(err, ErrNotFound) {
+					return false, nil
+				}
+				return err == nil, err
+			},
+			hot:   func() bool { return c.det.lookup(key) != nil && holds(c, key) },
+			write: func() error { return c.Set(ctx, key, sample(1, "v1")) },
+			put: func(px time.Duration) {
+				b, err := msgpack.Marshal(sample(1, "v0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := raw.Set(ctx, key, b, px).Err(); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
+	}
+	col, err := NewCollection(rdb, loginGlue, append([]Option{WithEntity("login")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { col.Close() })
+	owner := loginOwner{42, "ios"}
+	item := &login{User: 42, Platform: "ios", Token: "t1", Status: 1} // no expiry of its own
+	return ttlSubject{
+		c:   col.c,
+		key: owner.String(),
+		read: func() (bool, error) {
+			m, err := col.HGetAll(ctx, owner)
+			return len(m) > 0, err
+		},
+		hot:   func() bool { return col.c.det.lookup(owner) != nil && holds(col.c, owner) },
+		write: func() error { return col.HSet(ctx, item) },
+		put: func(px time.Duration) {
+			b, err := msgpack.Marshal(item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipe := raw.TxPipeline()
+			pipe.HSet(ctx, owner.String(), "t1", b)
+			if px > 0 {
+				pipe.PExpire(ctx, owner.String(), px)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
 
 // TestEveryPathLearnsTheExpiry stores a hot key's copy by each path that
 // stores one, on the manual clock with invalidate=off (nothing but the
