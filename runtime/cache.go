@@ -97,7 +97,8 @@ type Cache[K comparable, V any] struct {
 	invalidationUp atomic.Int32 // live invalidation subscriptions
 	pubsubFallback atomic.Bool  // tracking is unknown to the server: announce writes instead
 	// passedOver counts local hits not served because the copy was
-	// unverified while Redis answered; theine counted them as hits.
+	// unverified while Redis answered, or its key had expired; theine
+	// counted them as hits.
 	passedOver atomic.Uint64
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
