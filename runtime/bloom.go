@@ -261,13 +261,14 @@ func (c *Cache[K, V]) setValue(ctx context.Context, key string, b []byte, ttl ti
 
 // writeBackRow is writeBack of a row the loader found, adding its key to
 // the filter in the same round trip. A failed addition is counted and
-// logged; the read still returns the row.
-func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, ttl time.Duration) bool {
+// logged; the read still returns the row. It reports what writeBack
+// does.
+func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, ttl time.Duration) (bool, int64) {
 	if c.bloom == nil {
 		return c.writeBack(ctx, key, b, ttl)
 	}
 	pipe := c.rdb.Pipeline()
-	set := pipe.SetNX(ctx, key, b, ttl)
+	set, sent := pipe.SetNX(ctx, key, b, ttl), c.cfg.Clock.Now()
 	add := c.bloomAddTo(ctx, pipe, key)
 	_, _ = pipe.Exec(ctx)
 	if err := add.err(); err != nil {
@@ -277,7 +278,7 @@ func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, tt
 	if err := set.Err(); err != nil && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
 	}
-	return set.Val()
+	return set.Val(), wroteExpiry(sent, ttl)
 }
 
 // warmChunk is how many ids one pipeline of WarmBloom adds.

@@ -63,6 +63,11 @@ type Cache[K comparable, V any] struct {
 	// hash is set for a collection, whose values are Redis hashes: it
 	// replaces GET, MGET and SET NX (collection_store.go).
 	hash *hashStore
+	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
+	// loader that writes placeholders for null_ttl. Its reads then ask for
+	// the key's remaining TTL in the same round trip, so that no local
+	// copy outlives the key (copyMeta.live); the others pay nothing.
+	learnsTTL bool
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -92,7 +97,8 @@ type Cache[K comparable, V any] struct {
 	invalidationUp atomic.Int32 // live invalidation subscriptions
 	pubsubFallback atomic.Bool  // tracking is unknown to the server: announce writes instead
 	// passedOver counts local hits not served because the copy was
-	// unverified while Redis answered; theine counted them as hits.
+	// unverified while Redis answered, or its key had expired; theine
+	// counted them as hits.
 	passedOver atomic.Uint64
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
@@ -180,6 +186,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		hash:        glue.hash,
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
+	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	if one, ok := rdb.(*redis.Client); ok {
@@ -330,36 +337,37 @@ func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNo
 // fetch reads and decodes key from Redis; while the key's node is
 // unreachable it fails at once.
 func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
-	v, _, err := c.fetchSized(ctx, key, false)
+	v, _, _, err := c.fetchSized(ctx, key, false)
 	return v, err
 }
 
-// fetchSized is fetch, also returning the size of the bytes read; a
-// patient fetch reads Redis even while the key's node is believed down.
-func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (*V, int, error) {
+// fetchSized is fetch, also returning the size of the bytes read and
+// the expiry of a copy of them (see readRaw); a patient fetch reads Redis
+// even while the key's node is believed down.
+func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
 	n := c.nodes.of(key)
 	if !patient && c.down(ctx, n) {
-		return nil, 0, c.refuse(n, "get", key)
+		return nil, 0, 0, c.refuse(n, "get", key)
 	}
 	rctx, release := ctx, func() {}
 	if !patient {
 		rctx, release = c.untilOpened(ctx, n)
 	}
-	b, err := c.readRaw(rctx, key)
+	b, exp, err := c.readRaw(rctx, key)
 	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
-			return nil, 0, fmt.Errorf("get %q: %w", key, noKey{})
+			return nil, 0, 0, fmt.Errorf("get %q: %w", key, noKey{})
 		}
 		if !patient && n.unreachable() && ctx.Err() == nil {
-			return nil, 0, c.refuse(n, "get", key) // the breaker opened while it waited
+			return nil, 0, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)
 		c.failed(n, err)
-		return nil, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
+		return nil, 0, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
-	v, err := c.decodeValue(key, b)
-	return v, len(b), err
+	v, err = c.decodeValue(key, b)
+	return v, len(b), exp, err
 }
 
 func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
@@ -394,7 +402,8 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if c.down(ctx, t.n) {
 		return c.refuse(t.n, "set", key)
 	}
-	if err := c.setValue(ctx, key, b, c.ttl(c.cfg.TTL)); err != nil {
+	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
+	if err := c.setValue(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
 		c.failed(t.n, err)
 		if !notSent(err) {
@@ -403,7 +412,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return fmt.Errorf("hotkey: set %q: %w", key, err)
 	}
 	c.announce(ctx, key)
-	c.wrote(k, key, t, v, len(b))
+	c.wrote(k, key, t, v, len(b), wroteExpiry(sent, ttl))
 	return nil
 }
 
@@ -425,7 +434,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		c.failed(t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
-	c.wrote(k, key, t, nil, 0)
+	c.wrote(k, key, t, nil, 0, 0)
 	c.announce(ctx, key)
 	return nil
 }

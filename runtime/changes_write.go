@@ -22,12 +22,14 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		key  string
 		v    *V
 		size int
+		exp  int64 // of a copy of v, should the write land
 		t    token
 		cmd  redis.Cmder
 		add  bloomOp // the Bloom filter's, nil without one
 	}
 	writes := make([]write, 0, len(ks))
 	pipe := c.rdb.Pipeline()
+	sent := c.cfg.Clock.Now() // before anything is sent
 	for _, k := range ks {
 		w := write{k: k, key: c.key(k), v: rows[k]}
 		var b []byte
@@ -46,8 +48,9 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			return c.refuse(w.t.n, "sync", w.key)
 		}
 		if w.v != nil {
-			w.size = len(b)
-			w.cmd = pipe.Set(ctx, w.key, b, c.ttl(c.cfg.TTL))
+			ttl := c.ttl(c.cfg.TTL)
+			w.size, w.exp = len(b), wroteExpiry(sent, ttl)
+			w.cmd = pipe.Set(ctx, w.key, b, ttl)
 			w.add = c.bloomAddTo(ctx, pipe, w.key)
 		} else {
 			w.cmd = pipe.Del(ctx, w.key)
@@ -67,7 +70,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			continue
 		}
 		c.announce(ctx, w.key)
-		c.wrote(w.k, w.key, w.t, w.v, w.size)
+		c.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
 		if err := w.add.err(); err != nil {
 			// The row is stored but the filter may not know it: the batch
 			// is synced again rather than let the id read as absent later.

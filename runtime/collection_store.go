@@ -52,8 +52,30 @@ type hashStore struct {
 }
 
 // readRaw reads the bytes of key: GET, or HGETALL in the runtime's form.
-// An absent key is redis.Nil either way.
-func (c *Cache[K, V]) readRaw(ctx context.Context, key string) ([]byte, error) {
+// An absent key is redis.Nil either way. When the entity learns its
+// keys' TTLs (learnsTTL), a PTTL goes in the same round trip, and exp is
+// the expiry of a copy of the bytes (expiresAt); otherwise 0.
+func (c *Cache[K, V]) readRaw(ctx context.Context, key string) (b []byte, exp int64, err error) {
+	if !c.learnsTTL {
+		b, err = c.readBytes(ctx, key)
+		return b, 0, err
+	}
+	pipe := c.rdb.Pipeline()
+	read := c.queueRead(ctx, pipe, key)
+	left := pipe.PTTL(ctx, key)
+	sent := c.cfg.Clock.Now()
+	_, _ = pipe.Exec(ctx) // each reply is read below
+	if b, err = read(); err != nil {
+		return nil, 0, err
+	}
+	if err := left.Err(); err != nil {
+		return nil, 0, err
+	}
+	return b, expiresAt(sent, left.Val()), nil
+}
+
+// readBytes is readRaw without the TTL: one command.
+func (c *Cache[K, V]) readBytes(ctx context.Context, key string) ([]byte, error) {
 	if c.hash == nil {
 		return c.rdb.Get(ctx, key).Bytes()
 	}
@@ -64,10 +86,26 @@ func (c *Cache[K, V]) readRaw(ctx context.Context, key string) ([]byte, error) {
 	return hashBytes(m)
 }
 
-// hgetallMany is mget for collections: one HGETALL per key, all in one
-// pipeline, which go-redis splits per node on a cluster and sends to the
-// nodes in parallel.
-func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte, []error) {
+// queueRead queues the read of key's bytes on p, GET or HGETALL, and
+// returns what reads its reply, as readRaw.
+func (c *Cache[K, V]) queueRead(ctx context.Context, p redis.Pipeliner, key string) func() ([]byte, error) {
+	if c.hash == nil {
+		return p.Get(ctx, key).Bytes
+	}
+	cmd := p.HGetAll(ctx, key)
+	return func() ([]byte, error) {
+		m, err := cmd.Result()
+		if err != nil {
+			return nil, err
+		}
+		return hashBytes(m)
+	}
+}
+
+// hgetallMany is mget for collections: one HGETALL per key (and its
+// PTTL, when the entity learns TTLs), all in one pipeline, which go-redis
+// splits per node on a cluster and sends to the nodes in parallel.
+func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte, expiries, []error) {
 	vals := make([][]byte, len(keys))
 	var errs []error
 	fail := func(i int, err error) {
@@ -79,11 +117,19 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(keys))
 	nodes := make([]*node, len(keys))
+	var lefts []*redis.DurationCmd
+	if c.learnsTTL {
+		lefts = make([]*redis.DurationCmd, len(keys))
+	}
 	for i, key := range keys {
 		if nodes[i] = c.nodes.of(key); !c.down(ctx, nodes[i]) {
 			cmds[i] = pipe.HGetAll(ctx, key)
+			if lefts != nil {
+				lefts[i] = pipe.PTTL(ctx, key)
+			}
 		}
 	}
+	sent := c.cfg.Clock.Now()
 	if pipe.Len() > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
 			c.countRedisError(ctx, err)
@@ -104,7 +150,8 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 			fail(i, err)
 		}
 	}
-	return vals, errs
+	exps, errs := learnExpiries(sent, keys, lefts, errs)
+	return vals, exps, errs
 }
 
 // hashBytes turns an HGETALL reply into the runtime's form: redis.Nil for
@@ -182,30 +229,45 @@ func readHashItems(b []byte, each func(field string, exp int64, value []byte) er
 // pipeline whose Exec comes before the returned func is called), and
 // reports whether it did: SET NX, or for a collection the write script in
 // its "nx" mode. ttl is the expiry of a String, and of the items of a
-// collection that carry none of their own.
-func (c *Cache[K, V]) setNX(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) func() (bool, error) {
+// collection that carry none of their own. exp is the expiry of a copy of
+// b, should the write land (see wroteExpiry): the key's TTL then is the
+// one written.
+func (c *Cache[K, V]) setNX(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) (done func() (bool, error), exp int64) {
 	if c.hash == nil {
-		return p.SetNX(ctx, key, b, ttl).Result
+		return p.SetNX(ctx, key, b, ttl).Result, wroteExpiry(c.cfg.Clock.Now(), ttl)
 	}
-	var args []any
+	var items []hashWrite
 	if bytes.Equal(b, nullValue) {
-		args = c.hashArgs(modeNX, []hashWrite{{field: nullField, until: c.until(ttl)}})
+		items = []hashWrite{{field: nullField, until: c.until(ttl)}}
 	} else {
-		var items []hashWrite
 		err := readHashItems(b, func(field string, exp int64, value []byte) error {
 			items = append(items, hashWrite{field: field, value: value, exp: exp, until: c.untilItem(exp, ttl)})
 			return nil
 		})
 		if err != nil {
-			return func() (bool, error) { return false, err }
+			return func() (bool, error) { return false, err }, 0
 		}
-		args = c.hashArgs(modeNX, items)
 	}
-	cmd := c.runWrite(ctx, p, key, args)
+	cmd := c.runWrite(ctx, p, key, c.hashArgs(modeNX, items))
 	return func() (bool, error) {
 		n, err := cmd.Int()
 		return n == 1, err
+	}, hashExpiry(items)
+}
+
+// hashExpiry is the expiry of a copy of a hash the write script created
+// with items: the script sets the latest of their "until"s (PEXPIREAT,
+// which Redis holds through that millisecond), or none when one item
+// lives for ever.
+func hashExpiry(items []hashWrite) int64 {
+	var latest int64
+	for _, it := range items {
+		if it.until == 0 {
+			return 0
+		}
+		latest = max(latest, it.until)
 	}
+	return latest * int64(time.Millisecond)
 }
 
 // landed reports whether a write-back queued with setNX wrote.

@@ -78,10 +78,11 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	key := c.key(k)
 	inRedis := seen == nil
 	var size int
+	var exp int64
 	if seen != nil {
 		call.err = seen
 	} else {
-		call.v, size, call.err = c.fetchSized(ctx, key, call.patient)
+		call.v, size, exp, call.err = c.fetchSized(ctx, key, call.patient)
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {
@@ -91,11 +92,11 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 				c.countRedisError(ctx, err)
 			}
 		}
-		call.v, inRedis, call.err = c.loadThrough(ctx, k, key)
+		call.v, exp, inRedis, call.err = c.loadThrough(ctx, k, key)
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
-		c.keep(e, call.t, call.v, 0, size)
+		c.keep(e, call.t, call.v, 0, size, exp)
 	}
 	c.flightMu.Lock()
 	if c.flights[k] == call {

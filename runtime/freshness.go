@@ -196,8 +196,13 @@ type copyMeta struct {
 	// served as a stale read. Only a new copy, or a reload that finds the
 	// same bytes, clears it.
 	superseded atomic.Bool
-	sum        uint64 // hash of the bytes it was decoded from; 0 for unknown
-	size       int    // encoded size, counted once when stored
+	// expires is when Redis expires the key, as the Clock's UnixNano, no
+	// later than Redis does (see expiresAt); 0 for a key without a TTL,
+	// or one whose TTL the entity does not learn (learnsTTL). A reload
+	// that finds the same bytes sets it again.
+	expires atomic.Int64
+	sum     uint64 // hash of the bytes it was decoded from; 0 for unknown
+	size    int    // encoded size, counted once when stored
 }
 
 // localCopy is what the local store holds for a hot key: a decoded value
@@ -215,11 +220,59 @@ func (m *copyMeta) verified() bool {
 }
 
 // fresh reports whether the copy may be served without asking Redis: it
-// is verified, and its session vouched for its node within vouchFor. It
-// is the read path's whole freshness check: three atomic loads and a
-// clock reading.
+// is verified, its session vouched for its node within vouchFor, and its
+// key has not expired (live). It is the read path's whole freshness
+// check: four atomic loads and a clock reading.
 func (c *Cache[K, V]) fresh(m *copyMeta) bool {
-	return m.verified() && c.cfg.Clock.Now().UnixNano()-m.n.vouched.Load() < int64(vouchFor)
+	if !m.verified() {
+		return false
+	}
+	now := c.cfg.Clock.Now().UnixNano()
+	return now-m.n.vouched.Load() < int64(vouchFor) && m.live(now)
+}
+
+// live reports whether Redis still holds the copy's key at now (the
+// Clock's UnixNano): a copy is never served, fresh or stale, at or after
+// the expiry Redis holds for its key. Nothing else would stop it: Redis 7.0
+// sends the invalidation of an expired key only when its active expiry
+// reclaims the key, tens of milliseconds after a GET would have answered
+// nil, and invalidate=pubsub and off hear of no expiry at all, so a
+// session token, a lock or a rate-limit window would be served after it
+// ended. At expiry the read goes to Redis as if there were no copy.
+func (m *copyMeta) live(now int64) bool {
+	exp := m.expires.Load()
+	return exp == 0 || now < exp
+}
+
+// Replies of PTTL that are not a time left.
+const (
+	pttlNoExpiry = time.Duration(-1) // the key has no TTL
+	pttlNoKey    = time.Duration(-2) // there is no key
+)
+
+// expiresAt is the local expiry (copyMeta.expires) of a copy of a key
+// that Redis, asked by a command sent at sent (the Clock's time), said
+// expires in left, a PTTL reply. It is never later than Redis's own
+// expiry: Redis counted left from when it ran the command, in whole
+// milliseconds, at or after sent's millisecond, and it still holds a key
+// during the millisecond it expires at.
+func expiresAt(sent time.Time, left time.Duration) int64 {
+	switch left {
+	case pttlNoExpiry:
+		return 0
+	case pttlNoKey: // gone by the PTTL: expired when the read was sent
+		left = 0
+	}
+	return max(1, sent.UnixMilli()*int64(time.Millisecond)+int64(left))
+}
+
+// wroteExpiry is the local expiry of a copy of what a write sent at sent
+// stored with ttl (0: no expiry), as expiresAt.
+func wroteExpiry(sent time.Time, ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return expiresAt(sent, ttl)
 }
 
 // servable reports whether a hit on k's copy m may be answered locally,
@@ -236,7 +289,7 @@ func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale
 	if c.fresh(m) {
 		return true, false
 	}
-	if c.cfg.StaleReads && !m.superseded.Load() && c.down(ctx, c.nodes.of(c.key(k))) {
+	if c.cfg.StaleReads && m.live(c.cfg.Clock.Now().UnixNano()) && !m.superseded.Load() && c.down(ctx, c.nodes.of(c.key(k))) {
 		return true, true
 	}
 	return false, false
@@ -245,21 +298,22 @@ func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale
 // keep stores v, produced by a command sent under t, as e's local copy,
 // unless the key was invalidated, written or demoted since t: then v may
 // be older than what Redis holds, and the next read asks again. sum and
-// size describe the bytes v was decoded from. It reports whether it
-// stored.
-func (c *Cache[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int) bool {
+// size describe the bytes v was decoded from, exp the key's expiry (see
+// live). It reports whether it stored.
+func (c *Cache[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || c.gens.of(e.key).Load() != t.gen {
 		return false
 	}
-	c.putLocked(e, t, v, sum, size)
+	c.putLocked(e, t, v, sum, size, exp)
 	return true
 }
 
 // putLocked puts v in the local store as e's copy, verified as far as t
-// allows. The caller holds e.mu and has checked the generation.
-func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int) {
+// allows, until exp. The caller holds e.mu and has checked the
+// generation.
+func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) {
 	ttl := c.cfg.LocalTTL
 	if v == nil {
 		if c.cfg.NullTTL == 0 {
@@ -271,20 +325,23 @@ func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size 
 	}
 	cp := &localCopy[V]{v: v, meta: copyMeta{n: t.n, sum: sum, size: size}}
 	cp.meta.state.Store(c.verifiedState(e.key, t))
+	cp.meta.expires.Store(exp)
 	c.local.SetWithTTL(e.k, cp, 1, ttl)
 	e.held = &cp.meta
 	e.registered = true
 }
 
-// reverify marks e's copy verified under t, when the bytes a reload read
-// under t hash to the copy's: the copy is current, and decoding the same
-// bytes again would only cost time. It reports whether it did.
-func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64) bool {
+// reverify marks e's copy verified under t, until exp, when the bytes a
+// reload read under t hash to the copy's: the copy is current, and
+// decoding the same bytes again would only cost time. It reports whether
+// it did.
+func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || e.held == nil || e.held.sum != sum || e.held.n != t.n || c.gens.of(e.key).Load() != t.gen {
 		return false
 	}
+	e.held.expires.Store(exp)
 	e.held.state.Store(c.verifiedState(e.key, t))
 	e.held.superseded.Store(false)
 	e.failures = 0
@@ -292,11 +349,12 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64) bool {
 }
 
 // wrote applies this process's own acknowledged write of k (key) to the
-// local copy: v becomes the copy, verified when nothing touched the key
-// since t, the token taken before the write was sent, unverified
-// otherwise. A nil v is a delete, which drops the copy. The generation moves on either way, so no read begun
-// before the write can store or share its older result.
-func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
+// local copy: v becomes the copy, until exp (see wroteExpiry), verified
+// when nothing touched the key since t, the token taken before the write
+// was sent, unverified otherwise. A nil v is a delete, which drops the
+// copy. The generation moves on either way, so no read begun before the
+// write can store or share its older result.
+func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
 	g := c.gens.of(key)
 	e := c.det.lookup(k)
 	if e == nil {
@@ -311,12 +369,12 @@ func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int) {
 	case e.dead || v == nil:
 		c.dropLocked(e)
 	case fresh:
-		c.putLocked(e, t, c.clone(v), 0, size)
+		c.putLocked(e, t, c.clone(v), 0, size, exp)
 	default:
 		// Another write may have landed after ours: ours is kept, but
 		// unverified, since it is newer than the copy it replaces and an
 		// outage now should still find the key in memory.
-		c.putLocked(e, token{n: t.n}, c.clone(v), 0, size)
+		c.putLocked(e, token{n: t.n}, c.clone(v), 0, size, exp)
 	}
 }
 

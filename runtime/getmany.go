@@ -54,7 +54,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if len(todo) == 0 {
 		return out, nil
 	}
-	raw, err := c.readMany(ctx, todo)
+	raw, exps, err := c.readMany(ctx, todo)
 	if err != nil {
 		return c.serveStale(ctx, out, todo, err)
 	}
@@ -68,7 +68,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {
-				c.keep(p.e, p.t, nil, 0, len(raw[j]))
+				c.keep(p.e, p.t, nil, 0, len(raw[j]), exps.of(j))
 			}
 			continue
 		case err != nil && c.loader == nil && c.batchLoader == nil:
@@ -79,7 +79,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 			load = append(load, p)
 			continue
 		}
-		c.deliver(out, p, v, len(raw[j]))
+		c.deliver(out, p, v, len(raw[j]), exps.of(j))
 	}
 	if len(load) > 0 {
 		if err := c.loadMany(ctx, out, load); err != nil {
@@ -114,27 +114,28 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 }
 
 // deliver puts v, read for p, in out, keeping it locally first when p's
-// key is hot; size is the length of the bytes it was decoded from.
-func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int) {
+// key is hot; size is the length of the bytes it was decoded from, exp
+// the key's expiry.
+func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int64) {
 	if p.e != nil {
-		c.keep(p.e, p.t, v, 0, size)
+		c.keep(p.e, p.t, v, 0, size, exp)
 		v = c.clone(v)
 	}
 	out[p.i] = v
 }
 
 // readMany returns the bytes of every key of todo, nil where Redis has
-// none.
-func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, error) {
+// none, and their expiries.
+func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, expiries, error) {
 	keys := make([]string, len(todo))
 	for j, p := range todo {
 		keys[j] = p.key
 	}
-	raw, errs := c.mget(ctx, keys)
+	raw, exps, errs := c.mget(ctx, keys)
 	if err := firstError(errs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return raw, nil
+	return raw, exps, nil
 }
 
 // loadMany fills out for the keys Redis lacked: through the batch loader
@@ -186,6 +187,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	type writeBack struct {
 		done func() (bool, error) // nil: nothing written
 		size int
+		exp  int64
 	}
 	written := map[K]writeBack{}
 	for _, p := range load {
@@ -196,10 +198,12 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		switch v := rows[p.k]; {
 		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
-			w = writeBack{c.setNX(ctx, pipe, p.key, nullValue, c.ttl(c.cfg.NullTTL)), len(nullValue)}
+			w.done, w.exp = c.setNX(ctx, pipe, p.key, nullValue, c.ttl(c.cfg.NullTTL))
+			w.size = len(nullValue)
 		case v != nil:
 			if b, err := c.codec.encode(v); err == nil {
-				w = writeBack{c.setNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL)), len(b)}
+				w.done, w.exp = c.setNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL))
+				w.size = len(b)
 				c.bloomAddTo(ctx, pipe, p.key)
 			}
 		}
@@ -211,7 +215,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	for _, p := range load {
 		v := rows[p.k]
 		if w := written[p.k]; p.e != nil && w.done != nil && landed(w.done) {
-			c.keep(p.e, p.t, v, 0, w.size)
+			c.keep(p.e, p.t, v, 0, w.size, w.exp)
 		}
 		if v != nil {
 			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates

@@ -42,16 +42,17 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // its result instead. inRedis reports that Redis holds what was returned
 // (our write-back landed, or the lock holder's did): only then may a hot
 // key keep it locally, since a write-back refused by SET NX means a writer
-// stored something newer.
-func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, inRedis bool, err error) {
+// stored something newer. exp is the expiry of a copy of what Redis
+// holds then (see live).
+func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
 	if !c.bloomMayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, false, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, 0, false, fmt.Errorf("get %q: %w", key, ErrNotFound)
 	}
 	if c.cfg.RebuildLock {
-		v, found, release, err := c.lockOrWait(ctx, key)
+		v, exp, found, release, err := c.lockOrWait(ctx, key)
 		defer release()
 		if found {
-			return v, true, err
+			return v, exp, true, err
 		}
 	}
 	c.count.loads.Add(1)
@@ -59,25 +60,26 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, i
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			inRedis = c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
+			inRedis, exp = c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
 		}
-		return nil, inRedis, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, exp, inRedis, fmt.Errorf("get %q: %w", key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
-		return nil, false, fmt.Errorf("hotkey: load %q: %w", key, err)
+		return nil, 0, false, fmt.Errorf("hotkey: load %q: %w", key, err)
 	case v == nil:
 		c.count.loadErrors.Add(1)
-		return nil, false, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
+		return nil, 0, false, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
 	}
 	b, err := c.codec.encode(v)
 	if err != nil {
-		return nil, false, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
+		return nil, 0, false, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
 	}
 	if err := c.checkSize("write", key, len(b)); err != nil {
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
-		return v, false, nil
+		return v, 0, false, nil
 	}
-	return v, c.writeBackRow(ctx, key, b, c.ttl(c.cfg.TTL)), nil
+	inRedis, exp = c.writeBackRow(ctx, key, b, c.ttl(c.cfg.TTL))
+	return v, exp, inRedis, nil
 }
 
 // redisFailed reports an error of Redis itself, as opposed to an absent
@@ -115,15 +117,16 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 }
 
 // writeBack stores what the loader returned unless the key holds a value
-// already, and reports whether it did. A failed write-back costs the next
-// reader a load, nothing more, so it is counted and logged but not
-// returned.
-func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) bool {
-	ok, err := c.setNX(ctx, c.rdb, key, b, ttl)()
+// already, and reports whether it did, and the expiry of a copy of what
+// it wrote (see setNX). A failed write-back costs the next reader a load,
+// nothing more, so it is counted and logged but not returned.
+func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) (bool, int64) {
+	done, exp := c.setNX(ctx, c.rdb, key, b, ttl)
+	ok, err := done()
 	if err != nil && c.countRedisError(ctx, err) {
 		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
 	}
-	return ok
+	return ok, exp
 }
 
 // decodeValue turns bytes read from Redis into a value: nil with an error

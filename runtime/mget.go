@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,10 +16,12 @@ const mgetChunk = 500
 // mget reads keys with MGETs of at most mgetChunk keys, all in one
 // pipeline: one round trip on a single server, one per node (in parallel)
 // on a cluster, where each MGET holds keys of one hash slot. It returns
-// each key's bytes, nil where Redis has none, and the error of each key
-// whose MGET failed, or a nil slice when none did. The keys of a node that
-// is unreachable fail at once, without a command.
-func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []error) {
+// each key's bytes, nil where Redis has none, the expiry of a copy of
+// each (a PTTL per key in the same pipeline, when the entity learns its
+// keys' TTLs), and the error of each key whose MGET failed, or a nil
+// slice when none did. The keys of a node that is unreachable fail at
+// once, without a command.
+func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiries, []error) {
 	if c.hash != nil {
 		return c.hgetallMany(ctx, keys)
 	}
@@ -28,6 +31,10 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []erro
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(groups))
 	nodes := make([]*node, len(groups))
+	var lefts []*redis.DurationCmd
+	if c.learnsTTL {
+		lefts = make([]*redis.DurationCmd, len(keys))
+	}
 	for g, idx := range groups {
 		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
 		if c.down(ctx, nodes[g]) {
@@ -38,7 +45,13 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []erro
 			args[j] = keys[i]
 		}
 		cmds[g] = pipe.MGet(ctx, args...)
+		if lefts != nil {
+			for _, i := range idx {
+				lefts[i] = pipe.PTTL(ctx, keys[i])
+			}
+		}
 	}
+	sent := c.cfg.Clock.Now()
 	if pipe.Len() > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
 			c.countRedisError(ctx, err)
@@ -70,7 +83,47 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, []erro
 			}
 		}
 	}
-	return vals, errs
+	exps, errs := learnExpiries(sent, keys, lefts, errs)
+	return vals, exps, errs
+}
+
+// expiries holds the expiry of a copy of each key of a batch read (see
+// expiresAt); nil when the entity learns no TTL, for which every copy's
+// is 0.
+type expiries []int64
+
+func (x expiries) of(i int) int64 {
+	if x == nil {
+		return 0
+	}
+	return x[i]
+}
+
+// learnExpiries turns the replies of the PTTLs of a batch read sent at
+// sent (nil where the key's read was not sent) into expiries. A key
+// whose PTTL failed fails the read, with the error added to errs (made
+// when nil), which it returns.
+func learnExpiries(sent time.Time, keys []string, lefts []*redis.DurationCmd, errs []error) (expiries, []error) {
+	if lefts == nil {
+		return nil, errs
+	}
+	exps := make(expiries, len(keys))
+	for i, left := range lefts {
+		if left == nil {
+			continue
+		}
+		if err := left.Err(); err != nil {
+			if errs == nil {
+				errs = make([]error, len(keys))
+			}
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("hotkey: pttl %q: %w", keys[i], err)
+			}
+			continue
+		}
+		exps[i] = expiresAt(sent, left.Val())
+	}
+	return exps, errs
 }
 
 // mgetGroups splits the indexes of keys into MGETs: chunks of mgetChunk

@@ -19,11 +19,11 @@ var unlock = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then retu
 
 // lockOrWait takes the rebuild lock of key for this process. While another
 // process holds it, lockOrWait polls key instead, and returns what that
-// process wrote (found true). It gives up waiting once the lock could have
+// process wrote (found true) and the expiry of a copy of it. It gives up waiting once the lock could have
 // expired twice, and returns a release func that is a no-op if the lock
 // was never taken; a Redis error skips locking, since loading without the
 // lock is safer than not loading.
-func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, found bool, release func(), err error) {
+func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int64, found bool, release func(), err error) {
 	lock := lockPrefix + key
 	token := strconv.FormatUint(rand.Uint64(), 36)
 	ttl := c.cfg.RebuildLockTTL
@@ -34,10 +34,10 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, found b
 		ok, err := c.rdb.SetNX(ctx, lock, token, ttl).Result()
 		if err != nil {
 			c.countRedisError(ctx, err)
-			return nil, false, noop, nil
+			return nil, 0, false, noop, nil
 		}
 		if ok {
-			return nil, false, func() {
+			return nil, 0, false, func() {
 				ctx := context.WithoutCancel(ctx)
 				if err := unlock.Run(ctx, c.rdb, []string{lock}, token).Err(); err != nil {
 					c.countRedisError(ctx, err)
@@ -45,18 +45,18 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, found b
 			}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, false, noop, nil
+			return nil, 0, false, noop, nil
 		}
 		t := time.NewTimer(poll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, true, noop, ctx.Err()
+			return nil, 0, true, noop, ctx.Err()
 		case <-t.C:
 		}
-		v, err := c.fetch(ctx, key)
+		v, _, exp, err := c.fetchSized(ctx, key, false)
 		if err == nil || errors.Is(err, ErrNotFound) && !isNoKey(err) {
-			return v, true, noop, err // written by the lock holder
+			return v, exp, true, noop, err // written by the lock holder
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 		keys[i] = e.key
 		ts[i] = c.begin(e.key)
 	}
-	raw, errs := c.mget(ctx, keys)
+	raw, exps, errs := c.mget(ctx, keys)
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {
@@ -66,7 +66,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 			continue
 		}
 		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
-		if c.reverify(e, t, sum) {
+		if c.reverify(e, t, sum, exps.of(i)) {
 			c.count.refreshes.Add(1)
 			continue
 		}
@@ -79,7 +79,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 			continue
 		}
 		c.count.refreshes.Add(1)
-		if c.keep(e, t, v, sum, len(raw[i])) {
+		if c.keep(e, t, v, sum, len(raw[i]), exps.of(i)) {
 			e.mu.Lock()
 			e.failures = 0
 			e.mu.Unlock()
