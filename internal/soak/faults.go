@@ -62,9 +62,7 @@ var Faults = []Fault{
 		return r.admin.Do(ctx, "CLIENT", "PAUSE", stallFor.Milliseconds(), "ALL").Err()
 	}},
 	{Name: "FLUSHALL", inject: func(ctx context.Context, r *run, l *history.Log) error {
-		r.mu.Lock()
-		r.resets = append(r.resets, r.now()) // before it is sent: any read after may see it
-		r.mu.Unlock()
+		r.reset(r.now(), nil) // before it is sent: any read after may see it
 		if err := r.admin.FlushAll(ctx).Err(); err != nil {
 			return err
 		}
@@ -84,10 +82,8 @@ func killClients(ctx context.Context, rdb redis.UniversalClient) error {
 // lost records an outage from from until now, in which the writes
 // acknowledged before from may have been lost.
 func (r *run) lost(from time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
-	r.resets = append(r.resets, from)
+	r.record(history.Window{From: from, To: r.now()})
+	r.reset(from, nil)
 }
 
 // SentinelFaults are the faults of a run with Config.Sentinel, in order:

@@ -141,10 +141,29 @@ type run struct {
 
 	mu      sync.Mutex
 	outages []history.Window
-	resets  []time.Duration
+	resets  []history.Reset
 }
 
+// sharedClient is the instance the table reports the recovery of apart
+// from the others'.
+const sharedClient = 0
+
 func (r *run) now() time.Duration { return time.Since(r.start) }
+
+// record records window w of the run, for the checker.
+func (r *run) record(w history.Window) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outages = append(r.outages, w)
+}
+
+// reset records that Redis lost the keys keys selects (nil: every key) at
+// at, for the checker.
+func (r *run) reset(at time.Duration, keys func(int64) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resets = append(r.resets, history.Reset{At: at, Keys: keys})
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
