@@ -81,6 +81,55 @@ func checkAvailable(t *testing.T, r history.Report) {
 	}
 }
 
+// TestPromisesHoldThroughQuietFailures runs three instances through each
+// of QuietFaults, with invalidation tracking and with Pub/Sub, paced
+// readers, and judges each phase alone: no read stale beyond the bound
+// (or past a key's TTL plus the bound) but a cut-off instance's, counted
+// apart; none older than its instance's own write; where Redis could not
+// answer, or answered late, 99% of hot reads served and every instance
+// reading cold keys again within a second of its coming back; writes
+// acknowledged after each fault.
+func TestPromisesHoldThroughQuietFailures(t *testing.T) {
+	redis.SetLogger(discard{})
+	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub} {
+		t.Run(mode, func(t *testing.T) {
+			res, err := Run(t.Context(), Config{Mode: mode, Duration: MinDuration(QuietFaults) + 2*time.Second, Instances: 3, Keys: 8, Faults: QuietFaults})
+			if err != nil {
+				t.Fatal(err)
+			}
+			Table(os.Stdout, []*Result{res})
+			checkPhases(t, res, len(QuietFaults))
+		})
+	}
+}
+
+// checkPhases judges each of the n phases of res alone, as
+// TestPromisesHoldThroughQuietFailures says.
+func checkPhases(t *testing.T, res *Result, n int) {
+	t.Helper()
+	if len(res.Phases) != n {
+		t.Fatalf("%d faults injected, want %d", len(res.Phases), n)
+	}
+	for _, p := range res.Phases {
+		t.Run(p.Fault.Name, func(t *testing.T) {
+			r := p.Report
+			if len(r.BeyondBound) > 0 || len(r.OwnWrites) > 0 {
+				t.Errorf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
+					len(r.BeyondBound), len(r.OwnWrites), r.Reads, r.Summary(10))
+			}
+			if r.Reads < 1000 || r.Writes < 200 {
+				t.Errorf("only %d reads and %d writes in the phase", r.Reads, r.Writes)
+			}
+			if p.WritesAfter == 0 {
+				t.Errorf("after the fault (over at %v) no write was acknowledged", p.Done)
+			}
+			if r.OutageHotReads > 0 || len(r.Recovery) > 0 {
+				checkAvailable(t, r)
+			}
+		})
+	}
+}
+
 // TestPromisesHoldThroughSentinelFailovers runs the same checks over
 // Sentinel failover clients while the Sentinel switches the master over
 // and back and connections are killed on the new one: failovers the

@@ -1,7 +1,8 @@
 // Command soak runs the fault-injection history checker (internal/soak)
 // for every invalidation mode, with paced and with saturating readers,
-// then over Sentinel and over a cluster, and prints a table per mode and
-// fault. make soak SOAK=10m runs it; -only runs one of the three setups.
+// then through the quiet failures (paced), then over Sentinel and over a
+// cluster, and prints a table per mode and fault. make soak SOAK=10m runs
+// it; -only runs one of the three setups.
 package main
 
 import (
@@ -23,10 +24,10 @@ type discard struct{}
 func (discard) Printf(context.Context, string, ...any) {}
 
 func main() {
-	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every run")
+	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every run (a run lasts at least what its faults need)")
 	keys := flag.Int("keys", 16, "hot keys")
-	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup")
-	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating), sentinel or cluster; empty runs all three")
+	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
+	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), sentinel or cluster; empty runs all three")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -38,6 +39,9 @@ func main() {
 			for _, mode := range modes {
 				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: soak.Faults, Hash: *hash})
 			}
+		}
+		for _, mode := range modes {
+			runs = append(runs, soak.Config{Mode: mode, Faults: soak.QuietFaults})
 		}
 	}
 	// Sentinel and cluster: failovers, and a master killed.
@@ -54,7 +58,7 @@ func main() {
 	var results []*soak.Result
 	failed := false
 	for _, cfg := range runs {
-		cfg.Duration, cfg.Instances, cfg.Keys = *total/time.Duration(len(runs)), 3, *keys
+		cfg.Duration, cfg.Instances, cfg.Keys = max(*total/time.Duration(len(runs)), soak.MinDuration(cfg.Faults)), 3, *keys
 		res, err := soak.Run(ctx, cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
