@@ -50,6 +50,10 @@ type Config struct {
 	// replica each when a fault needs one, every client a cluster client:
 	// for ClusterFaults.
 	Cluster bool
+	// Replica runs against a master and a replica of it, which every
+	// client but the admin's reaches at an endpoint (a proxy of its own)
+	// that follows the master: for ReplicaFaults.
+	Replica bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
@@ -110,12 +114,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Bound == 0 {
 		cfg.Bound = 50 * time.Millisecond
 	}
-	proxied := false
+	proxied := cfg.Replica
 	for _, f := range cfg.Faults {
 		proxied = proxied || f.proxied
 	}
 	if proxied && (cfg.Cluster || cfg.Sentinel) {
-		return nil, errors.New("soak: proxies stand in front of one server, not a Sentinel's or a cluster's")
+		return nil, errors.New("soak: proxies stand in front of one server or a master and its replica, not a Sentinel's or a cluster's")
 	}
 	r := &run{cfg: cfg, start: time.Now()}
 	if cfg.Cluster {
@@ -148,14 +152,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return r.run(ctx)
 	}
-	srv, err := redistest.Launch("--enable-debug-command", "yes")
+	var err error
+	if cfg.Replica {
+		r.srv, r.replica, err = redistest.LaunchPair("--enable-debug-command", "yes")
+	} else {
+		r.srv, err = redistest.Launch("--enable-debug-command", "yes")
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Stop()
-	r.srv = srv
+	defer r.srv.Stop()
+	if r.replica != nil {
+		defer r.replica.Stop()
+	}
 	r.client = func(opt redis.Options) redis.UniversalClient {
-		opt.Addr = srv.Addr
+		opt.Addr = r.srv.Addr // the master's, which a failover changes
 		return redis.NewClient(&opt)
 	}
 	if proxied {
@@ -172,16 +183,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 type run struct {
-	cfg   Config
-	srv   *redistest.Server   // the server, unless cfg.Sentinel
-	sn    *redistest.Sentinel // the servers, if cfg.Sentinel
-	cl    *redistest.Cluster  // the nodes, if cfg.Cluster
-	start time.Time
-	admin redis.UniversalClient
+	cfg     Config
+	srv     *redistest.Server   // the server, or the master of cfg.Replica
+	replica *redistest.Server   // its replica, if cfg.Replica
+	sn      *redistest.Sentinel // the servers, if cfg.Sentinel
+	cl      *redistest.Cluster  // the nodes, if cfg.Cluster
+	start   time.Time
+	admin   redis.UniversalClient
 	// client connects to the run's Redis: to the server, through the
 	// Sentinel to whichever server is master, or to the cluster.
 	client func(redis.Options) redis.UniversalClient
-	// proxies, when a fault needs them (Fault.proxied), are
+	// proxies, when a fault needs them (Fault.proxied) or cfg.Replica, are
 	// how each instance, then the plain writer, reaches the server: one
 	// each, so that one instance can be cut off alone; the admin client
 	// connects directly.
@@ -209,7 +221,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func (r *run) run(ctx context.Context) (*Result, error) {
 	r.admin = r.client(redis.Options{MaxRetries: -1})
-	defer r.admin.Close()
+	defer func() { r.admin.Close() }() // a failover replaces it
 	r.locks = make([]sync.Mutex, r.cfg.Keys+1)
 	r.held = make([]bool, r.cfg.Keys+1)
 	plain := r.connect(r.cfg.Instances)

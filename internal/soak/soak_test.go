@@ -103,6 +103,19 @@ func TestPromisesHoldThroughQuietFailures(t *testing.T) {
 	}
 }
 
+// TestPromisesHoldThroughFailover runs the same checks while FAILOVER
+// switches a master and its replica, and back, the clients following an
+// endpoint moved to the new master.
+func TestPromisesHoldThroughFailover(t *testing.T) {
+	redis.SetLogger(discard{})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: MinDuration(ReplicaFaults) + 2*time.Second, Instances: 3, Keys: 8, Faults: ReplicaFaults, Replica: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Table(os.Stdout, []*Result{res})
+	checkPhases(t, res, len(ReplicaFaults))
+}
+
 // checkPhases judges each of the n phases of res alone, as
 // TestPromisesHoldThroughQuietFailures says.
 func checkPhases(t *testing.T, res *Result, n int) {

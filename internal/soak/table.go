@@ -24,6 +24,8 @@ func Table(w io.Writer, results []*Result) {
 			mode += " (sentinel)"
 		case res.Config.Cluster:
 			mode += " (cluster)"
+		case res.Config.Replica:
+			mode += " (replica)"
 		}
 		if res.Config.Hash {
 			mode += " (hash)"

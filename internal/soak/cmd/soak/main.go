@@ -1,8 +1,9 @@
 // Command soak runs the fault-injection history checker (internal/soak)
 // for every invalidation mode, with paced and with saturating readers,
-// then through the quiet failures (paced), then over Sentinel and over a
-// cluster, and prints a table per mode and fault. make soak SOAK=10m runs
-// it; -only runs one of the three setups.
+// then through the quiet failures (paced), then over a master and replica
+// switched by FAILOVER, over Sentinel and over a cluster, and prints a
+// table per mode and fault. make soak SOAK=10m runs it; -only runs one of
+// the four setups.
 package main
 
 import (
@@ -27,7 +28,7 @@ func main() {
 	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every run (a run lasts at least what its faults need)")
 	keys := flag.Int("keys", 16, "hot keys")
 	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
-	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), sentinel or cluster; empty runs all three")
+	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), replica (FAILOVER), sentinel or cluster; empty runs all four")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -44,6 +45,9 @@ func main() {
 			runs = append(runs, soak.Config{Mode: mode, Faults: soak.QuietFaults})
 		}
 	}
+	if *only == "" || *only == "replica" {
+		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.ReplicaFaults, Replica: true})
+	}
 	// Sentinel and cluster: failovers, and a master killed.
 	if *only == "" || *only == "sentinel" {
 		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.SentinelFaults, Sentinel: true})
@@ -52,7 +56,7 @@ func main() {
 		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.ClusterFaults, Cluster: true})
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, sentinel or cluster\n", *only)
+		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, replica, sentinel or cluster\n", *only)
 		os.Exit(2)
 	}
 	var results []*soak.Result
