@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const ms = time.Millisecond
@@ -14,6 +15,12 @@ func w(inst int, key, version int64, start, end time.Duration) Op {
 
 func r(inst int, key, version int64, start time.Duration) Op {
 	return Op{Kind: Read, Instance: inst, Key: key, Version: version, Start: start, End: start + ms, Hot: true}
+}
+
+func TestOpIsSmall(t *testing.T) {
+	if size := unsafe.Sizeof(Op{}); size > 56 {
+		t.Fatalf("an Op takes %d bytes, want 56 at most: a run records millions", size)
+	}
 }
 
 func ttl(op Op, d time.Duration) Op { op.TTL = d; return op }
