@@ -76,10 +76,16 @@ func main() {
 			failed = true
 			fmt.Fprint(os.Stderr, r.Summary(5))
 		}
+		for _, p := range res.Phases {
+			for _, problem := range p.Problems() {
+				failed = true
+				fmt.Fprintf(os.Stderr, "soak: %s, %s: %s\n", cfg.Mode, p.Fault.Name, problem)
+			}
+		}
 	}
 	soak.Table(os.Stdout, results)
 	if failed {
-		fmt.Fprintln(os.Stderr, "soak: paced readers saw stale reads beyond the bound")
+		fmt.Fprintln(os.Stderr, "soak: paced readers saw a promise broken (above)")
 		os.Exit(1)
 	}
 }
