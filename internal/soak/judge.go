@@ -40,14 +40,10 @@ func Problems(r *history.Report) []string {
 	return out
 }
 
-// Problems are the phase's report's, and a phase too short to tell (fewer
-// than 1,000 reads or 200 writes) or one after whose fault no write was
+// Problems are the phase's report's, and a fault after which no write was
 // acknowledged.
 func (p *Phase) Problems() []string {
 	out := Problems(&p.Report)
-	if p.Report.Reads < 1000 || p.Report.Writes < 200 {
-		out = append(out, fmt.Sprintf("only %d reads and %d writes in the phase", p.Report.Reads, p.Report.Writes))
-	}
 	if p.WritesAfter == 0 {
 		out = append(out, fmt.Sprintf("no write acknowledged after the fault (over at %v)", p.Done))
 	}
