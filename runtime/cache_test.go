@@ -449,7 +449,7 @@ func TestACallerGivingUpIsNoRedisError(t *testing.T) {
 		redisErrors uint64
 	}{
 		{"with a context cancelled before the call", func(*testing.T, *redistest.Server) {}, cancelled, 0},
-		{"with a deadline that passes while Redis hangs", func(t *testing.T, srv *redistest.Server) { srv.Freeze(t) }, expiring, 0},
+		{"with a deadline that passes while Redis hangs", func(t *testing.T, srv *redistest.Server) { srv.Hang(t) }, expiring, 0},
 		{"on a server that was killed", func(_ *testing.T, srv *redistest.Server) { srv.Kill() }, live, 1},
 	}
 	for _, end := range ends {

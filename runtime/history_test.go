@@ -99,7 +99,7 @@ func TestHistoryGoesOnWhileRedisHangs(t *testing.T) {
 			e.heat("p:1")
 			e.tick(time.Second) // a mark before the hang
 
-			srv.Freeze(t)
+			srv.Hang(t)
 			tickAlone(t, e) // its refresh, and cluster read, wait on the frozen server
 			// The breaker opens, as it does when the first command times
 			// out (none does here): a ping of the frozen server fails.

@@ -50,7 +50,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 			e.put("p:1", sample(1, "v1"))
 			e.heat("p:1")
 
-			srv.Freeze(t)
+			srv.Hang(t)
 			done := make(chan error, 1)
 			go func() { done <- readThroughAHang(e, w.sent) }()
 			select {
@@ -94,9 +94,9 @@ func TestHotKeysOutliveRedisLeaving(t *testing.T) {
 		},
 		"SHUTDOWN NOSAVE": func(t *testing.T, srv *redistest.Server, admin *redis.Client) {
 			admin.Do(t.Context(), "SHUTDOWN", "NOSAVE") // answered by the connection closing
-			srv.Exited()
+			srv.WaitExit(10 * time.Second)
 		},
-		"SIGSTOP": func(t *testing.T, srv *redistest.Server, _ *redis.Client) { srv.Freeze(t) },
+		"SIGSTOP": func(t *testing.T, srv *redistest.Server, _ *redis.Client) { srv.Hang(t) },
 	}
 	for _, how := range []string{"SIGKILL", "SIGTERM", "SHUTDOWN NOSAVE", "SIGSTOP"} {
 		for _, staleReads := range []bool{true, false} {

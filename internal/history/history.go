@@ -2,7 +2,8 @@
 // and checks the record against the product's two promises: a read never
 // returns a version older than one acknowledged more than the bound before
 // it began (on any instance, and never older than the instance's own last
-// write), and while Redis is down hot reads are still served.
+// write), nor one whose TTL ran out more than the bound before, and while
+// Redis is down hot reads are still served.
 //
 // Versions of one key grow with each write, and writes of one key are
 // serialised by whoever drives the run, so the order of versions is the
@@ -10,6 +11,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -28,18 +30,24 @@ const (
 // Op is one operation: when it began and ended (since the run started),
 // on which instance (-1 for a writer outside every instance), on which
 // key, and the version it read or wrote.
+//
+// A run records millions: Op holds no pointer, so they cost the garbage
+// collector of the process under test nothing to scan, and its small
+// fields come first, so that it packs into 56 bytes (TestOpIsSmall).
 type Op struct {
-	Kind       Kind
+	Kind Kind
+	Hot  bool // a read of a key the run keeps hot
+	// Failed marks an operation that returned an error: it read nothing,
+	// and a write so may or may not have landed.
+	Failed     bool
 	Instance   int
 	Key        int64
 	Version    int64
 	Start, End time.Duration
-	Hot        bool // a read of a key the run keeps hot
-	// Failed marks an operation that returned an error: it read nothing,
-	// and a write so may or may not have landed. Op holds no pointer, so
-	// millions of them cost the garbage collector of the process under
-	// test nothing to scan.
-	Failed bool
+	// TTL is the expiry a write set, 0 for none the checker needs to know
+	// of: Redis deletes the key TTL after it applied the write, unless it
+	// is written again first.
+	TTL time.Duration
 }
 
 // Log collects the operations of one goroutine, so recording costs no
@@ -58,8 +66,8 @@ func Merge(logs ...*Log) []Op {
 	return ops
 }
 
-// Window is a span of the run: an outage, from the fault to the moment
-// Redis was back.
+// Window is a span of the run in which Redis failed: by default an outage,
+// from the fault to the moment Redis answered again.
 type Window struct {
 	From, To time.Duration
 	// Keys, when not nil, limits the outage to the keys it reports: those
@@ -70,33 +78,65 @@ type Window struct {
 	// lost (a master killed before it replicated them): a reset of those
 	// keys at From.
 	Lost bool
+	// Answered says Redis answered throughout, if late, or refusing
+	// writes for a moment (a failover): reads in the window stay held to
+	// the bound, and the window is judged for availability alone.
+	Answered bool
+	// Partition says only Instance was cut off from Redis while the others
+	// reached it and wrote: its reads in the window may serve copies of
+	// which it knows nothing newer, knowingly stale by design. They are
+	// judged apart (Report.Partitioned: how many, how old), not held to
+	// the bound; other instances' reads are not in the window.
+	Partition bool
+	Instance  int
 }
 
-// covers reports whether the window applies to key.
-func (w *Window) covers(key int64) bool { return w.Keys == nil || w.Keys(key) }
+// covers reports whether the window applies to op.
+func (w *Window) covers(op Op) bool {
+	return w.coversInstance(op.Instance) && (w.Keys == nil || w.Keys(op.Key))
+}
+
+// coversInstance reports whether the window applies to instance inst.
+func (w *Window) coversInstance(inst int) bool { return !w.Partition || inst == w.Instance }
+
+// Reset is a moment Redis lost data (a restart without persistence,
+// FLUSHALL, eviction): writes of its keys begun before At bind no read that
+// ends after it.
+type Reset struct {
+	At   time.Duration
+	Keys func(key int64) bool // nil: every key
+}
 
 // Run is what Check needs besides the operations.
 type Run struct {
 	Bound time.Duration
-	// Outages are when Redis could not be reached: reads that overlap
-	// one (or the Bound after it) may serve unverified copies by design,
-	// and are checked for availability instead of staleness.
+	// Outages are when Redis failed. Reads that overlap an outage (or the
+	// Bound after it) may serve unverified copies by design, and are
+	// checked for availability instead of staleness; reads in a window
+	// where Redis Answered, for both; a cut-off instance's in a Partition,
+	// for availability, their staleness counted apart.
 	Outages []Window
-	// Resets are the moments Redis lost its data (a restart without
-	// persistence, FLUSHALL): writes begun before one no longer bind
-	// reads that end after it.
-	Resets []time.Duration
+	// Resets are the moments Redis lost data. An expiry (Op.TTL) is one
+	// too, of its key, which the checker finds itself.
+	Resets []Reset
 }
 
 // Stale is a read that returned a version older than one acknowledged
-// before it began.
+// before it began, or one whose TTL ran out before it began.
 type Stale struct {
-	Read  Op
-	Newer Op            // the earliest write of a newer version acknowledged before the read began
+	Read Op
+	// Newer is the earliest write of a newer version acknowledged before
+	// the read began; for an expiry, a write of version 0 (absent) that
+	// ended when the TTL ran out.
+	Newer Op
 	Late  time.Duration // Read.Start - Newer.End
 }
 
 func (s Stale) String() string {
+	if s.Newer.Version == 0 {
+		return fmt.Sprintf("instance %d read key %d at %v and got version %d, which expired (TTL) at %v, %v before",
+			s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Newer.End, s.Late)
+	}
 	return fmt.Sprintf("instance %d read key %d at %v and got version %d; version %d was acknowledged at %v, %v before",
 		s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Newer.Version, s.Newer.End, s.Late)
 }
@@ -121,9 +161,24 @@ type Report struct {
 	SlowestOutageHotRead time.Duration
 	OutageColdFailed     int
 	ColdFailures         []time.Duration
-	// Recovery is, per outage, how long after it ended the first
-	// successful cold read began.
-	Recovery []time.Duration
+	// Recovery is, per outage and instance it covered, how soon after it
+	// the instance read a cold key again.
+	Recovery []Recovery
+
+	// Partitioned holds the stale reads of instances cut off from Redis
+	// while others wrote (Window.Partition), judged apart from Stale;
+	// PartitionAge is their lateness, sorted.
+	Partitioned  []Stale
+	PartitionAge []time.Duration
+}
+
+// Recovery is how long after an outage ended (Redis answering again) an
+// instance's first successful cold read began: the moment it served
+// again what only Redis has.
+type Recovery struct {
+	Outage, Instance int
+	After            time.Duration
+	Never            bool // no cold read of the instance succeeded after it
 }
 
 // Quantile returns the q-quantile of the staleness of stale reads, 0 when
@@ -133,6 +188,10 @@ func (r *Report) Quantile(q float64) time.Duration { return quantile(r.Staleness
 // ColdFailure returns the q-quantile of how long the cold reads that
 // failed during an outage took, after its first failure; 0 when none.
 func (r *Report) ColdFailure(q float64) time.Duration { return quantile(r.ColdFailures, q) }
+
+// PartitionQuantile returns the q-quantile of the lateness of the stale
+// reads of cut-off instances, 0 when there is none.
+func (r *Report) PartitionQuantile(q float64) time.Duration { return quantile(r.PartitionAge, q) }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
@@ -165,34 +224,47 @@ func Check(ops []Op, run Run) Report {
 	for _, ws := range mine {
 		slices.SortFunc(ws, func(a, b Op) int { return int(a.End - b.End) })
 	}
+	expired := run.expiries(ops)
 	firstFailure := map[int]time.Duration{} // by outage
-	recovered := map[int]bool{}
+	recovered := map[[2]int]bool{}          // by outage and instance
+	instances := map[int]bool{}
 	for _, op := range ops {
 		if op.Kind == Write {
 			continue
 		}
 		r.Reads++
-		w, outage := run.outage(op)
-		if outage {
-			r.outageRead(op, w, firstFailure)
+		instances[op.Instance] = true
+		w, in := run.window(op)
+		if in {
+			r.windowRead(op, w, firstFailure)
 		}
 		for i, w := range run.Outages {
-			if !op.Hot && !op.Failed && op.Start >= w.To && !recovered[i] && w.covers(op.Key) {
-				recovered[i] = true
-				r.Recovery = append(r.Recovery, op.Start-w.To)
+			k := [2]int{i, op.Instance}
+			if !op.Hot && !op.Failed && op.Start >= w.To && !recovered[k] && w.covers(op) {
+				recovered[k] = true
+				r.Recovery = append(r.Recovery, Recovery{Outage: i, Instance: op.Instance, After: op.Start - w.To})
 			}
 		}
 		if op.Failed {
 			r.FailedReads++
 			continue
 		}
-		if outage {
-			continue
+		partitioned := in && run.Outages[w].Partition
+		if in && !partitioned && !run.Outages[w].Answered {
+			continue // Redis could not answer: unverified copies are served by design
 		}
 		// A reset while the read was on its way (a restart that lost the
 		// data before the read was answered) frees it from older writes.
 		reset := run.lastReset(op.Key, op.End)
-		if s, ok := newer(writes[op.Key], op, reset); ok {
+		s, stale := newer(writes[op.Key], op, reset)
+		if !stale {
+			s, stale = expiredBefore(expired[op.Key], op)
+		}
+		switch {
+		case stale && partitioned:
+			r.Partitioned = append(r.Partitioned, s)
+			r.PartitionAge = append(r.PartitionAge, s.Late)
+		case stale:
 			r.Stale = append(r.Stale, s)
 			r.Staleness = append(r.Staleness, s.Late)
 			if s.Late > run.Bound {
@@ -208,9 +280,65 @@ func Check(ops []Op, run Run) Report {
 			}
 		}
 	}
+	for i, w := range run.Outages {
+		for inst := range instances {
+			if w.coversInstance(inst) && !recovered[[2]int{i, inst}] {
+				r.Recovery = append(r.Recovery, Recovery{Outage: i, Instance: inst, Never: true})
+			}
+		}
+	}
+	slices.SortFunc(r.Recovery, func(a, b Recovery) int { return cmp.Or(a.Outage-b.Outage, a.Instance-b.Instance) })
 	slices.Sort(r.Staleness)
 	slices.Sort(r.ColdFailures)
+	slices.Sort(r.PartitionAge)
 	return r
+}
+
+// expiry is a key deleted by its TTL, surely by at: the acknowledgement
+// of the write that set it, plus the TTL.
+type expiry struct {
+	at      time.Duration
+	version int64 // the version it deleted
+}
+
+// expiries returns per key the expiries of the acknowledged writes of ops
+// that set a TTL and were not overwritten before it ran out, and adds to
+// run a reset of each such key at the earliest moment it may have expired
+// (the write's start plus its TTL): a read may then find it absent.
+func (run *Run) expiries(ops []Op) map[int64][]expiry {
+	next := map[int64]time.Duration{} // per key, the start of the write after the one at hand
+	out := map[int64][]expiry{}
+	for i := len(ops) - 1; i >= 0; i-- {
+		w := ops[i]
+		if w.Kind != Write {
+			continue
+		}
+		after, overwritten := next[w.Key]
+		next[w.Key] = w.Start
+		if w.TTL == 0 || w.Failed {
+			continue
+		}
+		if !overwritten || after >= w.Start+w.TTL {
+			key := w.Key
+			run.Resets = append(run.Resets, Reset{At: w.Start + w.TTL, Keys: func(k int64) bool { return k == key }})
+		}
+		if !overwritten || after >= w.End+w.TTL {
+			out[w.Key] = append(out[w.Key], expiry{at: w.End + w.TTL, version: w.Version})
+		}
+	}
+	return out
+}
+
+// expiredBefore returns read as stale when it returned a version that one
+// of es, its key's expiries, deleted before the read began: Redis no
+// longer had it. An absent key (version 0) is what it should read.
+func expiredBefore(es []expiry, read Op) (Stale, bool) {
+	for _, e := range es {
+		if read.Version != 0 && read.Version <= e.version && e.at < read.Start {
+			return Stale{Read: read, Newer: Op{Kind: Write, Instance: -1, Key: read.Key, End: e.at}, Late: read.Start - e.at}, true
+		}
+	}
+	return Stale{}, false
 }
 
 // newer returns the earliest write of ws (one key's, by end) newer than
@@ -225,12 +353,12 @@ func newer(ws []Op, read Op, reset time.Duration) (Stale, bool) {
 	return Stale{Read: read, Newer: ws[i], Late: read.Start - ws[i].End}, true
 }
 
-// outage reports the outage a read overlaps, Bound after its end
-// included: a read on its way when Redis went down may be answered from
-// an unverified copy, by design.
-func (run Run) outage(op Op) (int, bool) {
+// window reports the window (of Outages) a read overlaps, Bound after its
+// end included: a read on its way when Redis went down may be answered
+// from an unverified copy, by design.
+func (run Run) window(op Op) (int, bool) {
 	for i, w := range run.Outages {
-		if op.End >= w.From && op.Start <= w.To+run.Bound && w.covers(op.Key) {
+		if op.End >= w.From && op.Start <= w.To+run.Bound && w.covers(op) {
 			return i, true
 		}
 	}
@@ -240,21 +368,21 @@ func (run Run) outage(op Op) (int, bool) {
 // lastReset returns the last reset of key at or before t, -1 when none.
 func (run Run) lastReset(key int64, t time.Duration) time.Duration {
 	last := time.Duration(-1)
-	for _, at := range run.Resets {
-		if at <= t {
-			last = max(last, at)
+	for _, rs := range run.Resets {
+		if rs.At <= t && (rs.Keys == nil || rs.Keys(key)) {
+			last = max(last, rs.At)
 		}
 	}
 	for _, w := range run.Outages {
-		if w.Lost && w.From <= t && w.covers(key) {
+		if w.Lost && w.From <= t && (w.Keys == nil || w.Keys(key)) {
 			last = max(last, w.From)
 		}
 	}
 	return last
 }
 
-// outageRead counts a read that began during outage w.
-func (r *Report) outageRead(op Op, w int, firstFailure map[int]time.Duration) {
+// windowRead counts, for availability, a read that overlapped window w.
+func (r *Report) windowRead(op Op, w int, firstFailure map[int]time.Duration) {
 	if op.Hot {
 		r.OutageHotReads++
 		r.SlowestOutageHotRead = max(r.SlowestOutageHotRead, op.End-op.Start)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const ms = time.Millisecond
@@ -15,6 +16,14 @@ func w(inst int, key, version int64, start, end time.Duration) Op {
 func r(inst int, key, version int64, start time.Duration) Op {
 	return Op{Kind: Read, Instance: inst, Key: key, Version: version, Start: start, End: start + ms, Hot: true}
 }
+
+func TestOpIsSmall(t *testing.T) {
+	if size := unsafe.Sizeof(Op{}); size > 56 {
+		t.Fatalf("an Op takes %d bytes, want 56 at most: a run records millions", size)
+	}
+}
+
+func ttl(op Op, d time.Duration) Op { op.TTL = d; return op }
 
 func TestCheck(t *testing.T) {
 	bound := 50 * ms
@@ -54,9 +63,9 @@ func TestCheck(t *testing.T) {
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 700*ms)},
 			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 1, 1, 0},
 		{"writes before a reset bind nothing after it",
-			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []Reset{{At: 50 * ms}}}, 0, 0, 0},
 		{"a read on its way when the data was lost may miss older writes",
-			[]Op{w(0, 1, 1, 0, ms), {Kind: Read, Instance: 0, Key: 1, Start: 40 * ms, End: 900 * ms}}, Run{Resets: []time.Duration{50 * ms}}, 0, 0, 0},
+			[]Op{w(0, 1, 1, 0, ms), {Kind: Read, Instance: 0, Key: 1, Start: 40 * ms, End: 900 * ms}}, Run{Resets: []Reset{{At: 50 * ms}}}, 0, 0, 0},
 		{"a read on its way when Redis went down is an outage read",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), {Kind: Read, Key: 1, Version: 1, Start: 390 * ms, End: 450 * ms}},
 			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms}}}, 0, 0, 0},
@@ -72,7 +81,35 @@ func TestCheck(t *testing.T) {
 			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 700*ms)},
 			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Lost: true, Keys: func(k int64) bool { return k != 1 }}}}, 1, 1, 0},
 		{"writes after a reset do",
-			[]Op{w(-1, 1, 1, 60*ms, 61*ms), r(0, 1, 0, 200*ms)}, Run{Resets: []time.Duration{50 * ms}}, 1, 1, 0},
+			[]Op{w(-1, 1, 1, 60*ms, 61*ms), r(0, 1, 0, 200*ms)}, Run{Resets: []Reset{{At: 50 * ms}}}, 1, 1, 0},
+		{"a reset of other keys does not free a read",
+			[]Op{w(-1, 1, 1, 0, ms), r(0, 1, 0, 100*ms)}, Run{Resets: []Reset{{At: 50 * ms, Keys: func(k int64) bool { return k != 1 }}}}, 1, 1, 0},
+		{"reads in a window where Redis answered are still held to the bound",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Answered: true}}}, 1, 1, 0},
+		{"another instance's reads in a partition are held to the bound",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Partition: true, Instance: 2}}}, 1, 1, 0},
+		{"the cut-off instance's are not, but counted apart",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(2, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Partition: true, Instance: 2}}}, 0, 0, 0},
+		{"until the bound after the partition healed",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(2, 1, 1, 700*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Partition: true, Instance: 2}}}, 1, 1, 0},
+		{"a version read after its TTL ran out is stale",
+			[]Op{ttl(w(-1, 1, 1, 0, ms), 100*ms), r(0, 1, 1, 101*ms+bound+ms)}, Run{}, 1, 1, 0},
+		{"within the bound after the expiry it is allowed",
+			[]Op{ttl(w(-1, 1, 1, 0, ms), 100*ms), r(0, 1, 1, 101*ms+bound-ms)}, Run{}, 1, 0, 0},
+		{"an older version read after the expiry is stale from the expiry",
+			[]Op{w(-1, 1, 1, 0, ms), ttl(w(-1, 1, 2, 10*ms, 11*ms), 100*ms), r(0, 1, 1, 200*ms)}, Run{}, 1, 1, 0},
+		{"the key read absent once it may have expired is fresh",
+			[]Op{ttl(w(-1, 1, 1, 0, 30*ms), 100*ms), r(0, 1, 0, 100*ms)}, Run{}, 0, 0, 0},
+		{"but not before",
+			[]Op{ttl(w(-1, 1, 1, 0, ms), 100*ms), r(0, 1, 0, 60*ms)}, Run{}, 1, 1, 0},
+		{"a write before the TTL runs out cancels the expiry",
+			[]Op{ttl(w(-1, 1, 1, 0, ms), 100*ms), w(-1, 1, 2, 50*ms, 51*ms), r(0, 1, 2, 300*ms), r(0, 1, 0, 300*ms)}, Run{}, 1, 1, 0},
+		{"a write that may have come before the expiry spares the version it overwrote",
+			[]Op{ttl(w(-1, 1, 1, 0, 30*ms), 100*ms), w(-1, 1, 2, 110*ms, 300*ms), r(0, 1, 1, 200*ms)}, Run{}, 0, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,7 +148,44 @@ func TestAvailability(t *testing.T) {
 	if rep.ColdFailure(1) != 2*ms {
 		t.Fatalf("slowest cold failure after the first = %v, want 2ms", rep.ColdFailure(1))
 	}
-	if len(rep.Recovery) != 1 || rep.Recovery[0] != 200*ms {
-		t.Fatalf("recovery %v, want [200ms]", rep.Recovery)
+	if want := []Recovery{{Instance: 0, After: 200 * ms}}; !slices.Equal(rep.Recovery, want) {
+		t.Fatalf("recovery %v, want %v", rep.Recovery, want)
+	}
+}
+
+func TestRecoveryIsPerInstance(t *testing.T) {
+	cold := func(inst int, start time.Duration, failed bool) Op {
+		return Op{Kind: Read, Instance: inst, Key: 99, Start: start, End: start + ms, Failed: failed}
+	}
+	outages := []Window{{From: 100 * ms, To: 500 * ms}, {From: 600 * ms, To: 700 * ms, Partition: true, Instance: 1}}
+	ops := Merge(&Log{Ops: []Op{
+		cold(0, 510*ms, false), cold(1, 550*ms, false), cold(2, 560*ms, true), // 2 never reads again
+		cold(1, 720*ms, true), cold(0, 730*ms, false), cold(1, 750*ms, false), // only 1 was cut off in the second
+	}})
+	rep := Check(ops, Run{Bound: 50 * ms, Outages: outages})
+	want := []Recovery{
+		{Outage: 0, Instance: 0, After: 10 * ms}, {Outage: 0, Instance: 1, After: 50 * ms}, {Outage: 0, Instance: 2, Never: true},
+		{Outage: 1, Instance: 1, After: 50 * ms},
+	}
+	if !slices.Equal(rep.Recovery, want) {
+		t.Fatalf("recovery\n%v\nwant\n%v", rep.Recovery, want)
+	}
+}
+
+func TestPartitionedReadsAreCountedApart(t *testing.T) {
+	ops := Merge(&Log{Ops: []Op{
+		w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), w(-1, 1, 3, 300*ms, 301*ms),
+		r(2, 1, 1, 400*ms), r(2, 1, 2, 500*ms), r(2, 1, 3, 550*ms), // cut off: two stale, by 389 and 199 ms
+		r(0, 1, 3, 500*ms), // another instance, fresh
+	}})
+	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{From: 350 * ms, To: 600 * ms, Partition: true, Instance: 2}}})
+	if len(rep.Stale) != 0 || len(rep.Partitioned) != 2 {
+		t.Fatalf("stale %d, partitioned %d; want 0, 2", len(rep.Stale), len(rep.Partitioned))
+	}
+	if want := []time.Duration{199 * ms, 389 * ms}; !slices.Equal(rep.PartitionAge, want) || rep.PartitionQuantile(1) != 389*ms {
+		t.Fatalf("ages %v, want %v", rep.PartitionAge, want)
+	}
+	if rep.OutageHotReads != 3 || rep.OutageHotServed != 3 {
+		t.Fatalf("hot reads in the partition %d, served %d; want 3, 3 (the cut-off instance's)", rep.OutageHotReads, rep.OutageHotServed)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +138,39 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // Kill stops the server abruptly, as a crash or a network cut would look to
 // its clients; Restart brings it back on the same address.
 func (s *Server) Kill() { s.stopProcess() }
+
+// Terminate sends the server SIGTERM, on which redis-server shuts down
+// as on SHUTDOWN (saving nothing: a test's server persists nothing), and
+// waits up to 10s for it to exit; Relaunch may start it again then.
+func (s *Server) Terminate() error {
+	if err := s.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	return s.WaitExit(10 * time.Second)
+}
+
+// WaitExit waits up to d for the server to exit by itself, as it does on
+// SHUTDOWN; Relaunch may start it again then.
+func (s *Server) WaitExit(d time.Duration) error {
+	if s.cmd == nil {
+		return nil
+	}
+	select {
+	case <-s.exited:
+		s.cmd = nil
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("redistest: redis-server on %s still running %v after it was asked to stop", s.Addr, d)
+	}
+}
+
+// signal sends sig to the server's process.
+func (s *Server) signal(sig os.Signal) error {
+	if s.cmd == nil {
+		return fmt.Errorf("redistest: redis-server on %s is not running", s.Addr)
+	}
+	return s.cmd.Process.Signal(sig)
+}
 
 // Restart starts a killed server again on the same address, empty.
 func (s *Server) Restart(t testing.TB) {

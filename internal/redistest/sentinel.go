@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,22 +39,11 @@ func StartSentinel(t testing.TB) *Sentinel {
 
 // LaunchSentinel is StartSentinel for a program: the caller stops it.
 func LaunchSentinel() (*Sentinel, error) {
-	// Either may serve a full sync, the replica after a failover: at once,
-	// not after the default five seconds of waiting for more replicas.
-	nodelay := []string{"--repl-diskless-sync-delay", "0"}
 	s := &Sentinel{MasterName: "mymaster"}
 	var err error
-	if s.Master, err = Launch(nodelay...); err != nil {
-		return nil, err
-	}
-	if s.Replica, err = Launch(append(nodelay, "--replicaof", "127.0.0.1", strconv.Itoa(s.Master.port))...); err != nil {
-		s.Stop()
-		return nil, err
-	}
 	// The replica first, so the sentinel finds it at its first look at the
 	// master instead of ten seconds later.
-	if err := s.waitSynced(); err != nil {
-		s.Stop()
+	if s.Master, s.Replica, err = LaunchPair(); err != nil {
 		return nil, err
 	}
 	conf := func(dir string, port int) (string, error) {
@@ -86,16 +74,6 @@ func (s *Sentinel) Stop() {
 			srv.Stop()
 		}
 	}
-}
-
-// waitSynced waits until the replica has a live link to the master.
-func (s *Sentinel) waitSynced() error {
-	rdb := redis.NewClient(&redis.Options{Addr: s.Replica.Addr, MaxRetries: -1})
-	defer rdb.Close()
-	return poll("replica "+s.Replica.Addr+" to sync with "+s.Master.Addr, func(ctx context.Context) bool {
-		info, err := rdb.Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	})
 }
 
 // waitWatched waits until the sentinel reports the master and knows the

@@ -117,9 +117,7 @@ func killClusterMaster(ctx context.Context, r *run, _ *history.Log) error {
 	from := r.now()
 	sh.Master.Kill()
 	err = r.waitMaster(ctx, slot, sh.Master)
-	r.mu.Lock()
-	r.outages = append(r.outages, history.Window{From: from, To: r.now(), Keys: keys, Lost: true})
-	r.mu.Unlock()
+	r.record(history.Window{From: from, To: r.now(), Keys: keys, Lost: true})
 	if err != nil {
 		return err
 	}

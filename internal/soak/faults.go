@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -21,6 +22,12 @@ type Fault struct {
 	// cluster run without such a fault has none, which spares a loaded
 	// machine three servers and the sessions on them.
 	replica bool
+	// proxied says the fault needs every instance behind a proxy of its
+	// own (run.proxies).
+	proxied bool
+	// lasts is about how long the fault takes, so that a run leaves each
+	// phase its share of time past it (see every).
+	lasts time.Duration
 }
 
 // outageFor is how long a killed server stays down; stallFor how long
@@ -42,27 +49,17 @@ var Faults = []Fault{
 	{Name: "CLIENT KILL pubsub", inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		return r.admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
 	}},
-	{Name: "SIGKILL and restart", inject: func(ctx context.Context, r *run, l *history.Log) error {
-		from := r.now() // every write acknowledged before is lost
-		r.srv.Kill()
-		sleep(ctx, outageFor)
-		err := r.srv.Relaunch() // on the same port, empty
-		r.lost(from)
-		if err != nil {
-			return err
-		}
-		return r.seed(ctx, l)
-	}},
+	{Name: "SIGKILL and restart", lasts: outageFor, inject: restart(func(context.Context, *run) error { return nil })},
 	// The outage comes before the last faults, so the run sees Redis
 	// come back and the service recover.
 	// A server that sleeps or pauses its clients answers nothing, as a
 	// hung one: an outage, in which hot keys are served from memory, not
 	// a wait (see unanswered).
-	{Name: "DEBUG SLEEP 0.5", inject: func(ctx context.Context, r *run, _ *history.Log) error {
+	{Name: "DEBUG SLEEP 0.5", lasts: stallFor, inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		defer r.unanswered(r.now())
 		return r.admin.Do(ctx, "DEBUG", "SLEEP", stallFor.Seconds()).Err()
 	}},
-	{Name: "CLIENT PAUSE 500", inject: func(ctx context.Context, r *run, _ *history.Log) error {
+	{Name: "CLIENT PAUSE 500", lasts: stallFor, inject: func(ctx context.Context, r *run, _ *history.Log) error {
 		from := r.now()
 		err := r.admin.Do(ctx, "CLIENT", "PAUSE", stallFor.Milliseconds(), "ALL").Err()
 		sleep(ctx, stallFor)
@@ -71,14 +68,41 @@ var Faults = []Fault{
 		return err
 	}},
 	{Name: "FLUSHALL", inject: func(ctx context.Context, r *run, l *history.Log) error {
-		r.mu.Lock()
-		r.resets = append(r.resets, r.now()) // before it is sent: any read after may see it
-		r.mu.Unlock()
-		if err := r.admin.FlushAll(ctx).Err(); err != nil {
-			return err
-		}
-		return r.seed(ctx, l)
+		return r.flush(ctx, l, "FLUSHALL")
 	}},
+}
+
+// restart stops the server with stop, kills what stop left running
+// (SIGKILL), keeps it down for outageFor, starts it again on the same
+// port, empty, and seeds it: the writes acknowledged before it exited
+// are lost.
+func restart(stop func(context.Context, *run) error) func(context.Context, *run, *history.Log) error {
+	return func(ctx context.Context, r *run, l *history.Log) error {
+		from := r.now()
+		stopErr := stop(ctx, r)
+		r.srv.Kill() // nothing left to kill once stop did its work
+		// A server asked to stop (SIGTERM, SHUTDOWN) may acknowledge
+		// writes until it exits: they are lost with the rest.
+		gone := r.now()
+		sleep(ctx, outageFor)
+		err := r.srv.Relaunch()
+		r.record(history.Window{From: from, To: r.now()})
+		r.reset(gone, nil)
+		if err == nil {
+			err = r.seed(ctx, l)
+		}
+		return errors.Join(stopErr, err)
+	}
+}
+
+// flush loses every key with command (FLUSHALL, FLUSHDB, SWAPDB), a
+// reset for the checker, and seeds Redis again.
+func (r *run) flush(ctx context.Context, l *history.Log, command ...any) error {
+	r.reset(r.now(), nil) // before it is sent: any read after may see it
+	if err := r.admin.Do(ctx, command...).Err(); err != nil {
+		return err
+	}
+	return r.seed(ctx, l)
 }
 
 // killClients kills every client of the server rdb reaches but rdb's
@@ -95,18 +119,14 @@ func killClients(ctx context.Context, rdb redis.UniversalClient) error {
 // older than a write acknowledged just before (a stale read by design,
 // judged for availability like any outage's).
 func (r *run) unanswered(from time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
+	r.record(history.Window{From: from, To: r.now()})
 }
 
 // lost records an outage from from until now, in which the writes
 // acknowledged before from may have been lost.
 func (r *run) lost(from time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.outages = append(r.outages, history.Window{From: from, To: r.now()})
-	r.resets = append(r.resets, from)
+	r.record(history.Window{From: from, To: r.now()})
+	r.reset(from, nil)
 }
 
 // SentinelFaults are the faults of a run with Config.Sentinel, in order:

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/history"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -48,6 +50,10 @@ type Config struct {
 	// replica each when a fault needs one, every client a cluster client:
 	// for ClusterFaults.
 	Cluster bool
+	// Replica runs against a master and a replica of it, which every
+	// client but the admin's reaches at an endpoint (a proxy of its own)
+	// that follows the master: for ReplicaFaults.
+	Replica bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
@@ -74,8 +80,31 @@ type Result struct {
 	Config Config
 	Total  history.Report
 	Phases []Phase
-	// Outages is how many outages the run's faults made.
-	Outages int
+}
+
+// minPhase is the shortest a phase may last past its fault: long enough
+// for a few hundred writes and many thousand reads after it.
+const minPhase = time.Second
+
+// MinDuration is the shortest run of faults: each fault's own time and a
+// phase of minPhase past it, and as long before the first.
+func MinDuration(faults []Fault) time.Duration {
+	d := minPhase * time.Duration(len(faults)+1)
+	for _, f := range faults {
+		d += f.lasts
+	}
+	return d
+}
+
+// every is how long each phase of a run of cfg lasts past its fault, and
+// the run before its first: what the faults leave of the run's duration,
+// shared equally.
+func every(cfg Config) time.Duration {
+	left := cfg.Duration
+	for _, f := range cfg.Faults {
+		left -= f.lasts
+	}
+	return left / time.Duration(len(cfg.Faults)+1)
 }
 
 // Run runs cfg against a redis-server of its own.
@@ -83,8 +112,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Instances < 3 || cfg.Keys < 1 {
 		return nil, errors.New("soak: at least 3 instances and 1 key")
 	}
+	if every(cfg) < minPhase/2 {
+		return nil, fmt.Errorf("soak: %v leaves too little of a phase to each fault: give it at least %v", cfg.Duration, MinDuration(cfg.Faults))
+	}
 	if cfg.Bound == 0 {
 		cfg.Bound = 50 * time.Millisecond
+	}
+	proxied := cfg.Replica
+	for _, f := range cfg.Faults {
+		proxied = proxied || f.proxied
+	}
+	if proxied && (cfg.Cluster || cfg.Sentinel) {
+		return nil, errors.New("soak: proxies stand in front of one server or a master and its replica, not a Sentinel's or a cluster's")
 	}
 	r := &run{cfg: cfg, start: time.Now()}
 	if cfg.Cluster {
@@ -117,38 +156,68 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return r.run(ctx)
 	}
-	srv, err := redistest.Launch("--enable-debug-command", "yes")
+	var err error
+	if cfg.Replica {
+		r.srv, r.replica, err = redistest.LaunchPair("--enable-debug-command", "yes")
+	} else {
+		r.srv, err = redistest.Launch("--enable-debug-command", "yes")
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Stop()
-	r.srv = srv
+	defer r.srv.Stop()
+	if r.replica != nil {
+		defer r.replica.Stop()
+	}
 	r.client = func(opt redis.Options) redis.UniversalClient {
-		opt.Addr = srv.Addr
+		opt.Addr = r.srv.Addr // the master's, which a failover changes
 		return redis.NewClient(&opt)
+	}
+	if proxied {
+		for range cfg.Instances + 1 {
+			p, err := proxy.New(r.srv.Addr)
+			if err != nil {
+				return nil, err
+			}
+			defer p.Close()
+			r.proxies = append(r.proxies, p)
+		}
 	}
 	return r.run(ctx)
 }
 
 type run struct {
-	cfg   Config
-	srv   *redistest.Server   // the server, unless cfg.Sentinel
-	sn    *redistest.Sentinel // the servers, if cfg.Sentinel
-	cl    *redistest.Cluster  // the nodes, if cfg.Cluster
-	start time.Time
-	admin redis.UniversalClient
+	cfg     Config
+	srv     *redistest.Server   // the server, or the master of cfg.Replica
+	replica *redistest.Server   // its replica, if cfg.Replica
+	sn      *redistest.Sentinel // the servers, if cfg.Sentinel
+	cl      *redistest.Cluster  // the nodes, if cfg.Cluster
+	start   time.Time
+	admin   redis.UniversalClient
 	// client connects to the run's Redis: to the server, through the
 	// Sentinel to whichever server is master, or to the cluster.
 	client func(redis.Options) redis.UniversalClient
+	// proxies, when a fault needs them (Fault.proxied) or cfg.Replica, are
+	// how each instance, then the plain writer, reaches the server: one
+	// each, so that one instance can be cut off alone; the admin client
+	// connects directly.
+	proxies []*proxy.Proxy
+	opts    []runtime.Option // the repositories'
 
 	locks   []sync.Mutex // per key: writes of a key are serialised
+	held    []bool       // per key, guarded by locks: a fault's, which the random writers leave alone
 	version atomic.Int64
-	seedSet func(ctx context.Context, id, version int64) error
+	seeder  writer
 
 	mu      sync.Mutex
 	outages []history.Window
-	resets  []time.Duration
+	resets  []history.Reset
 }
+
+// sharedClient is the instance whose application sends commands of its
+// own on the client it gave its repository (appTraffic); the table
+// reports its recovery beside the others'.
+const sharedClient = 0
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
@@ -156,36 +225,36 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func (r *run) run(ctx context.Context) (*Result, error) {
 	r.admin = r.client(redis.Options{MaxRetries: -1})
-	defer r.admin.Close()
+	defer func() { r.admin.Close() }() // a failover replaces it
 	r.locks = make([]sync.Mutex, r.cfg.Keys+1)
-	plain := r.client(redis.Options{})
+	r.held = make([]bool, r.cfg.Keys+1)
+	plain := r.connect(r.cfg.Instances)
 	defer plain.Close()
 
-	opts := []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
+	r.opts = []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
 		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(quiet)}
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Refresh bounds staleness here, five times a second; a copy is
 		// dropped after RefreshFailures failed refreshes in a row, so the
 		// outage a run judges (about a second) is within their budget.
-		opts = append(opts, runtime.WithRefresh(Refresh), runtime.WithRefreshFailures(RefreshFailures))
+		r.opts = append(r.opts, runtime.WithRefresh(Refresh), runtime.WithRefreshFailures(RefreshFailures))
 	}
 	var repos []store
-	for range r.cfg.Instances {
-		rdb := r.client(redis.Options{})
+	var clients []redis.UniversalClient
+	for i := range r.cfg.Instances {
+		rdb := r.connect(i)
 		defer rdb.Close()
-		var repo store = users{userstore.NewUserRepo(rdb, opts...)}
-		if r.cfg.Hash {
-			repo = newCollections(rdb, opts...)
-		}
+		repo := r.newStore(rdb)
 		defer repo.Close()
 		repos = append(repos, repo)
+		clients = append(clients, rdb)
 	}
 	// Other programs' writes are not seen with pubsub, by design: there
 	// the seeds go through a repository too.
-	plainWrite := plainSetter(plain, r.cfg.Hash)
-	r.seedSet = plainWrite
+	plainWriter := writer{inst: -1, set: plainSetter(plain, r.cfg.Hash, 0)}
+	r.seeder = plainWriter
 	if r.cfg.Mode == runtime.InvalidatePubSub {
-		r.seedSet = repos[0].set
+		r.seeder = writer{inst: -1, set: repos[0].set}
 	}
 	seedLog := &history.Log{}
 	if err := r.seed(ctx, seedLog); err != nil {
@@ -202,24 +271,28 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); f(runCtx, l) }()
 	}
-	readers := 2
-	if r.cfg.Saturating {
-		readers = 2 * max(1, goMaxProcs())
-	}
 	for i, repo := range repos {
-		for range readers {
-			spawn(func(ctx context.Context, l *history.Log) { r.read(ctx, i, repo, l) })
+		read := func(k reads) { spawn(func(ctx context.Context, l *history.Log) { r.read(ctx, i, repo, l, k) }) }
+		if r.cfg.Saturating {
+			for range 2 * max(1, goMaxProcs()) {
+				read(mixedReads)
+			}
+			continue
 		}
+		read(hotReads)
+		read(hotReads)
+		read(coldReads)
 	}
 	for i, repo := range repos[:2] {
-		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, i, repo.set) })
+		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, writer{inst: i, set: repo.set}) })
 	}
 	if r.cfg.Mode != runtime.InvalidatePubSub {
-		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, -1, plainWrite) })
+		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, plainWriter) })
 	}
+	spawn(func(ctx context.Context, _ *history.Log) { appTraffic(ctx, clients[sharedClient]) })
 	phases := make([]Phase, len(r.cfg.Faults))
 	spawn(func(ctx context.Context, l *history.Log) {
-		every := r.cfg.Duration / time.Duration(len(r.cfg.Faults)+1)
+		every := every(r.cfg)
 		for i, f := range r.cfg.Faults {
 			if !sleep(ctx, every) {
 				return
@@ -240,7 +313,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		// Redis sleeps or is paused.
 		base.Bound += Refresh + stallFor
 	}
-	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Outages: len(r.outages)}
+	res := &Result{Config: r.cfg, Total: history.Check(ops, base)}
 	for i, p := range phases {
 		to := r.now()
 		if i+1 < len(phases) && phases[i+1].From > 0 {
@@ -280,36 +353,33 @@ func window(ops []history.Op, from, to time.Duration) []history.Op {
 	return out
 }
 
-// seed writes every hot key, recording the writes: at the start, and
-// after Redis lost its data.
-func (r *run) seed(ctx context.Context, l *history.Log) error {
-	deadline := time.Now().Add(2 * time.Second) // a repository may still fail fast for a moment
-	for id := 1; id <= r.cfg.Keys; id++ {
-		for {
-			err := r.writeOne(ctx, l, -1, int64(id), r.seedSet)
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return fmt.Errorf("soak: seed: %w", err)
-			}
-			sleep(ctx, 10*time.Millisecond)
-		}
-	}
-	return nil
-}
-
 // coldBase is where the ids of cold reads start: keys nobody writes.
 const coldBase = 1_000_000
 
-// read reads, one time in ten a cold key, paced at a read every 100 µs
-// unless the run saturates.
-func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log) {
-	const pace = 100 * time.Microsecond
+// reads says what a reader reads.
+//
+// Paced, hot and cold reads go apart, as a server's requests do, so that
+// a cold read waiting on Redis holds up no hot read: an outage shows in
+// how long hot reads take. Saturating readers mix one cold read in ten
+// into their loops instead: a loop of hot reads alone, answered from
+// memory, recorded 2.6 million reads a second on two cores (11 GB of
+// history in 11 s); with the round trips of the cold reads, a run
+// records about a tenth of that.
+type reads int
+
+const (
+	hotReads   reads = iota // hot keys, a read every 100 µs
+	coldReads               // cold keys (nobody writes them), a read every 500 µs
+	mixedReads              // one cold key in ten, the others hot, in a tight loop
+)
+
+// read reads keys of kind k one after the other.
+func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log, k reads) {
+	pace := map[reads]time.Duration{hotReads: 100 * time.Microsecond, coldReads: 500 * time.Microsecond}[k]
 	next := time.Now()
 	for ctx.Err() == nil {
 		id := int64(1 + rand.IntN(r.cfg.Keys))
-		hot := rand.IntN(10) != 0
+		hot := k == hotReads || k == mixedReads && rand.IntN(10) != 0
 		if !hot {
 			id = coldBase + rand.Int64N(1_000_000)
 		}
@@ -325,7 +395,7 @@ func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log) {
 			return
 		}
 		l.Add(op)
-		if !r.cfg.Saturating {
+		if pace > 0 {
 			next = next.Add(pace)
 			if d := time.Until(next); d > 0 {
 				time.Sleep(d)
@@ -336,35 +406,49 @@ func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log) {
 	}
 }
 
-// write writes a random hot key every 5 ms through set, instance inst's
-// repository or a plain client (-1).
-func (r *run) write(ctx context.Context, l *history.Log, inst int, set func(ctx context.Context, id, version int64) error) {
-	for sleep(ctx, 5*time.Millisecond) {
-		r.writeOne(ctx, l, inst, int64(1+rand.IntN(r.cfg.Keys)), set)
+// connect returns a client for instance i, or for the plain writer (i ==
+// cfg.Instances): through its own proxy when the run has proxies.
+func (r *run) connect(i int) redis.UniversalClient {
+	if r.proxies != nil {
+		return redis.NewClient(&redis.Options{Addr: r.proxies[i].Addr})
+	}
+	return r.client(redis.Options{})
+}
+
+// newStore returns an instance's repository over rdb, with the run's
+// options and opts.
+func (r *run) newStore(rdb redis.UniversalClient, opts ...runtime.Option) store {
+	opts = append(slices.Clip(r.opts), opts...)
+	if r.cfg.Hash {
+		return newCollections(rdb, opts...)
+	}
+	return users{userstore.NewUserRepo(rdb, opts...)}
+}
+
+// appTraffic is what an application sends on the client it gave its
+// repository: a SET of a key of its own every 100 ms, as a binlog reader
+// marking changes would. Whether the client's pool, failing these through
+// an outage, serves the repository as soon as Redis is back is what the
+// table's recovery of sharedClient tells apart from the other instances'.
+func appTraffic(ctx context.Context, rdb redis.UniversalClient) {
+	for n := 0; sleep(ctx, 100*time.Millisecond); n++ {
+		rdb.Set(ctx, "soak:app", n, 0)
 	}
 }
 
-func (r *run) writeOne(ctx context.Context, l *history.Log, inst int, id int64, set func(ctx context.Context, id, version int64) error) error {
-	r.locks[id].Lock()
-	defer r.locks[id].Unlock()
-	v := r.version.Add(1)
-	start := r.now()
-	err := set(ctx, id, v)
-	if ctx.Err() != nil && err != nil {
-		return err
-	}
-	l.Add(history.Op{Kind: history.Write, Instance: inst, Key: id, Version: v, Start: start, End: r.now(), Failed: err != nil})
-	return err
+// record records window w of the run, for the checker.
+func (r *run) record(w history.Window) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outages = append(r.outages, w)
 }
 
-// plainSet writes u as another program would: the generated codec's bytes
-// with a plain SET.
-func plainSet(ctx context.Context, rdb redis.Cmdable, u *userstore.User) error {
-	b, err := u.AppendMsgpack(nil)
-	if err != nil {
-		return err
-	}
-	return rdb.Set(ctx, userstore.UserKey(u.ID), b, 0).Err()
+// reset records that Redis lost the keys keys selects (nil: every key) at
+// at, for the checker.
+func (r *run) reset(at time.Duration, keys func(int64) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resets = append(r.resets, history.Reset{At: at, Keys: keys})
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

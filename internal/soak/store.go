@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -83,9 +84,9 @@ func (c collections) set(ctx context.Context, id, version int64) error {
 }
 
 // plainSetter writes as another program would: a plain SET of the
-// generated codec's bytes for users, a plain HSET of the item's msgpack
-// for collections.
-func plainSetter(rdb redis.UniversalClient, hash bool) func(ctx context.Context, id, version int64) error {
+// generated codec's bytes for users, with an expiry of ttl unless 0, a
+// plain HSET of the item's msgpack for collections (which take no ttl).
+func plainSetter(rdb redis.UniversalClient, hash bool, ttl time.Duration) func(ctx context.Context, id, version int64) error {
 	if hash {
 		return func(ctx context.Context, id, version int64) error {
 			b, err := msgpack.Marshal(&entry{Owner: id, Field: entryField, Version: version})
@@ -96,6 +97,16 @@ func plainSetter(rdb redis.UniversalClient, hash bool) func(ctx context.Context,
 		}
 	}
 	return func(ctx context.Context, id, version int64) error {
-		return plainSet(ctx, rdb, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)})
+		return plainSet(ctx, rdb, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)}, ttl)
 	}
+}
+
+// plainSet writes u as another program would: the generated codec's bytes
+// with a plain SET, expiring after ttl unless 0.
+func plainSet(ctx context.Context, rdb redis.Cmdable, u *userstore.User, ttl time.Duration) error {
+	b, err := u.AppendMsgpack(nil)
+	if err != nil {
+		return err
+	}
+	return rdb.Set(ctx, userstore.UserKey(u.ID), b, ttl).Err()
 }

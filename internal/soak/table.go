@@ -3,7 +3,6 @@ package soak
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 // Table prints one row per run and fault, and one per run for the whole.
 func Table(w io.Writer, results []*Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\thot reads served in outage\tcold failures p99, slowest\trecovery\t")
+	fmt.Fprintln(tw, "mode\treaders\tfault\treads\twrites\tstale\tstale > bound\tp50\tp99\tp99.9\tmax\tcut off: stale (p99, max)\thot reads served in outage\tcold failures p99, slowest\trecovery, shared client\trecovery, others\t")
 	for _, res := range results {
 		readers := "paced"
 		if res.Config.Saturating {
@@ -25,6 +24,8 @@ func Table(w io.Writer, results []*Result) {
 			mode += " (sentinel)"
 		case res.Config.Cluster:
 			mode += " (cluster)"
+		case res.Config.Replica:
+			mode += " (replica)"
 		}
 		if res.Config.Hash {
 			mode += " (hash)"
@@ -42,20 +43,37 @@ func row(w io.Writer, mode, readers, fault string, r *history.Report) {
 	if r.OutageHotReads > 0 {
 		served = fmt.Sprintf("%.2f%% of %d, slowest %s", 100*float64(r.OutageHotServed)/float64(r.OutageHotReads), r.OutageHotReads, dur(r.SlowestOutageHotRead))
 	}
-	slowest, recovery := "-", "-"
+	slowest, cut := "-", "-"
 	if r.OutageColdFailed > 0 {
 		slowest = dur(r.ColdFailure(0.99)) + ", " + dur(r.ColdFailure(1))
 	}
-	if len(r.Recovery) > 0 {
-		var parts []string
-		for _, d := range r.Recovery {
-			parts = append(parts, dur(d))
-		}
-		recovery = strings.Join(parts, " ")
+	if len(r.Partitioned) > 0 {
+		cut = fmt.Sprintf("%d (%s, %s)", len(r.Partitioned), dur(r.PartitionQuantile(0.99)), dur(r.PartitionQuantile(1)))
 	}
-	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, readers, fault, r.Reads, r.Writes,
+	shared := func(inst int) bool { return inst == sharedClient }
+	others := func(inst int) bool { return inst != sharedClient }
+	fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", mode, readers, fault, r.Reads, r.Writes,
 		len(r.Stale), len(r.BeyondBound), dur(r.Quantile(0.5)), dur(r.Quantile(0.99)), dur(r.Quantile(0.999)), dur(r.Quantile(1)),
-		served, slowest, recovery)
+		cut, served, slowest, recovery(r.Recovery, shared), recovery(r.Recovery, others))
+}
+
+// recovery is the slowest recovery of the instances pick selects, "never"
+// when one of them read no cold key after an outage, "-" without one.
+func recovery(rs []history.Recovery, pick func(inst int) bool) string {
+	slowest, any := time.Duration(0), false
+	for _, rc := range rs {
+		if !pick(rc.Instance) {
+			continue
+		}
+		if rc.Never {
+			return "never"
+		}
+		slowest, any = max(slowest, rc.After), true
+	}
+	if !any {
+		return "-"
+	}
+	return dur(slowest)
 }
 
 func dur(d time.Duration) string {

@@ -1,7 +1,9 @@
 // Command soak runs the fault-injection history checker (internal/soak)
 // for every invalidation mode, with paced and with saturating readers,
-// then over Sentinel and over a cluster, and prints a table per mode and
-// fault. make soak SOAK=10m runs it; -only runs one of the three setups.
+// then through the quiet failures (paced), then over a master and replica
+// switched by FAILOVER, over Sentinel and over a cluster, and prints a
+// table per mode and fault. make soak SOAK=10m runs it; -only runs one of
+// the four setups.
 package main
 
 import (
@@ -23,10 +25,10 @@ type discard struct{}
 func (discard) Printf(context.Context, string, ...any) {}
 
 func main() {
-	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every run")
+	total := flag.Duration("duration", 3*time.Minute, "the whole soak, shared by every run (a run lasts at least what its faults need)")
 	keys := flag.Int("keys", 16, "hot keys")
-	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup")
-	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating), sentinel or cluster; empty runs all three")
+	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
+	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), replica (FAILOVER), sentinel or cluster; empty runs all four")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -39,6 +41,12 @@ func main() {
 				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: soak.Faults, Hash: *hash})
 			}
 		}
+		for _, mode := range modes {
+			runs = append(runs, soak.Config{Mode: mode, Faults: soak.QuietFaults})
+		}
+	}
+	if *only == "" || *only == "replica" {
+		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.ReplicaFaults, Replica: true})
 	}
 	// Sentinel and cluster: failovers, and a master killed.
 	if *only == "" || *only == "sentinel" {
@@ -48,13 +56,13 @@ func main() {
 		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.ClusterFaults, Cluster: true})
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, sentinel or cluster\n", *only)
+		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, replica, sentinel or cluster\n", *only)
 		os.Exit(2)
 	}
 	var results []*soak.Result
 	failed := false
 	for _, cfg := range runs {
-		cfg.Duration, cfg.Instances, cfg.Keys = *total/time.Duration(len(runs)), 3, *keys
+		cfg.Duration, cfg.Instances, cfg.Keys = max(*total/time.Duration(len(runs)), soak.MinDuration(cfg.Faults)), 3, *keys
 		res, err := soak.Run(ctx, cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -68,10 +76,16 @@ func main() {
 			failed = true
 			fmt.Fprint(os.Stderr, r.Summary(5))
 		}
+		for _, p := range res.Phases {
+			for _, problem := range p.Problems() {
+				failed = true
+				fmt.Fprintf(os.Stderr, "soak: %s, %s: %s\n", cfg.Mode, p.Fault.Name, problem)
+			}
+		}
 	}
 	soak.Table(os.Stdout, results)
 	if failed {
-		fmt.Fprintln(os.Stderr, "soak: paced readers saw stale reads beyond the bound")
+		fmt.Fprintln(os.Stderr, "soak: paced readers saw a promise broken (above)")
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,119 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// ping sends PING on conn and reports whether +PONG came back within d.
+func ping(t *testing.T, conn net.Conn, r *bufio.Reader, d time.Duration) bool {
+	t.Helper()
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	return pong(t, conn, r, d)
+}
+
+// pong reports whether +PONG arrives on conn within d.
+func pong(t *testing.T, conn net.Conn, r *bufio.Reader, d time.Duration) bool {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(d))
+	line, err := r.ReadString('\n')
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return false
+	}
+	if err != nil || line != "+PONG\r\n" {
+		t.Fatalf("read %q, %v; want +PONG", line, err)
+	}
+	return true
+}
+
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
+}
+
+// start starts a proxy to upstream for t.
+func start(t *testing.T, upstream string) *Proxy {
+	t.Helper()
+	p, err := New(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func TestCutHoldsBytesUntilHealed(t *testing.T) {
+	p := start(t, redistest.Start(t).Addr)
+	conn, r := dial(t, p.Addr)
+	if !ping(t, conn, r, time.Second) {
+		t.Fatal("no answer through the proxy")
+	}
+	if err := p.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if ping(t, conn, r, 200*time.Millisecond) {
+		t.Fatal("answered through a cut proxy")
+	}
+	late, lr := dial(t, p.Addr) // accepted while cut
+	if ping(t, late, lr, 100*time.Millisecond) {
+		t.Fatal("a connection made while cut was answered")
+	}
+	p.Heal()
+	if !pong(t, conn, r, time.Second) || !pong(t, late, lr, time.Second) {
+		t.Fatal("what was sent while cut was not delivered after Heal")
+	}
+}
+
+func TestSlowDelaysReplies(t *testing.T) {
+	p := start(t, redistest.Start(t).Addr)
+	conn, r := dial(t, p.Addr)
+	if err := p.Slow(150*time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if !ping(t, conn, r, time.Second) || time.Since(start) < 140*time.Millisecond {
+		t.Fatalf("answered in %v through a proxy slowed by 150ms", time.Since(start))
+	}
+	p.Heal()
+	start = time.Now()
+	if !ping(t, conn, r, time.Second) || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("answered in %v after Heal", time.Since(start))
+	}
+}
+
+func TestMoveClosesConnectionsAndReachesTheNewServer(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	ctx := context.Background()
+	if err := b.Client(t).Set(ctx, "who", "b", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, a.Addr)
+	conn, r := dial(t, p.Addr)
+	if err := p.Move(b.Addr); err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte("PING\r\n"))
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("a connection to the old server answered %q after Move", line)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer rdb.Close()
+	if got, err := rdb.Get(ctx, "who").Result(); got != "b" {
+		t.Fatalf("through the moved proxy: %q, %v; want b", got, err)
+	}
+}

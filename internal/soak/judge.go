@@ -1,0 +1,51 @@
+package soak
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/history"
+)
+
+// Problems are how r breaks the product's promises: reads stale beyond
+// the bound (past a TTL's expiry included), reads older than their
+// instance's own write and, where Redis failed (history.Window), fewer
+// than 99% of hot reads served, a hot read that took more than a second,
+// or an instance that did not read a cold key again within a second of
+// Redis answering. A cut-off instance's stale reads are not problems: they
+// are counted apart (history.Report.Partitioned).
+func Problems(r *history.Report) []string {
+	var out []string
+	if len(r.BeyondBound) > 0 || len(r.OwnWrites) > 0 {
+		out = append(out, fmt.Sprintf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
+			len(r.BeyondBound), len(r.OwnWrites), r.Reads, r.Summary(10)))
+	}
+	if r.OutageHotReads == 0 && len(r.Recovery) == 0 {
+		return out // Redis never failed
+	}
+	if float64(r.OutageHotServed) < 0.99*float64(r.OutageHotReads) {
+		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads were served, want 99%%", r.OutageHotServed, r.OutageHotReads))
+	}
+	if r.SlowestOutageHotRead > time.Second {
+		out = append(out, fmt.Sprintf("while Redis failed a hot read took %v, want within 1s", r.SlowestOutageHotRead))
+	}
+	for _, rc := range r.Recovery {
+		switch {
+		case rc.Never:
+			out = append(out, fmt.Sprintf("instance %d read no cold key after Redis answered again", rc.Instance))
+		case rc.After > time.Second:
+			out = append(out, fmt.Sprintf("instance %d read a cold key %v after Redis answered again, want within 1s", rc.Instance, rc.After))
+		}
+	}
+	return out
+}
+
+// Problems are the phase's report's, and a fault after which no write was
+// acknowledged.
+func (p *Phase) Problems() []string {
+	out := Problems(&p.Report)
+	if p.WritesAfter == 0 {
+		out = append(out, fmt.Sprintf("no write acknowledged after the fault (over at %v)", p.Done))
+	}
+	return out
+}
