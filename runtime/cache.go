@@ -294,9 +294,15 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	// waits for Redis, breaker or not. Any other copy stops the wait when
 	// the breaker opens, and is served instead.
 	var opened <-chan struct{} // nil: never
-	patient := held && cp.meta.superseded.Load()
-	if held && !patient {
-		opened = c.nodes.of(c.key(key)).whenOpened()
+	patient := false
+	if held {
+		n := c.nodes.of(c.key(key))
+		opened = n.whenOpened()
+		if cp.meta.overtaken(n) && n.answering(c.cfg.Clock.Now()) {
+			// Redis answers, however slowly: wait for it, a while.
+			patient = true
+			opened = c.patience()
+		}
 	}
 	v, err := c.resolveUntil(ctx, key, e, nil, opened, patient)
 	if err != nil {
@@ -311,6 +317,15 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		return c.degrade(ctx, key, err)
 	}
 	return c.clone(v), nil
+}
+
+// patience is how long a read of an overtaken copy waits for a node that
+// answers slowly: a node that stops answering meanwhile must not hold a
+// hot read for the client's ReadTimeout.
+func (c *Cache[K, V]) patience() <-chan struct{} {
+	done := make(chan struct{})
+	time.AfterFunc(4*answerWithin, func() { close(done) })
+	return done
 }
 
 // serve answers a read from the local copy cp; stale says it is

@@ -286,6 +286,7 @@ func (c *Cache[K, V]) heardFrom(n *node, err error, at time.Time) {
 // reports whether n is down.
 func (c *Cache[K, V]) judged(n *node, err error, now time.Time) bool {
 	if err == nil {
+		n.heardFrom(now)
 		if n.down.Load() && n.close() {
 			c.log.Info("hotkey: Redis answers again", "node", n.name)
 		}

@@ -92,6 +92,7 @@ func (k *keepingUp) pong(m *redis.Pong) {
 		return // not ours
 	}
 	k.v.n.vouched.Store(stamp)
+	k.v.n.heardFrom(k.v.clock.Now())
 	i := 0
 	for i < k.n && k.out[i] <= stamp {
 		i++
