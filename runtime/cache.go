@@ -298,7 +298,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if held {
 		n := c.nodes.of(c.key(key))
 		opened = n.whenOpened()
-		if cp.meta.overtaken(n) && n.answering(c.cfg.Clock.Now()) {
+		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true
 			opened = c.patience()

@@ -238,9 +238,9 @@ func (m *copyMeta) verified() bool {
 // the copy servable: an outage right after a write still finds the key
 // in memory. In the soak's 100-300 ms latency, a write heard just before
 // the breaker opened had its old copy served 1.5 s late.
-func (m *copyMeta) overtaken(n *node) bool {
+func (m *copyMeta) overtaken(n *node, now time.Time) bool {
 	h := m.heard.Load()
-	return m.superseded.Load() || h != 0 && n.answers.Load()+1 != h
+	return m.superseded.Load() || h != 0 && n.answers.Load()+1 != h && n.answering(now)
 }
 
 // heardFrom counts an answer of n's, heard at now.
@@ -326,7 +326,7 @@ func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale
 	if c.fresh(m) {
 		return true, false
 	}
-	if n := c.nodes.of(c.key(k)); c.cfg.StaleReads && m.live(c.cfg.Clock.Now().UnixNano()) && !m.overtaken(n) && c.down(ctx, n) {
+	if n, now := c.nodes.of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && c.down(ctx, n) {
 		return true, true
 	}
 	return false, false
