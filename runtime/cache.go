@@ -305,15 +305,20 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		}
 	}
 	v, err := c.resolveUntil(ctx, key, e, nil, opened, patient)
-	if err != nil {
-		if held && redisFailed(err) {
-			// Redis failed while the copy waited to be vouched for: an
-			// unverified copy beats an error (stale-while-error) if the
-			// node does not answer a ping either, and only then.
-			if ok, stale := c.servable(ctx, key, &cp.meta); ok {
-				return c.serve(key, cp, stale)
-			}
+	if err != nil && held && redisFailed(err) {
+		// Redis failed while the copy waited to be vouched for: an
+		// unverified copy beats an error (stale-while-error) if the
+		// node does not answer a ping either, and only then.
+		if ok, stale := c.servable(ctx, key, &cp.meta); ok {
+			return c.serve(key, cp, stale)
 		}
+		// The breaker opened while it waited, on a node that answers
+		// late, and a write overtook the copy meanwhile: wait for Redis.
+		if n := c.nodes.of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.answering(c.cfg.Clock.Now()) {
+			v, err = c.resolveUntil(ctx, key, e, nil, c.patience(), true)
+		}
+	}
+	if err != nil {
 		return c.degrade(ctx, key, err)
 	}
 	return c.clone(v), nil
@@ -324,7 +329,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 // hot read for the client's ReadTimeout.
 func (c *Cache[K, V]) patience() <-chan struct{} {
 	done := make(chan struct{})
-	time.AfterFunc(4*answerWithin, func() { close(done) })
+	time.AfterFunc(slowFor, func() { close(done) })
 	return done
 }
 

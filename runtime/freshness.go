@@ -251,12 +251,17 @@ func (n *node) heardFrom(now time.Time) {
 	n.answered.Store(now.UnixNano())
 }
 
-// answering reports whether n answered within answerWithin of now,
-// however late: a slow node, whose reads are worth waiting for, as
-// opposed to a silent one.
+// answering reports whether n answered within slowFor of now, however
+// late: a slow node, whose reads are worth waiting for, as opposed to a
+// silent one.
 func (n *node) answering(now time.Time) bool {
-	return now.UnixNano()-n.answered.Load() < int64(answerWithin)
+	return now.UnixNano()-n.answered.Load() < int64(slowFor)
 }
+
+// slowFor is how long after its last answer a node counts as slow rather
+// than silent, and how long a read waits for a slow node (patience): a
+// node answering 300 ms late has gaps that long between its answers.
+const slowFor = 4 * answerWithin
 
 // fresh reports whether the copy may be served without asking Redis: it
 // is verified, its session vouched for its node within vouchFor, and its
