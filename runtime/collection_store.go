@@ -130,11 +130,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 		}
 	}
 	sent := c.cfg.Clock.Now()
-	if pipe.Len() > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			c.countRedisError(ctx, err)
-		}
-	}
+	c.execBatch(ctx, pipe, nodes)
 	for i, cmd := range cmds {
 		if cmd == nil {
 			fail(i, c.refuse(nodes[i], "hgetall", keys[i]))
@@ -142,8 +138,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 		}
 		m, err := cmd.Result()
 		if err != nil {
-			c.failed(nodes[i], err)
-			fail(i, err)
+			fail(i, c.batchFailed(ctx, nodes[i], "hgetall", keys[i], err))
 			continue
 		}
 		if vals[i], err = hashBytes(m); err != nil && !errors.Is(err, redis.Nil) {

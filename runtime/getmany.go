@@ -54,7 +54,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if len(todo) == 0 {
 		return out, nil
 	}
-	raw, exps, err := c.readMany(ctx, todo)
+	raw, exps, err := c.readManyUntilOpened(ctx, todo)
 	if err != nil {
 		return c.serveStale(ctx, out, todo, err)
 	}
@@ -122,6 +122,56 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int
 		v = c.clone(v)
 	}
 	out[p.i] = v
+}
+
+// readManyUntilOpened is readMany, given up when the breaker of a node
+// holding a copy of one of todo's keys opens: as for Get, a copy beats
+// waiting on a node that does not answer (serveStale decides whether it
+// is served). The read goes on without its caller, tracked by c.wg.
+func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, expiries, error) {
+	opened, stop := context.WithCancel(context.Background())
+	defer stop()
+	var first *pending[K, V]
+	seen := map[*node]bool{}
+	for j := range todo {
+		if todo[j].cp == nil {
+			continue
+		}
+		if first == nil {
+			first = &todo[j]
+		}
+		if n := c.nodes.of(todo[j].key); !seen[n] {
+			seen[n] = true
+			defer context.AfterFunc(n.opened.Load().ctx, stop)()
+		}
+	}
+	if first == nil {
+		return c.readMany(ctx, todo)
+	}
+	type read struct {
+		raw  [][]byte
+		exps expiries
+		err  error
+	}
+	done := make(chan read, 1)
+	c.flightMu.Lock() // guards wg.Add against Close
+	if c.closed.Load() {
+		c.flightMu.Unlock()
+		return nil, nil, ErrClosed
+	}
+	c.wg.Add(1)
+	c.flightMu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		raw, exps, err := c.readMany(ctx, todo)
+		done <- read{raw, exps, err}
+	}()
+	select {
+	case r := <-done:
+		return r.raw, r.exps, r.err
+	case <-opened.Done():
+		return nil, nil, fmt.Errorf("hotkey: get %q: %w", first.key, ErrUnavailable)
+	}
 }
 
 // readMany returns the bytes of every key of todo, nil where Redis has

@@ -52,18 +52,14 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		}
 	}
 	sent := c.cfg.Clock.Now()
-	if pipe.Len() > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			c.countRedisError(ctx, err)
-		}
-	}
+	c.execBatch(ctx, pipe, nodes)
 	for g, idx := range groups {
 		var res []any
 		var err error
 		if cmds[g] == nil {
 			err = c.refuse(nodes[g], "mget", keys[idx[0]])
 		} else if res, err = cmds[g].Result(); err != nil {
-			c.failed(nodes[g], err)
+			err = c.batchFailed(ctx, nodes[g], "mget", keys[idx[0]], err)
 		}
 		if err == nil && len(res) != len(idx) {
 			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(res))
@@ -162,4 +158,40 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// execBatch sends the commands of a batch read, queued on pipe for
+// nodes, and waits for their replies until one of those nodes' breakers
+// opens (untilOpened): a batch waits on a hung node no longer than a
+// single read does.
+func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes []*node) {
+	if pipe.Len() == 0 {
+		return
+	}
+	rctx := ctx
+	seen := make(map[*node]bool, 1)
+	for _, n := range nodes {
+		if n == nil || seen[n] {
+			continue
+		}
+		seen[n] = true
+		var release func()
+		rctx, release = c.untilOpened(rctx, n)
+		defer release()
+	}
+	if _, err := pipe.Exec(rctx); err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
+		c.countRedisError(ctx, err)
+	}
+}
+
+// batchFailed returns the error of a batch read's command on n that
+// failed with err: the refusal of an unreachable node when its breaker
+// opened while the batch waited (execBatch), err otherwise, told to the
+// breaker.
+func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, op, key string, err error) error {
+	if n.unreachable() && ctx.Err() == nil {
+		return c.refuse(n, op, key)
+	}
+	c.failed(n, err)
+	return err
 }

@@ -37,8 +37,12 @@ const patience = 30 * time.Second
 // until the thaw (go-redis does not interrupt a read when its context
 // ends), and a ReadTimeout of a minute: a read that waits for it shows.
 func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
-	for _, mode := range []string{InvalidateTracking, InvalidatePubSub, InvalidateOff} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct{ mode, read string }{
+		{InvalidateTracking, "Get"}, {InvalidatePubSub, "Get"}, {InvalidateOff, "Get"},
+		{InvalidateTracking, "GetMany"}, {InvalidateOff, "GetMany"},
+	} {
+		mode := tc.mode
+		t.Run(mode+"/"+tc.read, func(t *testing.T) {
 			srv := redistest.Start(t)
 			w := &writeWatch{sent: make(chan struct{}), what: []byte("p:2")}
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: w.dial, PoolSize: 1, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
@@ -52,7 +56,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 
 			srv.Hang(t)
 			done := make(chan error, 1)
-			go func() { done <- readThroughAHang(e, w.sent) }()
+			go func() { done <- readThroughAHang(e, tc.read, w.sent) }()
 			select {
 			case err := <-done:
 				if err != nil {
@@ -159,13 +163,24 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 	}
 }
 
-// readThroughAHang reads a hot key 200 times while Redis is frozen, each
+// readThroughAHang reads a hot key 200 times (with Get or GetMany) while
+// Redis is frozen, each
 // read returning its copy; then, once a cold read's GET was sent (sent is
 // closed) or refused, reads another cold key until one fails fast.
-func readThroughAHang(e *env, sent <-chan struct{}) error {
+func readThroughAHang(e *env, read string, sent <-chan struct{}) error {
+	get := func() (*profile, error) { return e.c.Get(e.ctx, "p:1") }
+	if read == "GetMany" {
+		get = func() (*profile, error) {
+			vs, err := e.c.GetMany(e.ctx, []string{"p:1"})
+			if err != nil {
+				return nil, err
+			}
+			return vs[0], nil
+		}
+	}
 	for i := range 200 {
-		v, err := e.c.Get(e.ctx, "p:1")
-		if err != nil || v.Name != "v1" {
+		v, err := get()
+		if err != nil || v == nil || v.Name != "v1" {
 			return fmt.Errorf("hot read %d of a frozen Redis: %+v, %v", i, v, err)
 		}
 		time.Sleep(time.Millisecond)
