@@ -162,7 +162,7 @@ func joinCluster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
 	}
 	want := "cluster_known_nodes:" + strconv.Itoa(len(cl.Addrs)+1)
 	waitFor(t, "every node to know the new one", func() bool {
-		for _, addr := range append(cl.Addrs, s.Addr) {
+		for _, addr := range append(cl.Seeds(), s.Addr) {
 			rdb := redis.NewClient(&redis.Options{Addr: addr})
 			info := rdb.ClusterInfo(t.Context()).Val()
 			rdb.Close()

@@ -102,12 +102,19 @@ func (c *Cluster) waitReady(replicas int) error {
 	})
 }
 
-// Client returns a cluster client that is closed when t ends.
+// Client returns a cluster client that is closed when t ends. Each client
+// gets a copy of the seed addresses: go-redis's ClusterClient appends the
+// nodes it discovers to the Addrs slice it was given, so two clients
+// sharing one with spare capacity race on it.
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Seeds()})
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
 }
+
+// Seeds returns a copy of the cluster's addresses, for a client's
+// ClusterOptions.Addrs (see Client).
+func (c *Cluster) Seeds() []string { return slices.Clone(c.Addrs) }
 
 // Node returns the node listening on addr, or nil.
 func (c *Cluster) Node(addr string) *Server {

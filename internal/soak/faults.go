@@ -136,9 +136,9 @@ func (r *run) lost(from time.Duration) {
 // failover half a second later and which may lose the writes the replica
 // had not received.
 var SentinelFaults = []Fault{
-	{Name: "SENTINEL FAILOVER", inject: sentinelFailover},
+	{Name: "SENTINEL FAILOVER", inject: sentinelFailover, lasts: sentinelFailoverFor},
 	{Name: "CLIENT KILL all", inject: Faults[0].inject},
-	{Name: "SENTINEL FAILOVER back", inject: sentinelFailover},
+	{Name: "SENTINEL FAILOVER back", inject: sentinelFailover, lasts: sentinelFailoverFor},
 	{Name: "SIGKILL the master", inject: func(ctx context.Context, r *run, l *history.Log) error {
 		master, err := r.master(ctx)
 		if err != nil {
@@ -152,6 +152,11 @@ var SentinelFaults = []Fault{
 	}},
 }
 
+// sentinelFailoverFor is about how long sentinelFailover takes: the
+// Sentinel's previous failover to end (failover-timeout 1 s), then its
+// promotion of the replica, about a second each.
+const sentinelFailoverFor = 2500 * time.Millisecond
+
 // sentinelFailover switches the master over the way an operator plans
 // it, so that no acknowledged write is lost and what the run checks is the
 // cache alone: writes are paused on the master, the replica catches up
@@ -163,6 +168,11 @@ var SentinelFaults = []Fault{
 // acknowledged before the pause (replication lags on a busy machine), and
 // every instance read them back 0.5–1.3 s "stale".
 func sentinelFailover(ctx context.Context, r *run, _ *history.Log) error {
+	sc := redis.NewSentinelClient(&redis.Options{Addr: r.sn.SentinelAddrs[0], MaxRetries: -1})
+	defer sc.Close()
+	if err := failoverDone(ctx, sc, r.sn.MasterName); err != nil {
+		return err
+	}
 	old, err := r.master(ctx)
 	if err != nil {
 		return err
@@ -176,8 +186,6 @@ func sentinelFailover(ctx context.Context, r *run, _ *history.Log) error {
 	if err := caughtUp(ctx, rdb); err != nil {
 		return err
 	}
-	sc := redis.NewSentinelClient(&redis.Options{Addr: r.sn.SentinelAddrs[0], MaxRetries: -1})
-	defer sc.Close()
 	if err := sc.Failover(ctx, r.sn.MasterName).Err(); err != nil {
 		return err
 	}
@@ -187,6 +195,22 @@ func sentinelFailover(ctx context.Context, r *run, _ *history.Log) error {
 	}
 	host, port, _ := net.SplitHostPort(srv.Addr)
 	return rdb.Do(ctx, "REPLICAOF", host, port).Err()
+}
+
+// failoverDone waits until the Sentinel has finished any failover of
+// master name: asked for another while one is in progress, it answers
+// -INPROG and the phase would go by without its fault.
+func failoverDone(ctx context.Context, sc *redis.SentinelClient, name string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := sc.Master(ctx, name).Result()
+		if err == nil && m["flags"] == "master" && m["failover-state"] == "" {
+			return nil
+		}
+		if time.Now().After(deadline) || !sleep(ctx, 10*time.Millisecond) {
+			return fmt.Errorf("soak: the Sentinel's failover of %s did not end within 10s: %v %v", name, m, err)
+		}
+	}
 }
 
 // caughtUp waits until every replica of the master rdb reaches has

@@ -7,13 +7,16 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/history"
 )
 
-// Problems are how r breaks the product's promises: reads stale beyond
-// the bound (past a TTL's expiry included), reads older than their
-// instance's own write and, where Redis failed (history.Window), fewer
-// than 99% of hot reads served, a hot read that took more than a second,
-// or an instance that did not read a cold key again within a second of
-// Redis answering. A cut-off instance's stale reads are not problems: they
-// are counted apart (history.Report.Partitioned).
+// Problems are how r breaks the product's promises, judged by the
+// history and by counts, never by how long something took: reads stale
+// beyond the bound (past a TTL's expiry included; the history checker's
+// verdict), reads older than their instance's own write and, where Redis
+// failed (history.Window), fewer than 99% of hot reads served or an
+// instance that never read a cold key again after Redis answered. A
+// cut-off instance's stale reads are not problems: they are counted apart
+// (history.Report.Partitioned). How long the slowest hot read and the
+// recovery took is TooSlow's, for make soak on a quiet machine: on a
+// loaded one under make test, the scheduler decides those.
 func Problems(r *history.Report) []string {
 	var out []string
 	if len(r.BeyondBound) > 0 || len(r.OwnWrites) > 0 {
@@ -26,14 +29,24 @@ func Problems(r *history.Report) []string {
 	if float64(r.OutageHotServed) < 0.99*float64(r.OutageHotReads) {
 		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads were served, want 99%%", r.OutageHotServed, r.OutageHotReads))
 	}
+	for _, rc := range r.Recovery {
+		if rc.Never {
+			out = append(out, fmt.Sprintf("instance %d read no cold key after Redis answered again", rc.Instance))
+		}
+	}
+	return out
+}
+
+// TooSlow reports a hot read that took more than a second while Redis
+// failed, and an instance that read a cold key again more than a second
+// after Redis answered: the goals make soak holds a run to.
+func TooSlow(r *history.Report) []string {
+	var out []string
 	if r.SlowestOutageHotRead > time.Second {
 		out = append(out, fmt.Sprintf("while Redis failed a hot read took %v, want within 1s", r.SlowestOutageHotRead))
 	}
 	for _, rc := range r.Recovery {
-		switch {
-		case rc.Never:
-			out = append(out, fmt.Sprintf("instance %d read no cold key after Redis answered again", rc.Instance))
-		case rc.After > time.Second:
+		if !rc.Never && rc.After > time.Second {
 			out = append(out, fmt.Sprintf("instance %d read a cold key %v after Redis answered again, want within 1s", rc.Instance, rc.After))
 		}
 	}

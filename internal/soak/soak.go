@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer cl.Stop()
 		r.cl = cl
 		r.client = func(opt redis.Options) redis.UniversalClient {
-			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, MaxRetries: opt.MaxRetries})
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Seeds(), MaxRetries: opt.MaxRetries})
 		}
 		return r.run(ctx)
 	}

@@ -52,8 +52,8 @@ func TestPromisesHoldForCollections(t *testing.T) {
 
 // checkThroughOutage is checkFresh for a run of Faults, whose outages (a
 // kill, a sleep, a pause) are judged as Problems says: 99% of their hot
-// reads were served, none took a second, and every instance read a cold
-// key again within a second of Redis coming back from each.
+// reads were served, and every instance read a cold key again after Redis
+// came back from each (how soon is make soak's to judge: TooSlow).
 func checkThroughOutage(t *testing.T, tot history.Report) {
 	t.Helper()
 	checkFresh(t, tot)
@@ -70,9 +70,9 @@ func checkThroughOutage(t *testing.T, tot history.Report) {
 // readers, and judges each phase alone (Phase.Problems): no read stale
 // beyond the bound or past a key's TTL plus the bound (a cut-off
 // instance's are counted apart), none older than its instance's own
-// write; where Redis failed, 99% of hot reads served, none slower than a
-// second, and every instance reading cold keys again within a second of
-// Redis answering; writes acknowledged after each fault.
+// write; where Redis failed, 99% of hot reads served, and every instance
+// reading cold keys again once Redis answers; writes acknowledged after
+// each fault.
 func TestPromisesHoldThroughQuietFailures(t *testing.T) {
 	redis.SetLogger(discard{})
 	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub} {
@@ -129,12 +129,13 @@ func checkPhases(t *testing.T, res *Result, n int) {
 func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 	redis.SetLogger(discard{})
 	faults := SentinelFaults[:len(SentinelFaults)-1]
-	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: 12 * time.Second, Instances: 3, Keys: 8, Faults: faults, Sentinel: true})
+	res, err := Run(t.Context(), Config{Mode: runtime.InvalidateTracking, Duration: MinDuration(faults) + 4*time.Second, Instances: 3, Keys: 8, Faults: faults, Sentinel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	Table(os.Stdout, []*Result{res})
 	checkFresh(t, res.Total)
+	checkPhases(t, res, len(faults))
 }
 
 // TestPromisesHoldThroughClusterChanges runs the same checks over cluster
@@ -154,14 +155,7 @@ func TestPromisesHoldThroughClusterChanges(t *testing.T) {
 	}
 	Table(os.Stdout, []*Result{res})
 	checkFresh(t, res.Total)
-	if len(res.Phases) != len(faults) {
-		t.Fatalf("%d faults injected, want %d", len(res.Phases), len(faults))
-	}
-	for _, p := range res.Phases {
-		if p.WritesAfter == 0 {
-			t.Errorf("after %s (over at %v) no write was acknowledged", p.Fault.Name, p.Done)
-		}
-	}
+	checkPhases(t, res, len(faults))
 }
 
 // checkFresh fails t unless the run ran and no read was stale beyond the

@@ -77,7 +77,7 @@ func main() {
 			fmt.Fprint(os.Stderr, r.Summary(5))
 		}
 		for _, p := range res.Phases {
-			for _, problem := range p.Problems() {
+			for _, problem := range append(p.Problems(), soak.TooSlow(&p.Report)...) {
 				failed = true
 				fmt.Fprintf(os.Stderr, "soak: %s, %s: %s\n", cfg.Mode, p.Fault.Name, problem)
 			}
