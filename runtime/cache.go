@@ -90,6 +90,7 @@ type Cache[K comparable, V any] struct {
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close
 	flights  map[K]*loadCall[V]
+	landed   *landings // loads ended, by shard of keys
 
 	count counters
 	big   bigValues
@@ -181,6 +182,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		log:         cfg.Logger,
 		local:       local,
 		flights:     map[K]*loadCall[V]{},
+		landed:      newLandings(),
 		done:        make(chan struct{}),
 		gens:        &generations{seed: maphash.MakeSeed()},
 		hash:        glue.hash,
@@ -276,7 +278,9 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	e := c.det.lookup(key)
 	if e == nil {
 		c.count.cold.Add(1)
-		v, err := c.fetch(ctx, c.key(key))
+		k := c.key(key)
+		landed := c.landed.of(k).Load()
+		v, err := c.fetch(ctx, k)
 		if c.loader == nil || !needsLoad(err) {
 			if err != nil {
 				return c.degrade(ctx, key, err)
@@ -284,7 +288,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 			return v, nil
 		}
 		// A miss with a loader: load once for every concurrent caller.
-		if v, err = c.resolve(ctx, key, nil, err); err != nil {
+		if v, err = c.resolve(ctx, key, nil, missed{err, landed}); err != nil {
 			return nil, err
 		}
 		return c.clone(v), nil
@@ -304,7 +308,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 			opened = c.patience()
 		}
 	}
-	v, err := c.resolveUntil(ctx, key, e, nil, opened, patient)
+	v, err := c.resolveUntil(ctx, key, e, missed{}, opened, patient)
 	if err != nil && held && redisFailed(err) {
 		// Redis failed while the copy waited to be vouched for: an
 		// unverified copy beats an error (stale-while-error) if the
@@ -315,7 +319,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
 		if n := c.nodes.of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.answering(c.cfg.Clock.Now()) {
-			v, err = c.resolveUntil(ctx, key, e, nil, c.patience(), true)
+			v, err = c.resolveUntil(ctx, key, e, missed{}, c.patience(), true)
 		}
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync/atomic"
 )
 
@@ -34,8 +35,35 @@ type loadCall[V any] struct {
 // The read runs on a goroutine of its own, so a caller whose context ends
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
-func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen error) (*V, error) {
+func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen missed) (*V, error) {
 	return c.resolveUntil(ctx, k, e, seen, nil, false)
+}
+
+// missed is what a caller read from Redis before it asked for a load:
+// err, the miss, and landed, the landings of the key's shard counted
+// before the read was sent (see landings). The zero missed is no read:
+// the load reads Redis itself.
+type missed struct {
+	err    error
+	landed uint64
+}
+
+// landings counts, for each of a few shards of keys, the loads that have
+// ended. A load ends after its value is written back to Redis, and is
+// counted before it leaves c.flights, so a caller whose Redis read missed
+// and who then finds no load in flight knows, by the count it took before
+// its read, whether one landed in between: then its miss may predate the
+// write-back, and its load reads Redis again instead of calling the
+// loader a second time for the same key.
+type landings struct {
+	seed maphash.Seed
+	n    [64]atomic.Uint64
+}
+
+func newLandings() *landings { return &landings{seed: maphash.MakeSeed()} }
+
+func (l *landings) of(key string) *atomic.Uint64 {
+	return &l.n[maphash.String(l.seed, key)%uint64(len(l.n))]
 }
 
 // resolveUntil is resolve that stops waiting, with ErrUnavailable, when
@@ -43,8 +71,9 @@ func (c *Cache[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen err
 // with a local copy in hand waited on Redis. The read goes on for the
 // others; this caller is answered from the copy at once. A patient read
 // asks Redis whatever the breaker says (see loadCall.patient).
-func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen error, opened <-chan struct{}, patient bool) (*V, error) {
-	t := c.begin(c.key(k))
+func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
+	key := c.key(k)
+	t := c.begin(key)
 	c.flightMu.Lock()
 	call := c.flights[k]
 	if call == nil || !call.t.same(t) {
@@ -52,10 +81,17 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 			c.flightMu.Unlock()
 			return nil, ErrClosed
 		}
+		if seen.err != nil && (call != nil || c.landed.of(key).Load() != seen.landed) {
+			// A load is in flight that this caller may not share (a
+			// write since: its own write-back, perhaps), or one landed
+			// after the caller's read: the miss may predate a
+			// write-back, so the load reads Redis again.
+			seen = missed{}
+		}
 		call = &loadCall[V]{t: t, patient: patient, done: make(chan struct{})}
 		c.flights[k] = call
 		c.wg.Add(1)
-		go c.runLoad(context.WithoutCancel(ctx), k, e, seen, call)
+		go c.runLoad(context.WithoutCancel(ctx), k, e, seen.err, call)
 	}
 	call.waiters.Add(1)
 	c.flightMu.Unlock()
@@ -99,6 +135,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 		c.keep(e, call.t, call.v, 0, size, exp)
 	}
 	c.flightMu.Lock()
+	c.landed.of(key).Add(1) // before it leaves flights: see landings
 	if c.flights[k] == call {
 		delete(c.flights, k)
 	}

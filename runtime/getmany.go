@@ -16,6 +16,9 @@ type pending[K comparable, V any] struct {
 	e   *hotEntry[K]  // nil for a cold key
 	cp  *localCopy[V] // an unverified copy, served if Redis fails
 	t   token
+	// landed is the count of loads landed for key before it was read
+	// (see landings).
+	landed uint64
 }
 
 // GetMany returns the values of ks, aligned with ks: nil where a key is
@@ -44,6 +47,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		c.det.observe(k)
 		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.lookup(k), cp: cp}
 		p.t = c.begin(p.key)
+		p.landed = c.landed.of(p.key).Load()
 		if p.e != nil {
 			c.count.misses.Add(1)
 		} else {
@@ -197,7 +201,7 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 		return c.batchLoad(ctx, out, load)
 	case c.loader != nil:
 		for _, p := range load {
-			v, err := c.resolve(ctx, p.k, p.e, fmt.Errorf("get %q: %w", p.key, noKey{}))
+			v, err := c.resolve(ctx, p.k, p.e, missed{fmt.Errorf("get %q: %w", p.key, noKey{}), p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}

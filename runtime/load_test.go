@@ -81,6 +81,59 @@ func TestConcurrentMissesCallTheLoaderOnce(t *testing.T) {
 	}
 }
 
+// TestAMissThatALoadOvertookLoadsNoSecondTime: a caller reads Redis and
+// misses; before it asks for a load, another caller's load runs, writes
+// the row back and ends. The late caller gets that row without calling
+// the loader again: its miss is older than the write-back.
+func TestAMissThatALoadOvertookLoadsNoSecondTime(t *testing.T) {
+	tb := newTable(sample(1, "ada"))
+	e := newEnv(t, WithLoader(tb.load))
+	landed := e.c.landed.of("p:1").Load()
+	_, miss := e.c.fetch(e.ctx, "p:1") // the late caller's read
+	if !needsLoad(miss) {
+		t.Fatalf("first read = %v, want a miss", miss)
+	}
+	if got := e.get("p:1"); got.Name != "ada" { // another caller's load, landed
+		t.Fatalf("Get = %q, want ada", got.Name)
+	}
+	v, err := e.c.resolve(e.ctx, "p:1", nil, missed{miss, landed})
+	if err != nil || v.Name != "ada" {
+		t.Fatalf("the late caller's load = %+v, %v; want ada", v, err)
+	}
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("the loader ran %d times for one key, want 1", n)
+	}
+}
+
+// TestMissesArrivingAsALoadEndsCallTheLoaderOnce: 50 callers miss one key
+// at once, unsynchronised, while the loader takes 50 ms; some arrive as
+// the load writes back and ends. The loader runs once per key.
+func TestMissesArrivingAsALoadEndsCallTheLoaderOnce(t *testing.T) {
+	var calls sync.Map // key → *atomic.Int32
+	load := func(ctx context.Context, key string) (*profile, error) {
+		n, _ := calls.LoadOrStore(key, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		time.Sleep(50 * time.Millisecond) // the database's time, not a wait for an event
+		return sample(1, key), nil
+	}
+	e := newEnv(t, WithLoader(load))
+	for round := range 8 {
+		key := "p:" + strconv.Itoa(round)
+		var wg sync.WaitGroup
+		for range 50 {
+			wg.Go(func() {
+				if v, err := e.c.Get(e.ctx, key); err != nil || v.Name != key {
+					t.Errorf("Get(%s) = %+v, %v", key, v, err)
+				}
+			})
+		}
+		wg.Wait()
+		if n, _ := calls.Load(key); n.(*atomic.Int32).Load() != 1 {
+			t.Errorf("50 misses of %s called the loader %d times, want 1", key, n.(*atomic.Int32).Load())
+		}
+	}
+}
+
 func TestNullCaching(t *testing.T) {
 	tb := newTable()
 	e := newEnv(t, WithLoader(tb.load), WithNullTTL(time.Minute))
