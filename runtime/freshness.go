@@ -182,10 +182,11 @@ func (c *Cache[K, V]) begin(key string) token {
 func (a token) same(b token) bool { return a == b }
 
 // verifiedState is the state a copy of key made under t is verified for,
-// or 0 when no session covered t's command from send to now, or the key's
-// slot has moved to another node since.
+// or 0 when no session covered t's command as it was sent, or the key's
+// slot has moved to another node since. Whether the session has ended
+// since is verified's to tell: a state, once left, never comes back.
 func (c *Cache[K, V]) verifiedState(key string, t token) uint64 {
-	if t.state&1 == 1 && t.n.state.Load() == t.state && c.nodes.of(key) == t.n {
+	if t.state&1 == 1 && c.nodes.of(key) == t.n {
 		return t.state
 	}
 	return 0

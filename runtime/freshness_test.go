@@ -541,3 +541,92 @@ func TestAReaderWhoseContextEndsIsNotToldDown(t *testing.T) {
 		t.Fatal("the asker whose ping failed was told the node answers")
 	}
 }
+
+// TestAnOwnWriteRacedByAnotherIsNotServedAsVerified: another client's
+// write lands after this instance's Set was answered and before Set
+// applied it to the local copy (its invalidation handled meanwhile). Set
+// keeps its value, but unverified: Redis holds the other write, and
+// every read returns it.
+func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	seen := e.c.Stats().Invalidations
+	e.c.rdb.AddHook(after("set", func() {
+		e.put("p:1", sample(1, "theirs"))
+		// Both invalidations, ours and theirs, in the order Redis sent them.
+		waitFor(t, "the invalidation of their write", func() bool { return e.c.Stats().Invalidations >= seen+2 })
+	}))
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "mine")); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		e.wants("p:1", "theirs", "after our write was overtaken by theirs")
+	}
+}
+
+// TestARefreshRacedByAWriteIsNotServedAsVerified: a refresh reads the
+// same bytes as the copy holds, and a write lands before it applies them
+// (its invalidation handled meanwhile). The refresh does not vouch for the
+// copy: every read returns the write.
+func TestARefreshRacedByAWriteIsNotServedAsVerified(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.c.refresh() // the copy now knows its bytes: the next refresh may reverify it
+	seen := e.c.Stats().Invalidations
+	e.c.rdb.AddHook(after("mget", func() {
+		e.put("p:1", sample(1, "v2"))
+		waitFor(t, "the invalidation of the write", func() bool { return e.c.Stats().Invalidations > seen })
+	}))
+	e.c.refresh()
+	for range 10 {
+		e.wants("p:1", "v2", "after a refresh raced by a write")
+	}
+}
+
+// after returns a hook that runs then once, the first time a command
+// named name (alone or in a pipeline) has been answered, before its
+// caller sees the answer: another writer's write landing between a reply
+// and its use.
+func after(name string, then func()) *afterHook {
+	h := &afterHook{name: name, then: then}
+	h.armed.Store(true)
+	return h
+}
+
+type afterHook struct {
+	name  string
+	then  func()
+	armed atomic.Bool
+}
+
+func (h *afterHook) fire(cmds ...redis.Cmder) {
+	for _, cmd := range cmds {
+		if cmd.Name() == h.name && h.armed.CompareAndSwap(true, false) {
+			h.then()
+		}
+	}
+}
+
+func (h *afterHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.fire(cmd)
+		return err
+	}
+}
+
+func (h *afterHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.fire(cmds...)
+		return err
+	}
+}
