@@ -140,26 +140,62 @@ func TestHotKeysOutliveRedisLeaving(t *testing.T) {
 
 // A copy that a write Redis took has made old (overtaken: the write was
 // heard, and the node answered after) is never served, and while the node
-// answers, however slowly, its read asks Redis whatever the breaker says. In the soak, right after CLIENT PAUSE
-// ended, the writes queued during it were heard before the breaker
-// closed, and reads of those keys failed fast (up to 7.4% of a pause's
-// hot reads) while Redis answered. The invalidation is handed to the
-// Cache as a session hands it, with invalidation off so that no session
-// closes the breaker meanwhile.
+// answers, however slowly, its read asks Redis whatever the breaker says.
+// In the soak, right after CLIENT PAUSE ended, the writes queued during it
+// were heard before the breaker closed, and reads of those keys failed
+// fast (up to 7.4% of a pause's hot reads) while Redis answered. A copy
+// whose write was heard with no answer since, or whose node has been
+// silent for slowFor, is served as before: an outage right after a write
+// still finds the key in memory. The invalidation is handed to the Cache
+// as a session hands it, with invalidation off so that no session closes
+// the breaker meanwhile.
 func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
-	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
-	e := newEnv(t, slowProbe)
-	e.put("p:1", sample(1, "v1"))
-	e.heat("p:1")
-	e.put("p:1", sample(1, "v2")) // another program's write
+	for _, tc := range []struct {
+		name      string
+		heardDown bool          // the write is heard after the breaker opened
+		answer    bool          // the node answers, late, after the write is heard
+		silentFor time.Duration // then says nothing for this long
+		uncertain bool          // no write is heard: the copy is unverified by a write that may have failed
+		want      string
+	}{
+		{name: "heard while down, then an answer", heardDown: true, answer: true, want: "v2"},
+		{name: "heard while up, then an answer", answer: true, want: "v2"},
+		{name: "heard while up, no answer since", want: "v1"},
+		{name: "heard while up, an answer, then silent", answer: true, silentFor: slowFor, want: "v1"},
+		{name: "no write heard, an answer", uncertain: true, answer: true, want: "v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+			e := newEnv(t, slowProbe)
+			e.put("p:1", sample(1, "v1"))
+			e.heat("p:1")
+			e.put("p:1", sample(1, "v2")) // another program's write
 
-	n := e.c.nodes.one
-	e.c.judged(n, errors.New("test: the node was slow"), e.clock.Now())
-	e.c.invalidate([]string{"p:1"})
-	n.heardFrom(e.clock.Now()) // a late answer: the node is slow, not silent
-	e.wants("p:1", "v2", "an overtaken copy's read, the breaker open")
-	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("a cold read with the breaker open: %v, want ErrUnavailable", err)
+			n := e.c.nodes.one
+			n.heardFrom(e.clock.Now()) // the node answered before the write
+			slow := errors.New("test: the node was slow")
+			switch {
+			case tc.uncertain:
+				e.c.uncertain("p:1", "p:1")
+			case !tc.heardDown:
+				e.c.invalidate([]string{"p:1"})
+			}
+			e.c.judged(n, slow, e.clock.Now())
+			if tc.heardDown && !tc.uncertain {
+				e.c.invalidate([]string{"p:1"})
+			}
+			if tc.answer {
+				n.heardFrom(e.clock.Now()) // a late answer: the node is slow, not silent
+			}
+			if tc.silentFor > 0 {
+				e.clock.Advance(tc.silentFor)
+				e.c.judged(n, slow, e.clock.Now()) // the breaker's evidence, renewed
+			}
+			e.wants("p:1", tc.want, "the breaker open")
+			if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("a cold read with the breaker open: %v, want ErrUnavailable", err)
+			}
+		})
 	}
 }
 
