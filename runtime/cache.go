@@ -88,7 +88,7 @@ type Cache[K comparable, V any] struct {
 	syncHook func(context.Context, map[K]*V) error
 	bloom    *bloomFilter
 
-	flightMu sync.Mutex // guards flights, and wg.Add against Close
+	flightMu sync.Mutex // guards flights, and wg.Add against Close (see spawn)
 	flights  map[K]*loadCall[V]
 
 	count counters
@@ -218,8 +218,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.Close()
 		return nil, err
 	}
-	c.wg.Add(1)
-	go c.run()
+	c.spawn(c.run)
 	c.startSync()
 	return c, nil
 }
@@ -457,6 +456,25 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	c.wrote(k, key, t, nil, 0, 0)
 	c.announce(ctx, key)
 	return nil
+}
+
+// spawn runs f on a goroutine of its own that Close waits for, unless
+// Close has begun, and reports whether f runs. Every goroutine the Cache
+// starts goes through it (resolveUntil does the same inline): a wg.Add
+// not ordered before Close's wg.Wait by flightMu and closed is a race, and
+// its goroutine may outlive Close.
+func (c *Cache[K, V]) spawn(f func()) bool {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // Close stops the background work and the reads in flight, waits for

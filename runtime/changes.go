@@ -369,7 +369,6 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 // comes back short, so a backlog drains at full speed and an idle buffer
 // costs one claim per interval.
 func (c *Cache[K, V]) runSync() {
-	defer c.wg.Done()
 	ticks, stop := c.cfg.Clock.NewTicker(c.cfg.SyncEvery)
 	defer stop()
 	for {
@@ -473,6 +472,5 @@ func (c *Cache[K, V]) startSync() {
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 		return
 	}
-	c.wg.Add(1)
-	go c.runSync()
+	c.spawn(c.runSync)
 }

@@ -154,18 +154,12 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		err  error
 	}
 	done := make(chan read, 1)
-	c.flightMu.Lock() // guards wg.Add against Close
-	if c.closed.Load() {
-		c.flightMu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	c.wg.Add(1)
-	c.flightMu.Unlock()
-	go func() {
-		defer c.wg.Done()
+	if !c.spawn(func() {
 		raw, exps, err := c.readMany(ctx, todo)
 		done <- read{raw, exps, err}
-	}()
+	}) {
+		return nil, nil, ErrClosed
+	}
 	select {
 	case r := <-done:
 		return r.raw, r.exps, r.err

@@ -135,15 +135,7 @@ func (c *Cache[K, V]) untilOpened(ctx context.Context, n *node) (context.Context
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(n.opened.Load().ctx, cancel)
 	slow := time.AfterFunc(answerWithin, func() {
-		c.flightMu.Lock() // guards wg.Add against Close
-		if c.closed.Load() {
-			c.flightMu.Unlock()
-			return
-		}
-		c.wg.Add(1)
-		c.flightMu.Unlock()
-		defer c.wg.Done()
-		c.suspect(n, noAnswer{waited: answerWithin})
+		c.spawn(func() { c.suspect(n, noAnswer{waited: answerWithin}) })
 	})
 	return ctx, func() { slow.Stop(); stop(); cancel() }
 }
@@ -272,12 +264,12 @@ func (c *Cache[K, V]) heardFrom(n *node, err error, at time.Time) {
 	if !n.confirming.CompareAndSwap(false, true) {
 		return
 	}
-	c.wg.Add(1) // the session's goroutine holds the Cache open
-	go func() {
-		defer c.wg.Done()
+	if !c.spawn(func() {
 		defer n.confirming.Store(false)
 		c.suspect(n, err)
-	}()
+	}) {
+		n.confirming.Store(false)
+	}
 }
 
 // judged applies a verdict on n reached at now, a ping's or a session's:
@@ -297,8 +289,7 @@ func (c *Cache[K, V]) judged(n *node, err error, now time.Time) bool {
 		return true
 	}
 	c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
-	c.wg.Add(1)
-	go c.probe(n)
+	c.spawn(func() { c.probe(n) })
 	return true
 }
 
@@ -318,7 +309,6 @@ func (c *Cache[K, V]) failed(n *node, err error) {
 // probe asks n every probeEvery until it answers, sharing the ping of any
 // reader asking at the same time (see ask).
 func (c *Cache[K, V]) probe(n *node) {
-	defer c.wg.Done()
 	for {
 		t := time.NewTimer(c.cfg.probeEvery)
 		select {

@@ -162,7 +162,6 @@ var errRedial = errors.New("the invalidation connection was lost")
 
 // listen runs l until ctx ends.
 func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
-	defer c.wg.Done()
 	backoff := time.Duration(0)
 	var failing error // logged once per run of failures
 	for ctx.Err() == nil {
@@ -192,11 +191,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 				// and the node may be too. Ask it now, not when go-redis
 				// gives up redialling.
 				end()
-				c.wg.Add(1)
-				go func() {
-					defer c.wg.Done()
-					c.suspect(l.n, errRedial)
-				}()
+				c.spawn(func() { c.suspect(l.n, errRedial) })
 			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, at time.Time) { c.heardFrom(l.n, err, at) }})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
@@ -268,8 +263,7 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 		o := connOptions(r.Options())
 		c.spawnListener(c.ctx, listener{name: o.Addr, n: c.nodes.one, connect: trackingListener(o, prefix, r)})
 	case *redis.ClusterClient:
-		c.wg.Add(1)
-		go c.followCluster(r, prefix)
+		c.spawn(func() { c.followCluster(r, prefix) })
 	default:
 		return fmt.Errorf("hotkey: invalidation: tracking needs a *redis.Client or *redis.ClusterClient, got %T; use WithInvalidate(%q)", c.rdb, InvalidatePubSub)
 	}
@@ -277,8 +271,7 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 }
 
 func (c *Cache[K, V]) spawnListener(ctx context.Context, l listener) {
-	c.wg.Add(1)
-	go c.listen(ctx, l)
+	c.spawn(func() { c.listen(ctx, l) })
 }
 
 // noTracking reports a server that does not know what tracking needs

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// tryDial is go-redis's pool redialling after a failed dial: it sleeps a
+// second and ends by itself, closed client or not (see TestMain).
+const tryDial = "github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"
+
+// deadAddr returns a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// Close may run while calls are finding Redis down: every goroutine they
+// start (the breaker's verdict and probe, a session's check) starts before
+// Close waits for the Cache's goroutines or not at all, so none outlives
+// Close (goleak) and no wg.Add races its wg.Wait (-race).
+func TestCloseWhileCallsFindRedisDown(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction(tryDial))
+	addr := deadAddr(t)
+	for round := range 10 {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+		c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateTracking))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		var callers sync.WaitGroup
+		for i := range 4 {
+			key := "p:" + strconv.Itoa(round*4+i)
+			callers.Go(func() {
+				for {
+					_, err := c.Get(ctx, key)
+					if errors.Is(err, ErrClosed) {
+						return
+					}
+					if err := c.Set(ctx, key, sample(1, "v")); errors.Is(err, ErrClosed) {
+						return
+					}
+				}
+			})
+		}
+		waitFor(t, "the breaker to open", func() bool { return !c.Stats().RedisDownSince.IsZero() })
+		c.Close()
+		callers.Wait()
+		rdb.Close()
+	}
+}
