@@ -382,7 +382,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 			return nil, 0, 0, c.refuse(n, "get", key) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)
-		c.failed(n, err)
+		c.failed(ctx, n, err)
 		return nil, 0, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
 	}
 	v, err = c.decodeValue(key, b)
@@ -424,7 +424,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
 	if err := c.setValue(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
-		c.failed(t.n, err)
+		c.failed(ctx, t.n, err)
 		if !notSent(err) {
 			c.uncertain(k, key) // the write may have landed
 		}
@@ -450,7 +450,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 			c.uncertain(k, key) // the delete may have landed
 		}
 		c.countRedisError(ctx, err)
-		c.failed(t.n, err)
+		c.failed(ctx, t.n, err)
 		return fmt.Errorf("hotkey: del %q: %w", key, err)
 	}
 	c.wrote(k, key, t, nil, 0, 0)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
@@ -61,5 +62,55 @@ func TestCloseWhileCallsFindRedisDown(t *testing.T) {
 		c.Close()
 		callers.Wait()
 		rdb.Close()
+	}
+}
+
+// A call whose command failed asks for the breaker's verdict, and waits
+// for it no longer than its own context: the ping is held until the call
+// has returned, so a call that waited for it past its context's end
+// would never return (the watchdog, patience, says so).
+func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
+	for _, op := range []string{"Get", "Set", "Del"} {
+		t.Run(op, func(t *testing.T) {
+			rdb := redis.NewClient(&redis.Options{Addr: deadAddr(t), MaxRetries: -1, DialerRetries: 1})
+			t.Cleanup(func() { rdb.Close() })
+			c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateOff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pinging, returned := make(chan struct{}), make(chan struct{})
+			release := sync.OnceFunc(func() { close(returned) })
+			t.Cleanup(func() { release(); c.Close() })
+			c.nodes.one.ping = func(context.Context) error {
+				close(pinging)
+				<-returned
+				return nil
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				switch op {
+				case "Get":
+					_, err = c.Get(ctx, "p:1")
+				case "Set":
+					err = c.Set(ctx, "p:1", sample(1, "v"))
+				case "Del":
+					err = c.Del(ctx, "p:1")
+				}
+				done <- err
+			}()
+			<-pinging
+			cancel()
+			select {
+			case err := <-done:
+				if err == nil || errors.Is(err, ErrUnavailable) {
+					t.Fatalf("%s = %v, want the command's own error", op, err)
+				}
+			case <-time.After(patience):
+				t.Fatalf("%s still waits for the breaker's ping %v after its context ended", op, patience)
+			}
+			release()
+		})
 	}
 }

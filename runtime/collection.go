@@ -196,7 +196,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		return nil, fmt.Errorf("hget %q %q: %w", key, name, ErrNotFound)
 	case err != nil:
 		c.countRedisError(ctx, err)
-		c.failed(n, err)
+		c.failed(ctx, n, err)
 		return nil, fmt.Errorf("hotkey: hget %q %q: %w", key, name, err)
 	}
 	c.checkSize("read", key, len(b))

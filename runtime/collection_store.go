@@ -558,7 +558,7 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 			if len(ws) == 1 {
 				c.countRedisError(ctx, err)
 			}
-			c.failed(c.nodes.of(w.key), err)
+			c.failed(ctx, c.nodes.of(w.key), err)
 			if first == nil {
 				first = fmt.Errorf("hotkey: %s %q: %w", op, w.key, err)
 			}

@@ -32,8 +32,8 @@ import (
 // cannot promise that: a goroutine woken by a timer waits its turn behind
 // every runnable reader, and readers that hit memory never yield. The
 // readers themselves ask instead, once the verdict is older than
-// staleLease: one pings, the others wait for its answer, off the CPU the
-// ping needs.
+// staleLease: the first has a ping sent, and they all wait for its answer,
+// off the CPU the ping needs, or for their own context's end.
 //
 // A client's own retries and timeouts still bound the commands already
 // sent when the failure happens; only what comes after is spared.
@@ -192,12 +192,13 @@ func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
 
 // ask pings n once for everyone who needs to know now whether it answers,
 // and reports whether it is still down. The caller that finds no ping in
-// flight pings (check), on n's probe connection and within two pings of
-// answerWithin whatever its own context says, since others wait on its
-// answer; the others wait
-// until the answer or their context's end. An ended context gets "not
-// down": its caller then fails on its context, and is never answered
-// from a copy nobody vouches for.
+// flight has one sent (check) on a goroutine of the Cache's, on n's probe
+// connection and within two pings of answerWithin, since others may wait
+// on its answer; every caller, that one included, waits until the answer
+// or its own context's end, and no longer: the verdict is the Cache's
+// business, the caller's deadline its own. An ended context gets "not
+// down": its caller then fails on its context, and is never answered from
+// a copy nobody vouches for. A closed Cache answers "down".
 func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 	n.mu.Lock()
 	a := n.asking
@@ -207,20 +208,24 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 		n.asking = a
 	}
 	n.mu.Unlock()
-	if !mine {
-		select {
-		case <-a.done:
-			return a.down
-		case <-ctx.Done():
-			return false
-		}
+	if mine && !c.spawn(func() { c.answer(n, a, c.check(n)) }) {
+		c.answer(n, a, true)
 	}
-	a.down = c.check(n)
+	select {
+	case <-a.done:
+		return a.down
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// answer gives a, the ping of n in flight, its verdict.
+func (c *Cache[K, V]) answer(n *node, a *answer, down bool) {
+	a.down = down
 	n.mu.Lock()
 	n.asking = nil
 	n.mu.Unlock()
 	close(a.done)
-	return a.down
 }
 
 // check pings n, once more on a new connection when the first ping was
@@ -293,16 +298,19 @@ func (c *Cache[K, V]) judged(n *node, err error, now time.Time) bool {
 	return true
 }
 
-// failed looks at the error of a command sent to n: after a
-// connection-level failure it waits for a verdict on n (ask), which opens
-// n's breaker if n does not answer either.
-func (c *Cache[K, V]) failed(n *node, err error) {
+// failed looks at the error of a command sent to n under ctx: after a
+// connection-level failure it asks for a verdict on n (ask), which opens
+// n's breaker if n does not answer either, and waits for it until ctx
+// ends: a caller that can wait leaves with the breaker settled, so its
+// next call does not send a command to a node found down; one whose
+// deadline comes first returns its error then, and the ping goes on.
+func (c *Cache[K, V]) failed(ctx context.Context, n *node, err error) {
 	if !connectionFailure(err) {
 		return
 	}
 	n.lastErr.Store(&err)
 	if !n.down.Load() {
-		c.ask(n.ctx, n)
+		c.ask(ctx, n)
 	}
 }
 

@@ -205,7 +205,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 			}
 			c.count.invalidationResets.Add(1)
 		} else if ctx.Err() == nil {
-			c.failed(l.n, err)
+			c.failed(ctx, l.n, err)
 		}
 		if ctx.Err() != nil {
 			return

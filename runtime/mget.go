@@ -192,6 +192,6 @@ func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, op, key string, 
 	if n.unreachable() && ctx.Err() == nil {
 		return c.refuse(n, op, key)
 	}
-	c.failed(n, err)
+	c.failed(ctx, n, err)
 	return err
 }
