@@ -478,8 +478,16 @@ func (c *Cache[K, V]) spawn(f func()) bool {
 }
 
 // Close stops the background work and the reads in flight, waits for
-// them, and releases the local store. It is safe to call more than once; the Redis client is the
-// caller's and stays open.
+// them, and releases the local store. It is safe to call more than once;
+// the Redis client is the caller's and stays open.
+//
+// Close cancels the context of every loader, batch loader and sync hook
+// call the Cache made on its own goroutines (a read's load, the change
+// buffer's sync), and does not wait for the user's code: a call that
+// ignores its context goes on alone after Close returns, and what it
+// returns is dropped, neither written to Redis nor kept. The reads that
+// were waiting for it fail with ErrClosed. Calls made on the caller's
+// goroutine (degrade=loader, GetMany's batch load) are the caller's.
 func (c *Cache[K, V]) Close() error {
 	c.closeOnce.Do(func() {
 		c.flightMu.Lock() // no load starts after this

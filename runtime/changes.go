@@ -310,13 +310,16 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 
 // callHook runs the user's hook, turning a panic into an error so one bad
 // batch does not take the worker, and the process, down.
-func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return hook(ctx, batch)
+func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
+	_, err := unattended(ctx, func() (_ struct{}, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return struct{}{}, hook(ctx, batch)
+	})
+	return err
 }
 
 // syncFailed counts and logs a failed batch and returns its ids (release)
@@ -343,7 +346,10 @@ func (c *Cache[K, V]) syncFailed(ctx context.Context, cl claim, release []string
 func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	c.count.loads.Add(1)
 	if c.batchLoader != nil {
-		rows, err := c.batchLoader(ctx, ks)
+		rows, err := unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
+		if errors.Is(err, errAbandoned) {
+			return nil, err
+		}
 		if err != nil {
 			c.count.loadErrors.Add(1)
 			return nil, fmt.Errorf("load: %w", err)
@@ -352,8 +358,10 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := c.loader(ctx, k)
+		v, err := unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 		switch {
+		case errors.Is(err, errAbandoned):
+			return nil, err
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			c.count.loadErrors.Add(1)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
 // tryDial is go-redis's pool redialling after a failed dial: it sleeps a
@@ -111,6 +113,55 @@ func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
 				t.Fatalf("%s still waits for the breaker's ping %v after its context ended", op, patience)
 			}
 			release()
+		})
+	}
+}
+
+// Close does not wait for a loader that ignores its context: it cancels
+// the context and returns, the reads waiting for the loader fail with
+// ErrClosed, and the loader's result, whenever it comes, is dropped. The
+// loaders here block until the test ends.
+func TestCloseDoesNotWaitForALoaderThatIgnoresItsContext(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, path := range []string{"read", "sync"} {
+		t.Run(path, func(t *testing.T) {
+			entered, stuck := make(chan struct{}, 1), make(chan struct{})
+			t.Cleanup(func() { close(stuck) })
+			load := func(context.Context, string) (*profile, error) {
+				entered <- struct{}{}
+				<-stuck // the context's end is ignored
+				return sample(1, "late"), nil
+			}
+			opts := []Option{WithLogger(quiet), WithInvalidate(InvalidateOff), WithLoader(load)}
+			if path == "sync" {
+				opts = append(opts, WithEntity("closing"), WithChanges(true), WithSyncEvery(time.Millisecond))
+			}
+			c, err := New(srv.Client(t), profileGlue, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			read := make(chan error, 1)
+			switch path {
+			case "read":
+				go func() { _, err := c.Get(ctx, "p:1"); read <- err }()
+			case "sync":
+				if err := c.MarkChanged(ctx, "p:1"); err != nil {
+					t.Fatal(err)
+				}
+				read <- ErrClosed
+			}
+			<-entered
+			closed := make(chan struct{})
+			go func() { c.Close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(patience):
+				t.Fatalf("Close still waits for a loader that ignores its context after %v", patience)
+			}
+			if err := <-read; !errors.Is(err, ErrClosed) {
+				t.Fatalf("the read waiting for the loader = %v, want ErrClosed", err)
+			}
 		})
 	}
 }
