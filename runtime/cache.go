@@ -108,12 +108,9 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog rate-limits the lines about failed refreshes.
-	refreshLog struct {
-		mu         sync.Mutex
-		next       time.Time
-		suppressed int
-	}
+	// refreshLog and publishLog space the lines about failed refreshes
+	// and failed announcements.
+	refreshLog, publishLog logThrottle
 	// probeClient is the breaker's own connection to a single server (see
 	// probeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client

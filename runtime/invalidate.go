@@ -578,13 +578,22 @@ func (s *pubsubSession) close() { s.ps.Close() }
 // subscription, and next reports the loss when that dial returns.
 func (s *pubsubSession) arm(_ func(), v voucher) { s.keep.v = &v }
 
+// publishLogEvery spaces the lines about failed announcements: while
+// PUBLISH fails, every write's does.
+const publishLogEvery = time.Second
+
 // announce publishes a write of key for InvalidatePubSub. A failed publish
-// is counted and logged: the key's other copies then wait for refresh.
+// is counted and logged, the first and then at most one a second
+// (publishLogEvery): the key's other copies then wait for refresh.
 func (c *Cache[K, V]) announce(ctx context.Context, key string) {
 	if c.cfg.Invalidate != InvalidatePubSub && !c.pubsubFallback.Load() {
 		return
 	}
-	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil && c.countRedisError(ctx, err) {
-		c.log.Warn("hotkey: publishing an invalidation failed", "key", key, "err", err)
+	err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err()
+	if err == nil || !c.countRedisError(ctx, err) {
+		return
+	}
+	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", key, "err", err, "unlogged_failures", unlogged)
 	}
 }
