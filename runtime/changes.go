@@ -145,7 +145,7 @@ const markChunk = 10000
 // mark. It needs the change buffer on (changes=on, WithChanges).
 func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	if c.closed.Load() {
-		return ErrClosed
+		return opErr("mark changed", "", ErrClosed)
 	}
 	if c.chg == nil {
 		return errors.New("hotkey: MarkChanged needs the change buffer; annotate the entity with changes=on, or pass runtime.WithChanges(true)")

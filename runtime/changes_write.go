@@ -45,7 +45,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		w.t = c.begin(w.key)
 		if c.down(ctx, w.t.n) {
-			return c.refuse(w.t.n, "sync", w.key)
+			return fmt.Errorf("write %q: %w", w.key, c.refuse(w.t.n))
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 )
 
@@ -50,7 +49,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	if call == nil || !call.t.same(t) {
 		if c.closed.Load() {
 			c.flightMu.Unlock()
-			return nil, ErrClosed
+			return nil, opErr(c.readOp(), c.key(k), ErrClosed)
 		}
 		call = &loadCall[V]{t: t, patient: patient, done: make(chan struct{})}
 		c.flights[k] = call
@@ -63,9 +62,9 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-call.done:
 		return call.v, call.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("hotkey: get %q: %w", c.key(k), ctx.Err())
+		return nil, opErr(c.readOp(), c.key(k), ctx.Err())
 	case <-opened:
-		return nil, fmt.Errorf("hotkey: get %q: %w", c.key(k), ErrUnavailable)
+		return nil, opErr(c.readOp(), c.key(k), c.nodes.of(c.key(k)).unavailable())
 	}
 }
 

@@ -140,15 +140,21 @@ func (c *Cache[K, V]) untilOpened(ctx context.Context, n *node) (context.Context
 	return ctx, func() { slow.Stop(); stop(); cancel() }
 }
 
-// refuse counts a call refused because n is unreachable, and returns its
-// error.
-func (c *Cache[K, V]) refuse(n *node, op, key string) error {
+// refuse counts a call refused because n is unreachable, and returns the
+// cause of its error, for the caller to name the operation (opErr).
+func (c *Cache[K, V]) refuse(n *node) error {
 	c.count.failedFast.Add(1)
+	return n.unavailable()
+}
+
+// unavailable is the cause of the error of a call that n's open breaker
+// stopped: ErrUnavailable, n's address, and what was last seen of it.
+func (n *node) unavailable() error {
 	last := "no answer"
 	if p := n.lastErr.Load(); p != nil {
 		last = (*p).Error()
 	}
-	return fmt.Errorf("hotkey: %s %q: %w (last error: %s); it is retried in the background", op, key, ErrUnavailable, last)
+	return fmt.Errorf("%w at %s (last error: %s); it is retried in the background", ErrUnavailable, n.name, last)
 }
 
 // Probe timing: a probe pings every probeEvery while the breaker is open,
