@@ -58,7 +58,6 @@ func (s *schedule) due(next *time.Time, every time.Duration, now time.Time) bool
 }
 
 func (c *Cache[K, V]) run() {
-	defer c.wg.Done()
 	ticks, stop := c.cfg.Clock.NewTicker(c.sched.period)
 	defer stop()
 	for {
@@ -156,16 +155,17 @@ func (c *Cache[K, V]) start(j *job, name string, f func()) bool {
 		}
 		return false
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	started := c.spawn(func() {
 		defer j.running.Unlock()
 		f()
 		if n := j.skipped.Swap(0); n > 0 && c.ctx.Err() == nil {
 			c.log.Info("hotkey: background work ended", "job", name, "skipped_runs", n)
 		}
-	}()
-	return true
+	})
+	if !started {
+		j.running.Unlock()
+	}
+	return started
 }
 
 // readsPerSec is the number of reads over the window's complete slots divided by

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrValueTooLarge reports a write rejected by max_value_bytes_hard.
-var ErrValueTooLarge = errors.New("hotkey: value too large")
+var ErrValueTooLarge = errors.New("value too large")
 
 // bigWarnEvery limits warnings about one key's big value.
 const bigWarnEvery = time.Minute
@@ -24,10 +24,11 @@ type bigValues struct {
 }
 
 // checkSize counts and warns about an encoded value of n bytes at key, read
-// or written (op), and for writes enforces the hard limit.
+// or written (op), and for writes enforces the hard limit: its error is
+// the cause of the write's (opErr).
 func (c *Cache[K, V]) checkSize(op, key string, n int) error {
 	if hard := c.cfg.MaxValueBytesHard; op == "write" && hard > 0 && n > hard {
-		return fmt.Errorf("hotkey: set %q: %w: %d bytes encoded, above max_value_bytes_hard %d; store less, or split the value", key, ErrValueTooLarge, n, hard)
+		return fmt.Errorf("%w: %d bytes encoded, above max_value_bytes_hard %d; store less, or split the value", ErrValueTooLarge, n, hard)
 	}
 	if c.cfg.MaxValueBytes == 0 || n <= c.cfg.MaxValueBytes {
 		return nil

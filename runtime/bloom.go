@@ -292,7 +292,7 @@ const warmChunk = 1000
 // or synced from the change buffer. It returns how many ids it added.
 func (c *Cache[K, V]) WarmBloom(ctx context.Context, ids iter.Seq[K]) (int, error) {
 	if c.closed.Load() {
-		return 0, ErrClosed
+		return 0, opErr("warm the Bloom filter", "", ErrClosed)
 	}
 	if c.bloom == nil {
 		return 0, fmt.Errorf("hotkey: WarmBloom needs the Bloom filter; annotate the entity with bloom=on, or pass runtime.WithBloom(true)")

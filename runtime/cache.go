@@ -88,7 +88,7 @@ type Cache[K comparable, V any] struct {
 	syncHook func(context.Context, map[K]*V) error
 	bloom    *bloomFilter
 
-	flightMu sync.Mutex // guards flights, and wg.Add against Close
+	flightMu sync.Mutex // guards flights, and wg.Add against Close (see spawn)
 	flights  map[K]*loadCall[V]
 	landed   *landings // loads ended, by shard of keys
 
@@ -109,12 +109,9 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog rate-limits the lines about failed refreshes.
-	refreshLog struct {
-		mu         sync.Mutex
-		next       time.Time
-		suppressed int
-	}
+	// refreshLog and publishLog space the lines about failed refreshes
+	// and failed announcements.
+	refreshLog, publishLog logThrottle
 	// probeClient is the breaker's own connection to a single server (see
 	// probeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client
@@ -203,7 +200,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.probeClient.Ping(warm)
 		cancel()
 	}
-	c.nodes.one = newNode(c.ctx, "redis", cfg.Clock.Now(), ping)
+	c.nodes.one = newNode(c.ctx, nodeName(rdb), cfg.Clock.Now(), ping)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
@@ -220,10 +217,34 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.Close()
 		return nil, err
 	}
-	c.wg.Add(1)
-	go c.run()
+	c.spawn(c.run)
 	c.startSync()
 	return c, nil
+}
+
+// nodeName names the server of rdb, a client of a single server, in
+// errors and logs: by its address, or for a Sentinel failover client,
+// whose master moves, by the master's name.
+func nodeName(rdb redis.UniversalClient) string {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		if o := r.Options(); o.Addr != "FailoverClient" {
+			return o.Addr
+		}
+		return "the Sentinel master"
+	case *redis.ClusterClient:
+		return "the cluster" // each node is named by its address (nodes.go)
+	}
+	return "Redis"
+}
+
+// readOp names a read of one value in errors: GET, or HGETALL for a
+// collection's.
+func (c *Cache[K, V]) readOp() string {
+	if c.hash != nil {
+		return "hgetall"
+	}
+	return "get"
 }
 
 // loaders checks that the loaders given as options fit the Cache's types.
@@ -261,7 +282,7 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 // returned is the caller's own.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return nil, opErr(c.readOp(), c.key(key), ErrClosed)
 	}
 	cp, held := c.local.Get(key) // a hit, counted by theine
 	if held {
@@ -345,7 +366,7 @@ func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
 		c.count.staleReads.Add(1)
 	}
 	if cp.v == nil {
-		return nil, fmt.Errorf("get %q: %w", c.key(key), ErrNotFound)
+		return nil, opErr(c.readOp(), c.key(key), ErrNotFound)
 	}
 	return c.clone(cp.v), nil
 }
@@ -371,7 +392,7 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
 	n := c.nodes.of(key)
 	if !patient && c.down(ctx, n) {
-		return nil, 0, 0, c.refuse(n, "get", key)
+		return nil, 0, 0, opErr(c.readOp(), key, c.refuse(n))
 	}
 	rctx, release := ctx, func() {}
 	if !patient {
@@ -381,14 +402,14 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
-			return nil, 0, 0, fmt.Errorf("get %q: %w", key, noKey{})
+			return nil, 0, 0, opErr(c.readOp(), key, noKey{})
 		}
 		if !patient && n.unreachable() && ctx.Err() == nil {
-			return nil, 0, 0, c.refuse(n, "get", key) // the breaker opened while it waited
+			return nil, 0, 0, opErr(c.readOp(), key, c.refuse(n)) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)
-		c.failed(n, err)
-		return nil, 0, 0, fmt.Errorf("hotkey: get %q: %w", key, err)
+		c.failed(ctx, n, err)
+		return nil, 0, 0, opErr(c.readOp(), key, err)
 	}
 	v, err = c.decodeValue(key, b)
 	return v, len(b), exp, err
@@ -399,7 +420,7 @@ func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
 	v, err := c.codec.decode(b)
 	if err != nil {
 		c.count.decodeErrors.Add(1)
-		return nil, fmt.Errorf("get %q: %w: %w", key, ErrDecode, err)
+		return nil, opErr(c.readOp(), key, fmt.Errorf("%w: %w", ErrDecode, err))
 	}
 	return v, nil
 }
@@ -408,32 +429,32 @@ func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
 // local copy is replaced before Set returns, so the caller reads its own
 // write.
 func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
-	if c.closed.Load() {
-		return ErrClosed
-	}
 	key := c.key(k)
+	if c.closed.Load() {
+		return opErr("set", key, ErrClosed)
+	}
 	if v == nil {
-		return fmt.Errorf("hotkey: set %q: the value is nil; call Del to delete it", key)
+		return opErr("set", key, errors.New("the value is nil; call Del to delete it"))
 	}
 	b, err := c.codec.encode(v)
 	if err != nil {
-		return fmt.Errorf("hotkey: set %q: encode: %w", key, err)
+		return opErr("set", key, fmt.Errorf("encode: %w", err))
 	}
 	if err := c.checkSize("write", key, len(b)); err != nil {
-		return err
+		return opErr("set", key, err)
 	}
 	t := c.begin(key)
 	if c.down(ctx, t.n) {
-		return c.refuse(t.n, "set", key)
+		return opErr("set", key, c.refuse(t.n))
 	}
 	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
 	if err := c.setValue(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
-		c.failed(t.n, err)
+		c.failed(ctx, t.n, err)
 		if !notSent(err) {
 			c.uncertain(k, key) // the write may have landed
 		}
-		return fmt.Errorf("hotkey: set %q: %w", key, err)
+		return opErr("set", key, err)
 	}
 	c.announce(ctx, key)
 	c.wrote(k, key, t, v, len(b), wroteExpiry(sent, ttl))
@@ -442,30 +463,57 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 
 // Del deletes k from Redis, then drops its local copy.
 func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
-	if c.closed.Load() {
-		return ErrClosed
-	}
 	key := c.key(k)
+	if c.closed.Load() {
+		return opErr("del", key, ErrClosed)
+	}
 	t := c.begin(key)
 	if c.down(ctx, t.n) {
-		return c.refuse(t.n, "del", key)
+		return opErr("del", key, c.refuse(t.n))
 	}
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {
 		if !notSent(err) {
 			c.uncertain(k, key) // the delete may have landed
 		}
 		c.countRedisError(ctx, err)
-		c.failed(t.n, err)
-		return fmt.Errorf("hotkey: del %q: %w", key, err)
+		c.failed(ctx, t.n, err)
+		return opErr("del", key, err)
 	}
 	c.wrote(k, key, t, nil, 0, 0)
 	c.announce(ctx, key)
 	return nil
 }
 
+// spawn runs f on a goroutine of its own that Close waits for, unless
+// Close has begun, and reports whether f runs. Every goroutine the Cache
+// starts goes through it (resolveUntil does the same inline): a wg.Add
+// not ordered before Close's wg.Wait by flightMu and closed is a race, and
+// its goroutine may outlive Close.
+func (c *Cache[K, V]) spawn(f func()) bool {
+	c.flightMu.Lock()
+	defer c.flightMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
 // Close stops the background work and the reads in flight, waits for
-// them, and releases the local store. It is safe to call more than once; the Redis client is the
-// caller's and stays open.
+// them, and releases the local store. It is safe to call more than once;
+// the Redis client is the caller's and stays open.
+//
+// Close cancels the context of every loader, batch loader and sync hook
+// call the Cache made on its own goroutines (a read's load, the change
+// buffer's sync), and does not wait for the user's code: a call that
+// ignores its context goes on alone after Close returns, and what it
+// returns is dropped, neither written to Redis nor kept. The reads that
+// were waiting for it fail with ErrClosed. Calls made on the caller's
+// goroutine (degrade=loader, GetMany's batch load) are the caller's.
 func (c *Cache[K, V]) Close() error {
 	c.closeOnce.Do(func() {
 		c.flightMu.Lock() // no load starts after this

@@ -145,7 +145,7 @@ const markChunk = 10000
 // mark. It needs the change buffer on (changes=on, WithChanges).
 func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	if c.closed.Load() {
-		return ErrClosed
+		return opErr("mark changed", "", ErrClosed)
 	}
 	if c.chg == nil {
 		return errors.New("hotkey: MarkChanged needs the change buffer; annotate the entity with changes=on, or pass runtime.WithChanges(true)")
@@ -310,13 +310,16 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 
 // callHook runs the user's hook, turning a panic into an error so one bad
 // batch does not take the worker, and the process, down.
-func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return hook(ctx, batch)
+func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
+	_, err := unattended(ctx, func() (_ struct{}, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return struct{}{}, hook(ctx, batch)
+	})
+	return err
 }
 
 // syncFailed counts and logs a failed batch and returns its ids (release)
@@ -343,7 +346,10 @@ func (c *Cache[K, V]) syncFailed(ctx context.Context, cl claim, release []string
 func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	c.count.loads.Add(1)
 	if c.batchLoader != nil {
-		rows, err := c.batchLoader(ctx, ks)
+		rows, err := unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
+		if errors.Is(err, errAbandoned) {
+			return nil, err
+		}
 		if err != nil {
 			c.count.loadErrors.Add(1)
 			return nil, fmt.Errorf("load: %w", err)
@@ -352,8 +358,10 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := c.loader(ctx, k)
+		v, err := unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 		switch {
+		case errors.Is(err, errAbandoned):
+			return nil, err
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			c.count.loadErrors.Add(1)
@@ -369,7 +377,6 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 // comes back short, so a backlog drains at full speed and an idle buffer
 // costs one claim per interval.
 func (c *Cache[K, V]) runSync() {
-	defer c.wg.Done()
 	ticks, stop := c.cfg.Clock.NewTicker(c.cfg.SyncEvery)
 	defer stop()
 	for {
@@ -473,6 +480,5 @@ func (c *Cache[K, V]) startSync() {
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 		return
 	}
-	c.wg.Add(1)
-	go c.runSync()
+	c.spawn(c.runSync)
 }

@@ -40,8 +40,11 @@ type rowDB struct {
 
 // workerTag, carried by a test worker's context, collects the ids its load
 // took; a victim's load reports them on victim and blocks until the
-// context ends, as a worker killed between claim and acknowledgement.
+// context ends, as a worker killed between claim and acknowledgement. A
+// load holds mu throughout: a worker whose context ends stops waiting for
+// its load (see unattended), and releases its ids once the load is over.
 type workerTag struct {
+	mu     sync.Mutex
 	ids    []string
 	victim chan []string
 }
@@ -69,6 +72,14 @@ func (db *rowDB) change(key string, del bool) {
 }
 
 func (db *rowDB) load(ctx context.Context, ks []string) (map[string]*profile, error) {
+	tag, _ := ctx.Value(workerKey{}).(*workerTag)
+	if tag != nil {
+		tag.mu.Lock()
+		defer tag.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // its worker was stopped, and released what it held
+		}
+	}
 	db.mu.Lock()
 	out := map[string]*profile{}
 	for _, k := range ks {
@@ -82,7 +93,6 @@ func (db *rowDB) load(ctx context.Context, ks []string) (map[string]*profile, er
 		}
 	}
 	remark := db.remark
-	tag, _ := ctx.Value(workerKey{}).(*workerTag)
 	if tag != nil {
 		tag.ids = append(tag.ids[:0], ks...)
 	}
@@ -179,7 +189,9 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 		c.flightMu.Unlock()
 		step, err := c.syncOnce(ctx)
 		if err != nil && ctx.Err() != nil {
+			tag.mu.Lock() // its load is over
 			f.db.release(tag.ids)
+			tag.mu.Unlock()
 		}
 		c.wg.Done()
 		if err == nil && step.claimed == 0 && untilEmpty {

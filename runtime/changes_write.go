@@ -45,7 +45,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		w.t = c.begin(w.key)
 		if c.down(ctx, w.t.n) {
-			return c.refuse(w.t.n, "sync", w.key)
+			return fmt.Errorf("write %q: %w", w.key, c.refuse(w.t.n))
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)
@@ -62,7 +62,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 	for _, w := range writes {
 		if err := w.cmd.Err(); err != nil {
 			c.countRedisError(ctx, err)
-			c.failed(w.t.n, err)
+			c.failed(ctx, w.t.n, err)
 			if !notSent(err) {
 				c.uncertain(w.k, w.key)
 			}

@@ -118,7 +118,7 @@ func WithCollectionLoader[K comparable, F comparable, V any](load func(ctx conte
 			return nil, err
 		}
 		if len(m) == 0 {
-			return nil, fmt.Errorf("load: an empty collection: %w", ErrNotFound)
+			return nil, fmt.Errorf("an empty collection: %w", ErrNotFound)
 		}
 		return &m, nil
 	})
@@ -164,7 +164,7 @@ func (col *Collection[K, F, V]) HGetAllMany(ctx context.Context, ks []K) ([]map[
 func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) {
 	c := col.c
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return nil, opErr("hget", c.key(k), ErrClosed)
 	}
 	if cp, held := c.local.Get(k); held && cp.v != nil && c.fresh(&cp.meta) {
 		c.det.hit(k, rand.Uint32())
@@ -184,7 +184,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	key, name := c.key(k), col.glue.FieldName(f)
 	n := c.nodes.of(key)
 	if c.down(ctx, n) {
-		return nil, c.refuse(n, "hget", key)
+		return nil, fieldErr("hget", key, name, c.refuse(n))
 	}
 	rctx, release := c.untilOpened(ctx, n)
 	b, err := c.rdb.HGet(rctx, key, name).Bytes()
@@ -193,20 +193,20 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	case errors.Is(err, redis.Nil) && c.loader != nil:
 		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
 	case errors.Is(err, redis.Nil):
-		return nil, fmt.Errorf("hget %q %q: %w", key, name, ErrNotFound)
+		return nil, fieldErr("hget", key, name, ErrNotFound)
 	case err != nil:
 		c.countRedisError(ctx, err)
-		c.failed(n, err)
-		return nil, fmt.Errorf("hotkey: hget %q %q: %w", key, name, err)
+		c.failed(ctx, n, err)
+		return nil, fieldErr("hget", key, name, err)
 	}
 	c.checkSize("read", key, len(b))
 	v, err := col.item.decode(b)
 	if err != nil {
 		c.count.decodeErrors.Add(1)
-		return nil, fmt.Errorf("hget %q %q: %w: %w", key, name, ErrDecode, err)
+		return nil, fieldErr("hget", key, name, fmt.Errorf("%w: %w", ErrDecode, err))
 	}
 	if col.expired(v, col.clock.Now()) {
-		return nil, fmt.Errorf("hget %q %q: expired: %w", key, name, ErrNotFound)
+		return nil, fieldErr("hget", key, name, fmt.Errorf("expired: %w", ErrNotFound))
 	}
 	return v, nil
 }
@@ -226,7 +226,7 @@ func (col *Collection[K, F, V]) pickFrom(ctx context.Context, k K, f F) (*V, err
 func (col *Collection[K, F, V]) pick(m map[F]*V, k K, f F) (*V, error) {
 	v := m[f]
 	if v == nil || col.expired(v, col.clock.Now()) {
-		return nil, fmt.Errorf("hget %q %q: %w", col.c.key(k), col.glue.FieldName(f), ErrNotFound)
+		return nil, fieldErr("hget", col.c.key(k), col.glue.FieldName(f), ErrNotFound)
 	}
 	return col.glue.Clone(v), nil
 }
@@ -239,7 +239,7 @@ func (col *Collection[K, F, V]) pick(m map[F]*V, k K, f F) (*V, error) {
 func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	c := col.c
 	if c.closed.Load() {
-		return ErrClosed
+		return opErr("hset", "", ErrClosed)
 	}
 	type owner struct {
 		k     K
@@ -251,7 +251,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	ttl := c.ttl(c.cfg.TTL)
 	for _, v := range items {
 		if v == nil {
-			return errors.New("hotkey: hset: an item is nil")
+			return opErr("hset", "", errors.New("an item is nil"))
 		}
 		k := col.glue.Owner(v)
 		o := byKey[k]
@@ -263,10 +263,10 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 		name := col.glue.FieldName(col.glue.Field(v))
 		b, err := col.item.encode(v)
 		if err != nil {
-			return fmt.Errorf("hotkey: hset %q %q: encode: %w", o.key, name, err)
+			return fieldErr("hset", o.key, name, fmt.Errorf("encode: %w", err))
 		}
 		if err := c.checkSize("write", o.key, len(b)); err != nil {
-			return err
+			return fieldErr("hset", o.key, name, err)
 		}
 		exp := col.expiry(v)
 		o.items = append(o.items, hashWrite{field: name, value: b, exp: exp, until: c.untilItem(exp, ttl)})
@@ -283,7 +283,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 func (col *Collection[K, F, V]) HDel(ctx context.Context, k K, fs ...F) error {
 	c := col.c
 	if c.closed.Load() {
-		return ErrClosed
+		return opErr("hdel", c.key(k), ErrClosed)
 	}
 	if len(fs) == 0 {
 		return nil

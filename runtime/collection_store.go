@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -112,7 +111,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 		if errs == nil {
 			errs = make([]error, len(keys))
 		}
-		errs[i] = fmt.Errorf("hotkey: hgetall %q: %w", keys[i], err)
+		errs[i] = opErr("hgetall", keys[i], err)
 	}
 	pipe := c.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(keys))
@@ -133,12 +132,12 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 	c.execBatch(ctx, pipe, nodes)
 	for i, cmd := range cmds {
 		if cmd == nil {
-			fail(i, c.refuse(nodes[i], "hgetall", keys[i]))
+			fail(i, c.refuse(nodes[i]))
 			continue
 		}
 		m, err := cmd.Result()
 		if err != nil {
-			fail(i, c.batchFailed(ctx, nodes[i], "hgetall", keys[i], err))
+			fail(i, c.batchFailed(ctx, nodes[i], err))
 			continue
 		}
 		if vals[i], err = hashBytes(m); err != nil && !errors.Is(err, redis.Nil) {
@@ -191,7 +190,7 @@ func appendHashItem(b []byte, field string, exp int64, value []byte) []byte {
 
 // errHashForm reports bytes not in the runtime's form; they never come
 // from Redis, which the runtime reads through hashBytes.
-var errHashForm = errors.New("hotkey: malformed collection bytes")
+var errHashForm = errors.New("malformed collection bytes")
 
 // readHashItems calls each for every item of b, in the runtime's form,
 // checking every length against the bytes left.
@@ -532,7 +531,7 @@ type ownerWrite[K comparable] struct {
 func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K]) error {
 	for _, w := range ws {
 		if n := c.nodes.of(w.key); c.down(ctx, n) {
-			return c.refuse(n, op, w.key)
+			return opErr(op, w.key, c.refuse(n))
 		}
 	}
 	cmds := make([]*redis.Cmd, len(ws))
@@ -558,9 +557,9 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 			if len(ws) == 1 {
 				c.countRedisError(ctx, err)
 			}
-			c.failed(c.nodes.of(w.key), err)
+			c.failed(ctx, c.nodes.of(w.key), err)
 			if first == nil {
-				first = fmt.Errorf("hotkey: %s %q: %w", op, w.key, err)
+				first = opErr(op, w.key, err)
 			}
 			continue
 		}

@@ -108,12 +108,20 @@ func (d *detector[K]) observe(key K) {
 // lookup returns key's entry when key is hot.
 func (d *detector[K]) lookup(key K) *hotEntry[K] { return d.hot.Load().m[key] }
 
+// promoteInline runs the selector over the hot keys and key, on the read
+// path: what it changed is logged after the lock is released, so a slow
+// log handler holds up the reader that promoted, not every reader.
 func (d *detector[K]) promoteInline(key K) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	changed := d.promoteLocked(key)
+	d.mu.Unlock()
+	d.announce(changed)
+}
+
+func (d *detector[K]) promoteLocked(key K) []hotChange {
 	cur := d.hot.Load()
 	if cur.m[key] != nil {
-		return
+		return nil
 	}
 	cluster := d.clusterRates()
 	view := make([]detect.KeyRate[K], 0, len(cur.m)+1)
@@ -121,7 +129,7 @@ func (d *detector[K]) promoteInline(key K) {
 		view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 	}
 	view = append(view, d.withCluster(d.rec.Rate(key), cluster))
-	d.applyLocked(detect.Select(view, names(cur), d.th, detect.PromotePass), view)
+	return d.applyLocked(detect.Select(view, names(cur), d.th, detect.PromotePass), view)
 }
 
 // reselect runs the selector over every key the recorder tracks, and the
@@ -131,7 +139,12 @@ func (d *detector[K]) reselect(pass detect.Pass) {
 	view := d.rec.Rates(min(d.th.Warm, d.th.Hot))
 	cluster := d.clusterRates()
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	changed := d.reselectLocked(view, cluster, pass)
+	d.mu.Unlock()
+	d.announce(changed)
+}
+
+func (d *detector[K]) reselectLocked(view []detect.KeyRate[K], cluster map[K]float64, pass detect.Pass) []hotChange {
 	cur := d.hot.Load()
 	seen := make(map[K]bool, len(view))
 	for i, kr := range view {
@@ -149,7 +162,7 @@ func (d *detector[K]) reselect(pass detect.Pass) {
 			view = append(view, d.withCluster(d.rec.Rate(k), cluster))
 		}
 	}
-	d.applyLocked(detect.Select(view, names(cur), d.th, pass), view)
+	return d.applyLocked(detect.Select(view, names(cur), d.th, pass), view)
 }
 
 // clusterRates returns the latest cluster-wide reading; nil before the
@@ -176,11 +189,26 @@ func names[K comparable](s *hotSet[K]) map[K]string {
 	return m
 }
 
+// hotChange is a promotion or demotion to log, once the detector's lock
+// is released (announce).
+type hotChange struct {
+	msg   string
+	attrs []any
+}
+
+// announce logs the changes of the hot set.
+func (d *detector[K]) announce(changed []hotChange) {
+	for _, ch := range changed {
+		d.log.Info(ch.msg, ch.attrs...)
+	}
+}
+
 // applyLocked publishes the new hot set, then cleans up after each demoted
 // key: its local value, registration and failure count go, in that order.
-func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[K]) {
+// It returns the changes, for the caller to announce after unlocking.
+func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[K]) []hotChange {
 	if len(dec.Promote) == 0 && len(dec.Demote) == 0 {
-		return
+		return nil
 	}
 	rates := make(map[K]detect.KeyRate[K], len(view))
 	for _, kr := range view {
@@ -201,18 +229,20 @@ func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[
 	}
 	d.hot.Store(newHotSet(m))
 
+	changed := make([]hotChange, 0, len(demoted)+len(dec.Promote))
 	for _, e := range demoted {
 		e.mu.Lock()
 		e.dead = true
 		d.forget(e)
 		e.mu.Unlock()
 		d.demotions.Add(1)
-		d.log.Info("hotkey: demoted", append(d.rateAttrs(e.key, rates[e.k]), "hot_for", now.Sub(e.since))...)
+		changed = append(changed, hotChange{"hotkey: demoted", append(d.rateAttrs(e.key, rates[e.k]), "hot_for", now.Sub(e.since))})
 	}
 	for _, k := range dec.Promote {
 		d.promotions.Add(1)
-		d.log.Info("hotkey: promoted", d.rateAttrs(rates[k].Name, rates[k])...)
+		changed = append(changed, hotChange{"hotkey: promoted", d.rateAttrs(rates[k].Name, rates[k])})
 	}
+	return changed
 }
 
 // rateAttrs describes a key in a log line: its name, its rate here and,

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"cmp"
+	"context"
 	"io"
 	"log/slog"
 	"math"
@@ -300,5 +301,43 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 		}
 		b.ReportMetric(precision/float64(judged), "precision")
 		b.ReportMetric(recall/float64(judged), "recall")
+	}
+}
+
+// lockProbe is a log handler that records, for each line, whether the
+// detector's mutex was free when the line was written.
+type lockProbe struct {
+	d     *detector[string]
+	lines []string
+	held  []string
+}
+
+func (h *lockProbe) Enabled(context.Context, slog.Level) bool { return true }
+func (h *lockProbe) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *lockProbe) WithGroup(string) slog.Handler            { return h }
+func (h *lockProbe) Handle(_ context.Context, r slog.Record) error {
+	h.lines = append(h.lines, r.Message)
+	if !h.d.mu.TryLock() {
+		h.held = append(h.held, r.Message)
+		return nil
+	}
+	h.d.mu.Unlock()
+	return nil
+}
+
+// Promotions and demotions are logged after the detector's lock is
+// released: an inline promotion runs on the read path, and a slow log
+// handler must not stall every reader that needs the lock meanwhile.
+func TestHotSetChangesAreLoggedOutsideTheLock(t *testing.T) {
+	h := &lockProbe{}
+	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithLogger(slog.New(h)))
+	h.d = d.detector
+	for range 100 {
+		d.observe("k") // promoted inline
+	}
+	d.advance(time.Minute)
+	d.reselect(detect.DemotePass) // demoted
+	if len(h.lines) != 2 || len(h.held) != 0 {
+		t.Fatalf("logged %q, of which %q with the detector's lock held; want a promotion and a demotion, neither under the lock", h.lines, h.held)
 	}
 }

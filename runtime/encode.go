@@ -18,9 +18,9 @@ import (
 type codec[V any] struct {
 	append func(*V, []byte) ([]byte, error)
 	read   func(*V, []byte) error
-	// hint is the capacity the next encoding starts with: it follows the
-	// size of the last value, up at once and down by quarters (nextHint).
-	hint atomic.Int64
+	// hint is the capacity the next encoding starts with (nextHint), and
+	// last the size of the last value encoded.
+	hint, last atomic.Int64
 }
 
 // minHint is the smallest buffer an encoding starts with.
@@ -41,21 +41,25 @@ func (c *codec[V]) encode(v *V) ([]byte, error) {
 	if c.append == nil {
 		return msgpack.Marshal(v)
 	}
-	hint := c.hint.Load()
-	b, err := c.append(v, make([]byte, 0, hint))
+	b, err := c.append(v, make([]byte, 0, c.hint.Load()))
 	if err == nil {
-		c.hint.Store(nextHint(hint, int64(len(b))))
+		n := int64(len(b))
+		c.hint.Store(nextHint(c.last.Swap(n), n))
 	}
 	return b, err
 }
 
-// nextHint is the buffer to start the next encoding with, after one of n
-// bytes began with hint: room for n with a quarter to spare, so that
-// sizes varying a little do not grow the buffer again, but never less
-// than a quarter of hint. One huge value thus costs the next few
-// encodings a buffer shrinking fourfold each time (a third of its size
-// in all) instead of making every later encoding allocate as much.
-func nextHint(hint, n int64) int64 { return max(n+n/4, hint/4, minHint) }
+// nextHint is the buffer to start the next encoding with, after values of
+// prev and then n bytes: room for the smaller of the two with a quarter to
+// spare, so that sizes varying a little do not grow the buffer again. One
+// huge value among small ones moves it not at all, and a small write
+// costs what a small write costs (shrinking by quarters, 200 writes of 12
+// bytes after one of 4 MiB allocated 6.8 MB); values that stay large move
+// it on the second, and the one before grows its buffer as append does.
+func nextHint(prev, n int64) int64 {
+	m := min(prev, n)
+	return max(m+m/4, minHint)
+}
 
 // decode returns the value b holds.
 func (c *codec[V]) decode(b []byte) (*V, error) {

@@ -1,19 +1,76 @@
 package runtime
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
+// The sentinel errors carry no prefix: the runtime returns them wrapped,
+// as the cause of an operation's error (opError), which names the package
+// once: `hotkey: get "user:1": not found`. Match them with errors.Is.
 var (
 	// ErrNotFound reports a key that is absent from Redis.
-	ErrNotFound = errors.New("hotkey: not found")
+	ErrNotFound = errors.New("not found")
 	// ErrDecode reports bytes in Redis that do not decode as the entity.
 	// The value is not cached; fix or delete the key in Redis.
-	ErrDecode = errors.New("hotkey: value does not decode")
+	ErrDecode = errors.New("value does not decode")
 	// ErrClosed reports a call on a Cache after Close.
-	ErrClosed = errors.New("hotkey: cache closed")
+	ErrClosed = errors.New("cache closed")
 )
 
 // ErrUnavailable reports a call refused without asking Redis, because a
 // recent call found Redis unreachable: reads of hot keys go on from
 // memory, and a background probe lets calls through again as soon as
-// Redis answers.
-var ErrUnavailable = errors.New("hotkey: Redis unavailable")
+// Redis answers. The error names the node by its address.
+var ErrUnavailable = errors.New("Redis unavailable")
+
+// opError is the error of an operation (op) on a key, and on one of its
+// fields for a collection's item; key is empty for an operation on
+// several. It is the one error a caller gets that says "hotkey: " and
+// what failed: `hotkey: hget "devtok:42" "phone": Redis unavailable at
+// 10.0.0.7:6379 (…)`. The errors it wraps name neither.
+type opError struct {
+	op, key, field string
+	err            error
+}
+
+func (e *opError) Error() string {
+	s := "hotkey: " + e.op
+	if e.key != "" {
+		s += " " + strconv.Quote(e.key)
+	}
+	if e.field != "" {
+		s += " " + strconv.Quote(e.field)
+	}
+	return s + ": " + e.err.Error()
+}
+
+func (e *opError) Unwrap() error { return e.err }
+
+// opErr returns err, the cause of op on key failing, as that operation's
+// error, unless a layer below already made it one: an operation's
+// prefix, and its key, appear once in an error, however many layers it
+// went through.
+func opErr(op, key string, err error) error {
+	if _, ok := err.(*opError); ok {
+		return err
+	}
+	return &opError{op: op, key: key, err: err}
+}
+
+// fieldErr is opErr for an operation on field of key.
+func fieldErr(op, key, field string, err error) error {
+	if _, ok := err.(*opError); ok {
+		return err
+	}
+	return &opError{op: op, key: key, field: field, err: err}
+}
+
+// causeOf returns what err, an operation's error, says of why it failed,
+// without its prefix: for an error that quotes another.
+func causeOf(err error) error {
+	if oe, ok := err.(*opError); ok {
+		return oe.err
+	}
+	return err
+}

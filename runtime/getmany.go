@@ -29,7 +29,7 @@ type pending[K comparable, V any] struct {
 // set. Each value returned is the caller's own.
 func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return nil, opErr(c.readOp(), "", ErrClosed)
 	}
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
@@ -158,23 +158,17 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		err  error
 	}
 	done := make(chan read, 1)
-	c.flightMu.Lock() // guards wg.Add against Close
-	if c.closed.Load() {
-		c.flightMu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	c.wg.Add(1)
-	c.flightMu.Unlock()
-	go func() {
-		defer c.wg.Done()
+	if !c.spawn(func() {
 		raw, exps, err := c.readMany(ctx, todo)
 		done <- read{raw, exps, err}
-	}()
+	}) {
+		return nil, nil, opErr(c.readOp(), "", ErrClosed)
+	}
 	select {
 	case r := <-done:
 		return r.raw, r.exps, r.err
 	case <-opened.Done():
-		return nil, nil, fmt.Errorf("hotkey: get %q: %w", first.key, ErrUnavailable)
+		return nil, nil, opErr(c.readOp(), first.key, c.nodes.of(first.key).unavailable())
 	}
 }
 
@@ -201,7 +195,7 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 		return c.batchLoad(ctx, out, load)
 	case c.loader != nil:
 		for _, p := range load {
-			v, err := c.resolve(ctx, p.k, p.e, missed{fmt.Errorf("get %q: %w", p.key, noKey{}), p.landed})
+			v, err := c.resolve(ctx, p.k, p.e, missed{opErr(c.readOp(), p.key, noKey{}), p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -234,7 +228,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		var err error
 		if rows, err = c.batchLoader(ctx, ks); err != nil {
 			c.count.loadErrors.Add(1)
-			return fmt.Errorf("hotkey: load %d keys: %w", len(ks), err)
+			return &opError{op: fmt.Sprintf("load %d keys", len(ks)), err: err} // the user's error, kept whole
 		}
 	}
 	pipe := c.rdb.Pipeline()

@@ -32,8 +32,8 @@ import (
 // cannot promise that: a goroutine woken by a timer waits its turn behind
 // every runnable reader, and readers that hit memory never yield. The
 // readers themselves ask instead, once the verdict is older than
-// staleLease: one pings, the others wait for its answer, off the CPU the
-// ping needs.
+// staleLease: the first has a ping sent, and they all wait for its answer,
+// off the CPU the ping needs, or for their own context's end.
 //
 // A client's own retries and timeouts still bound the commands already
 // sent when the failure happens; only what comes after is spared.
@@ -135,28 +135,26 @@ func (c *Cache[K, V]) untilOpened(ctx context.Context, n *node) (context.Context
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(n.opened.Load().ctx, cancel)
 	slow := time.AfterFunc(answerWithin, func() {
-		c.flightMu.Lock() // guards wg.Add against Close
-		if c.closed.Load() {
-			c.flightMu.Unlock()
-			return
-		}
-		c.wg.Add(1)
-		c.flightMu.Unlock()
-		defer c.wg.Done()
-		c.suspect(n, noAnswer{waited: answerWithin})
+		c.spawn(func() { c.suspect(n, noAnswer{waited: answerWithin}) })
 	})
 	return ctx, func() { slow.Stop(); stop(); cancel() }
 }
 
-// refuse counts a call refused because n is unreachable, and returns its
-// error.
-func (c *Cache[K, V]) refuse(n *node, op, key string) error {
+// refuse counts a call refused because n is unreachable, and returns the
+// cause of its error, for the caller to name the operation (opErr).
+func (c *Cache[K, V]) refuse(n *node) error {
 	c.count.failedFast.Add(1)
+	return n.unavailable()
+}
+
+// unavailable is the cause of the error of a call that n's open breaker
+// stopped: ErrUnavailable, n's address, and what was last seen of it.
+func (n *node) unavailable() error {
 	last := "no answer"
 	if p := n.lastErr.Load(); p != nil {
 		last = (*p).Error()
 	}
-	return fmt.Errorf("hotkey: %s %q: %w (last error: %s); it is retried in the background", op, key, ErrUnavailable, last)
+	return fmt.Errorf("%w at %s (last error: %s); it is retried in the background", ErrUnavailable, n.name, last)
 }
 
 // Probe timing: a probe pings every probeEvery while the breaker is open,
@@ -200,12 +198,13 @@ func (c *Cache[K, V]) down(ctx context.Context, n *node) bool {
 
 // ask pings n once for everyone who needs to know now whether it answers,
 // and reports whether it is still down. The caller that finds no ping in
-// flight pings (check), on n's probe connection and within two pings of
-// answerWithin whatever its own context says, since others wait on its
-// answer; the others wait
-// until the answer or their context's end. An ended context gets "not
-// down": its caller then fails on its context, and is never answered
-// from a copy nobody vouches for.
+// flight has one sent (check) on a goroutine of the Cache's, on n's probe
+// connection and within two pings of answerWithin, since others may wait
+// on its answer; every caller, that one included, waits until the answer
+// or its own context's end, and no longer: the verdict is the Cache's
+// business, the caller's deadline its own. An ended context gets "not
+// down": its caller then fails on its context, and is never answered from
+// a copy nobody vouches for. A closed Cache answers "down".
 func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 	n.mu.Lock()
 	a := n.asking
@@ -215,20 +214,24 @@ func (c *Cache[K, V]) ask(ctx context.Context, n *node) bool {
 		n.asking = a
 	}
 	n.mu.Unlock()
-	if !mine {
-		select {
-		case <-a.done:
-			return a.down
-		case <-ctx.Done():
-			return false
-		}
+	if mine && !c.spawn(func() { c.answer(n, a, c.check(n)) }) {
+		c.answer(n, a, true)
 	}
-	a.down = c.check(n)
+	select {
+	case <-a.done:
+		return a.down
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// answer gives a, the ping of n in flight, its verdict.
+func (c *Cache[K, V]) answer(n *node, a *answer, down bool) {
+	a.down = down
 	n.mu.Lock()
 	n.asking = nil
 	n.mu.Unlock()
 	close(a.done)
-	return a.down
 }
 
 // check pings n, once more on a new connection when the first ping was
@@ -272,12 +275,12 @@ func (c *Cache[K, V]) heardFrom(n *node, err error, at time.Time) {
 	if !n.confirming.CompareAndSwap(false, true) {
 		return
 	}
-	c.wg.Add(1) // the session's goroutine holds the Cache open
-	go func() {
-		defer c.wg.Done()
+	if !c.spawn(func() {
 		defer n.confirming.Store(false)
 		c.suspect(n, err)
-	}()
+	}) {
+		n.confirming.Store(false)
+	}
 }
 
 // judged applies a verdict on n reached at now, a ping's or a session's:
@@ -297,28 +300,29 @@ func (c *Cache[K, V]) judged(n *node, err error, now time.Time) bool {
 		return true
 	}
 	c.log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", n.name, "err", err)
-	c.wg.Add(1)
-	go c.probe(n)
+	c.spawn(func() { c.probe(n) })
 	return true
 }
 
-// failed looks at the error of a command sent to n: after a
-// connection-level failure it waits for a verdict on n (ask), which opens
-// n's breaker if n does not answer either.
-func (c *Cache[K, V]) failed(n *node, err error) {
+// failed looks at the error of a command sent to n under ctx: after a
+// connection-level failure it asks for a verdict on n (ask), which opens
+// n's breaker if n does not answer either, and waits for it until ctx
+// ends: a caller that can wait leaves with the breaker settled, so its
+// next call does not send a command to a node found down; one whose
+// deadline comes first returns its error then, and the ping goes on.
+func (c *Cache[K, V]) failed(ctx context.Context, n *node, err error) {
 	if !connectionFailure(err) {
 		return
 	}
 	n.lastErr.Store(&err)
 	if !n.down.Load() {
-		c.ask(n.ctx, n)
+		c.ask(ctx, n)
 	}
 }
 
 // probe asks n every probeEvery until it answers, sharing the ping of any
 // reader asking at the same time (see ask).
 func (c *Cache[K, V]) probe(n *node) {
-	defer c.wg.Done()
 	for {
 		t := time.NewTimer(c.cfg.probeEvery)
 		select {

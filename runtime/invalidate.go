@@ -162,7 +162,6 @@ var errRedial = errors.New("the invalidation connection was lost")
 
 // listen runs l until ctx ends.
 func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
-	defer c.wg.Done()
 	backoff := time.Duration(0)
 	var failing error // logged once per run of failures
 	for ctx.Err() == nil {
@@ -192,11 +191,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 				// and the node may be too. Ask it now, not when go-redis
 				// gives up redialling.
 				end()
-				c.wg.Add(1)
-				go func() {
-					defer c.wg.Done()
-					c.suspect(l.n, errRedial)
-				}()
+				c.spawn(func() { c.suspect(l.n, errRedial) })
 			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, at time.Time) { c.heardFrom(l.n, err, at) }})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
@@ -210,7 +205,7 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 			}
 			c.count.invalidationResets.Add(1)
 		} else if ctx.Err() == nil {
-			c.failed(l.n, err)
+			c.failed(ctx, l.n, err)
 		}
 		if ctx.Err() != nil {
 			return
@@ -268,8 +263,7 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 		o := connOptions(r.Options())
 		c.spawnListener(c.ctx, listener{name: o.Addr, n: c.nodes.one, connect: trackingListener(o, prefix, r)})
 	case *redis.ClusterClient:
-		c.wg.Add(1)
-		go c.followCluster(r, prefix)
+		c.spawn(func() { c.followCluster(r, prefix) })
 	default:
 		return fmt.Errorf("hotkey: invalidation: tracking needs a *redis.Client or *redis.ClusterClient, got %T; use WithInvalidate(%q)", c.rdb, InvalidatePubSub)
 	}
@@ -277,8 +271,7 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 }
 
 func (c *Cache[K, V]) spawnListener(ctx context.Context, l listener) {
-	c.wg.Add(1)
-	go c.listen(ctx, l)
+	c.spawn(func() { c.listen(ctx, l) })
 }
 
 // noTracking reports a server that does not know what tracking needs
@@ -585,13 +578,22 @@ func (s *pubsubSession) close() { s.ps.Close() }
 // subscription, and next reports the loss when that dial returns.
 func (s *pubsubSession) arm(_ func(), v voucher) { s.keep.v = &v }
 
+// publishLogEvery spaces the lines about failed announcements: while
+// PUBLISH fails, every write's does.
+const publishLogEvery = time.Second
+
 // announce publishes a write of key for InvalidatePubSub. A failed publish
-// is counted and logged: the key's other copies then wait for refresh.
+// is counted and logged, the first and then at most one a second
+// (publishLogEvery): the key's other copies then wait for refresh.
 func (c *Cache[K, V]) announce(ctx context.Context, key string) {
 	if c.cfg.Invalidate != InvalidatePubSub && !c.pubsubFallback.Load() {
 		return
 	}
-	if err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err(); err != nil && c.countRedisError(ctx, err) {
-		c.log.Warn("hotkey: publishing an invalidation failed", "key", key, "err", err)
+	err := c.rdb.Publish(ctx, invalidateChannel(c.prefix), key).Err()
+	if err == nil || !c.countRedisError(ctx, err) {
+		return
+	}
+	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", key, "err", err, "unlogged_failures", unlogged)
 	}
 }

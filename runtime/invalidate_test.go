@@ -2,13 +2,17 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
@@ -171,5 +175,60 @@ func TestTrackingFallsBackToPubSub(t *testing.T) {
 	dropped(t, es[1], "p:1")
 	if got := es[1].get("p:1"); got.Name != "v2" {
 		t.Fatalf("got %q", got.Name)
+	}
+}
+
+// failPublish is a hook that fails every PUBLISH, as a Redis whose ACL
+// forbids it, or a proxy that drops it, would.
+type failPublish struct{}
+
+func (failPublish) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (failPublish) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (failPublish) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "publish" {
+			err := errors.New("NOPERM this user has no permissions to run the 'publish' command")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A failed PUBLISH is logged the first time, then at most once a second,
+// with the number of failures left unlogged: while it fails, every write
+// fails to announce itself, and one line per write would drown the log.
+func TestFailedAnnouncementsAreLoggedOnceASecond(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	rdb.AddHook(failPublish{})
+	var logs syncBuffer
+	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidatePubSub), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	write := func(n int) {
+		for i := range n {
+			if err := e.c.Set(e.ctx, "p:1", sample(int64(i), "v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const failed = "publishing an invalidation failed"
+	write(200)
+	if got := logs.linesWith(failed); len(got) != 1 || !strings.Contains(got[0], "unlogged_failures=0") {
+		t.Fatalf("after 200 failed announcements within a second, logged %q; want the first alone", got)
+	}
+	e.clock.Advance(999 * time.Millisecond)
+	write(10)
+	if got := logs.linesWith(failed); len(got) != 1 {
+		t.Fatalf("logged %d lines within the first second, want 1", len(got))
+	}
+	e.clock.Advance(time.Millisecond)
+	write(10)
+	if got := logs.linesWith(failed); len(got) != 2 || !strings.Contains(got[1], "unlogged_failures=209") {
+		t.Fatalf("a second after the first line, logged %q; want a second line counting the 209 left out", got)
+	}
+	if st := e.c.Stats(); st.RedisErrors < 220 {
+		t.Fatalf("RedisErrors = %d, want every failed announcement counted (220)", st.RedisErrors)
 	}
 }

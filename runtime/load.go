@@ -46,7 +46,7 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // holds then (see live).
 func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
 	if !c.bloomMayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, 0, false, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, 0, false, opErr(c.readOp(), key, ErrNotFound)
 	}
 	if c.cfg.RebuildLock {
 		v, exp, found, release, err := c.lockOrWait(ctx, key)
@@ -56,23 +56,25 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		}
 	}
 	c.count.loads.Add(1)
-	v, err = c.loader(ctx, k)
+	v, err = unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 	switch {
+	case errors.Is(err, errAbandoned):
+		return nil, 0, false, opErr(c.readOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
 			inRedis, exp = c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
 		}
-		return nil, exp, inRedis, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, exp, inRedis, opErr(c.readOp(), key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
-		return nil, 0, false, fmt.Errorf("hotkey: load %q: %w", key, err)
+		return nil, 0, false, &opError{op: "load", key: key, err: err} // the user's error, kept whole
 	case v == nil:
 		c.count.loadErrors.Add(1)
-		return nil, 0, false, fmt.Errorf("hotkey: load %q: the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row", key)
+		return nil, 0, false, opErr("load", key, errors.New("the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row"))
 	}
 	b, err := c.codec.encode(v)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("hotkey: load %q: encode: %w", key, err)
+		return nil, 0, false, opErr("load", key, fmt.Errorf("encode: %w", err))
 	}
 	if err := c.checkSize("write", key, len(b)); err != nil {
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
@@ -80,6 +82,33 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 	}
 	inRedis, exp = c.writeBackRow(ctx, key, b, c.ttl(c.cfg.TTL))
 	return v, exp, inRedis, nil
+}
+
+// errAbandoned is unattended's error when the context ended first.
+var errAbandoned = errors.New("the call was abandoned when its context ended")
+
+// unattended calls f, the user's code (a loader, the sync hook) given
+// ctx, from a goroutine Close waits for, on a goroutine of its own, and
+// returns what f returns, or errAbandoned as soon as ctx ends: Close
+// cancels the contexts it gave such code and does not wait for code that
+// ignores them. f then goes on alone, and what it returns is dropped.
+func unattended[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, errAbandoned
+	}
 }
 
 // redisFailed reports an error of Redis itself, as opposed to an absent
@@ -108,10 +137,10 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		if !errors.Is(lerr, ErrNotFound) {
 			c.count.loadErrors.Add(1)
 		}
-		return nil, fmt.Errorf("hotkey: load %q with Redis failing (%v): %w", c.key(k), err, lerr)
+		return nil, &opError{op: "load", key: c.key(k), err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
-		return nil, fmt.Errorf("get %q: %w", c.key(k), ErrNotFound)
+		return nil, opErr(c.readOp(), c.key(k), ErrNotFound)
 	}
 	return v, nil
 }
@@ -133,7 +162,7 @@ func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl t
 // wrapping ErrNotFound for nullValue, or an ErrDecode error.
 func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
 	if bytes.Equal(b, nullValue) {
-		return nil, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		return nil, opErr(c.readOp(), key, ErrNotFound)
 	}
 	return c.decode(key, b)
 }

@@ -57,9 +57,9 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		var res []any
 		var err error
 		if cmds[g] == nil {
-			err = c.refuse(nodes[g], "mget", keys[idx[0]])
+			err = c.refuse(nodes[g])
 		} else if res, err = cmds[g].Result(); err != nil {
-			err = c.batchFailed(ctx, nodes[g], "mget", keys[idx[0]], err)
+			err = c.batchFailed(ctx, nodes[g], err)
 		}
 		if err == nil && len(res) != len(idx) {
 			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(res))
@@ -69,7 +69,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 				errs = make([]error, len(keys))
 			}
 			for _, i := range idx {
-				errs[i] = fmt.Errorf("hotkey: get %q: %w", keys[i], err)
+				errs[i] = opErr("get", keys[i], err)
 			}
 			continue
 		}
@@ -113,7 +113,7 @@ func learnExpiries(sent time.Time, keys []string, lefts []*redis.DurationCmd, er
 				errs = make([]error, len(keys))
 			}
 			if errs[i] == nil {
-				errs[i] = fmt.Errorf("hotkey: pttl %q: %w", keys[i], err)
+				errs[i] = opErr("pttl", keys[i], err)
 			}
 			continue
 		}
@@ -184,14 +184,14 @@ func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes
 	}
 }
 
-// batchFailed returns the error of a batch read's command on n that
-// failed with err: the refusal of an unreachable node when its breaker
-// opened while the batch waited (execBatch), err otherwise, told to the
-// breaker.
-func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, op, key string, err error) error {
+// batchFailed returns the cause of the error of a batch read's command on
+// n that failed with err: the refusal of an unreachable node when its
+// breaker opened while the batch waited (execBatch), err otherwise, told
+// to the breaker.
+func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, err error) error {
 	if n.unreachable() && ctx.Err() == nil {
-		return c.refuse(n, op, key)
+		return c.refuse(n)
 	}
-	c.failed(n, err)
+	c.failed(ctx, n, err)
 	return err
 }

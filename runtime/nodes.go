@@ -163,7 +163,6 @@ func clusterShards(ctx context.Context, r topologySource) ([]shard, error) {
 // the writes it replicates, so when it is promoted its session is already
 // live.
 func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
-	defer c.wg.Done()
 	opts := r.Options()
 	known := map[string]*clusterNode{}
 	defer func() {

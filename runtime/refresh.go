@@ -118,14 +118,8 @@ func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
 	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
-	c.refreshLog.mu.Lock()
-	defer c.refreshLog.mu.Unlock()
-	now := c.cfg.Clock.Now()
-	if now.Before(c.refreshLog.next) {
-		c.refreshLog.suppressed++
-		return
+	if unlogged, ok := c.refreshLog.allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
+		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", f.key, "err", f.err,
+			"unlogged_refreshes", unlogged)
 	}
-	c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", f.key, "err", f.err,
-		"unlogged_refreshes", c.refreshLog.suppressed)
-	c.refreshLog.next, c.refreshLog.suppressed = now.Add(refreshLogEvery), 0
 }
