@@ -101,9 +101,10 @@ type param struct {
 // Repo, Ctor and the others name an entity's generated declarations.
 // KeyName is the key function of a single-field key, and the key struct of
 // a composite one.
-func (e *entity) Repo() string    { return e.Name + "Repo" }
-func (e *entity) Ctor() string    { return "New" + e.Name + "Repo" }
-func (e *entity) KeyName() string { return e.Name + "Key" }
+func (e *entity) Repo() string     { return e.Name + "Repo" }
+func (e *entity) Ctor() string     { return "New" + e.Name + "Repo" }
+func (e *entity) MustCtor() string { return "MustNew" + e.Name + "Repo" }
+func (e *entity) KeyName() string  { return e.Name + "Key" }
 
 // Get, GetMany and the loader options are named after the entity, the
 // batch ones after many of it (see manyName): GetUser, GetUsers,
@@ -139,6 +140,7 @@ func (e *entity) generatedNames() []generatedName {
 		return []generatedName{
 			{e.Repo(), "repository type"},
 			{e.Ctor(), "constructor"},
+			{e.MustCtor(), "MustNew constructor"},
 			{e.KeyName(), key},
 			{e.FieldName(), "field function"},
 			{e.BatchLoader(), "collection loader option"},
@@ -147,6 +149,7 @@ func (e *entity) generatedNames() []generatedName {
 	names := []generatedName{
 		{e.Repo(), "repository type"},
 		{e.Ctor(), "constructor"},
+		{e.MustCtor(), "MustNew constructor"},
 		{e.KeyName(), key},
 		{e.Loader(), "loader option"},
 		{e.BatchLoader(), "batch loader option"},

@@ -19,7 +19,7 @@ import (
 func TestTokenRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "token:42:ios", "token:42:web", "token:7:ios")
-	repo := NewTokenRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	repo := MustNewTokenRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()
 
 	if got := (TokenKey{UserID: 42, Platform: "ios"}).String(); got != "token:42:ios" {
@@ -101,7 +101,7 @@ func TestLineRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "cart:c1", "cart:c2")
 	loads := 0
-	repo := NewLineRepo(rdb, runtime.WithJitter(0), WithLinesLoader(func(_ context.Context, cartID string) (map[uint32]*Line, error) {
+	repo := MustNewLineRepo(rdb, runtime.WithJitter(0), WithLinesLoader(func(_ context.Context, cartID string) (map[uint32]*Line, error) {
 		loads++
 		if cartID != "c2" {
 			return nil, runtime.ErrNotFound
@@ -163,7 +163,7 @@ func TestLineRepo(t *testing.T) {
 func TestSessionRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "session:1")
-	repo := NewSessionRepo(rdb)
+	repo := MustNewSessionRepo(rdb)
 	defer repo.Close()
 	now := time.Now()
 	if err := repo.HSetSessions(ctx, []*Session{
