@@ -220,12 +220,23 @@ func emitSet(f *jen.File, e *entity) {
 	if len(fields) > 1 {
 		fieldsGive = "fields give"
 	}
-	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot.", e.Name, joinAnd(fields), fieldsGive)
+	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot. A nil v is an error: Del%s deletes.", e.Name, joinAnd(fields), fieldsGive, e.Name)
 	f.Func().Add(recv(e)).Id("Set"+e.Name).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("v").Op("*").Add(typeCode(e.Type)),
 	).Error().Block(
+		refuseNil(e, "Set"+e.Name),
 		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyValue(e, fieldArg), jen.Id("v"))),
+	)
+}
+
+// refuseNil returns method's error for a nil v before its key fields are
+// read: the runtime refuses a nil value too, but the key is built here
+// first, and a nil dereference would end the process.
+func refuseNil(e *entity, method string) jen.Code {
+	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call Del%s to delete it", method, e.Type.Obj().Name(), e.Name)
+	return jen.If(jen.Id("v").Op("==").Nil()).Block(
+		jen.Return(jen.Qual("errors", "New").Call(jen.Lit(msg))),
 	)
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -82,8 +83,12 @@ func (r *ItemRepo) GetItems(ctx context.Context, ids []int64) ([]*Item, error) {
 }
 
 // SetItem stores v under the key its ID field gives, with the repository's TTL.
-// A caller that reads the key next gets v, even when it is hot.
+// A caller that reads the key next gets v, even when it is hot. A nil v is an
+// error: DelItem deletes.
 func (r *ItemRepo) SetItem(ctx context.Context, v *Item) error {
+	if v == nil {
+		return errors.New("hotkey: SetItem: the Item is nil; call DelItem to delete it")
+	}
 	return r.c.Set(ctx, v.ID, v)
 }
 

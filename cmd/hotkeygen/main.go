@@ -41,7 +41,7 @@
 //	func WithOrdersLoader(load func(ctx context.Context, keys []OrderKey) (map[OrderKey]*Order, error)) runtime.Option
 //	func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*Order, error)
 //	func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, error)
-//	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error
+//	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error // an error for a nil v
 //	func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error
 //	func (r *OrderRepo) Stats() runtime.Stats
 //	func (r *OrderRepo) Close() error

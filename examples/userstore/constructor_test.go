@@ -79,3 +79,32 @@ func TestMustNewRepoPanicsWithTheError(t *testing.T) {
 	}()
 	MustNewOrderRepo(ring)
 }
+
+// TestNilWritesAreErrors: every generated write that takes a value
+// refuses nil with an error, before it reads the value's key fields.
+func TestNilWritesAreErrors(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	users, orders := MustNewUserRepo(rdb), MustNewOrderRepo(rdb)
+	defer users.Close()
+	defer orders.Close()
+	ctx := context.Background()
+
+	tests := []struct {
+		name  string
+		write func() error
+		want  string
+	}{
+		{"SetUser(nil)", func() error { return users.SetUser(ctx, nil) }, "hotkey: SetUser: the User is nil; call DelUser to delete it"},
+		{"SetOrder(nil), of a composite key", func() error { return orders.SetOrder(ctx, nil) }, "hotkey: SetOrder: the Order is nil; call DelOrder to delete it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.write(); err == nil || err.Error() != tt.want {
+				t.Fatalf("%s = %v, want %q", tt.name, err, tt.want)
+			}
+		})
+	}
+	if n := rdb.DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("the nil writes left %d keys in Redis, want none", n)
+	}
+}

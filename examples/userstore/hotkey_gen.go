@@ -4,6 +4,7 @@ package userstore
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"slices"
 	"strconv"
@@ -86,8 +87,11 @@ func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, e
 
 // SetOrder stores v under the key its Tenant and Num fields give, with the
 // repository's TTL. A caller that reads the key next gets v, even when it is
-// hot.
+// hot. A nil v is an error: DelOrder deletes.
 func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error {
+	if v == nil {
+		return errors.New("hotkey: SetOrder: the Order is nil; call DelOrder to delete it")
+	}
 	return r.c.Set(ctx, OrderKey{Tenant: v.Tenant, Num: v.Num}, v)
 }
 
@@ -398,8 +402,12 @@ func (r *UserRepo) GetUsers(ctx context.Context, ids []int64) ([]*User, error) {
 }
 
 // SetUser stores v under the key its ID field gives, with the repository's TTL.
-// A caller that reads the key next gets v, even when it is hot.
+// A caller that reads the key next gets v, even when it is hot. A nil v is an
+// error: DelUser deletes.
 func (r *UserRepo) SetUser(ctx context.Context, v *User) error {
+	if v == nil {
+		return errors.New("hotkey: SetUser: the User is nil; call DelUser to delete it")
+	}
 	return r.c.Set(ctx, v.ID, v)
 }
 
