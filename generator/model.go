@@ -160,16 +160,16 @@ func (e *entity) generatedNames() []generatedName {
 	return names
 }
 
-// buildPackage turns the annotated structs of in into the package model.
-// It returns nil when the package has no annotations.
-func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
-	targets, errs := findTargets(in)
+// buildPackage turns targets, the annotated structs of in, into the
+// package model. It returns nil when the package has no annotations.
+func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	if len(targets) == 0 {
-		return nil, errs
+		return nil, nil
 	}
+	targets = slices.Clone(targets)
 	slices.SortFunc(targets, func(a, b target) int { return cmp.Compare(a.Obj.Name(), b.Obj.Name()) })
 
-	errs = append(errs, keyClashes(targets)...)
+	var errs ErrorList
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
 	type generatedAt struct {
@@ -271,11 +271,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	st := named.Underlying().(*types.Struct)
 	var errs ErrorList
 
-	name := t.Spec.Name
-	if name == "" {
-		name = t.Obj.Name()
-	}
-	e := &entity{Type: named, Name: upperFirst(name), Template: t.Spec.Key.Raw}
+	e := &entity{Type: named, Name: t.name(), Template: t.Spec.Key.Raw}
 	e.Key, e.Params, errs = buildKey(in, st, t)
 	col, cerrs := buildCollection(in, st, t, e.Params)
 	errs = append(errs, cerrs...)
@@ -290,7 +286,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	}
 	errs = append(errs, unencodable(in, named)...)
 
-	opts, oerrs := options(lowerIdent(e.Name), t.Spec)
+	opts, oerrs := options(t.entity(), t.Spec)
 	errs = append(errs, oerrs...)
 	e.Options = opts
 	e.Changes, e.Bloom = t.Spec.Changes, t.Spec.Bloom
