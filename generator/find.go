@@ -25,7 +25,7 @@ func (t target) name() string { return upperFirst(cmp.Or(t.Spec.Name, t.Obj.Name
 
 // entity is the name the runtime knows t by (runtime.WithEntity, "user"):
 // in stats and logs, and in the Redis keys it names after the entity
-// rather than after the key template.
+// rather than after the key template (see entityKeys).
 func (t target) entity() string { return lowerIdent(t.name()) }
 
 // findTargets reads the doc comments of in's files. A directive anywhere

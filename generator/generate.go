@@ -61,6 +61,7 @@ func Generate(cfg Config) (*Result, error) {
 	}
 	targets, errs, warns := findAll(inputs)
 	errs = append(errs, keyClashes(slices.Concat(targets...), res.Rel)...)
+	errs = append(errs, sharedEntityKeys(slices.Concat(targets...), res.Rel)...)
 	for i, in := range inputs {
 		pkg, perrs := buildPackage(in, targets[i])
 		errs = append(errs, perrs...)

@@ -38,6 +38,47 @@ func keyClashes(targets []target, rel func(string) string) ErrorList {
 	return errs
 }
 
+// entityKeys are the Redis keys the runtime names after the entity, not
+// after the key template (runtime/changes.go, runtime/bloom.go,
+// internal/aggregate), and the option that turns each on. Two entities
+// of one name in one run would share them, whatever their templates.
+var entityKeys = []struct {
+	option, what, keys, harm string
+	on                       func(*annotations.Spec) bool
+}{
+	{"changes", "change buffer", "hotkeygen:changes:{%s}", "each would claim and sync the other's changed ids",
+		func(s *annotations.Spec) bool { return s.Changes }},
+	{"bloom", "Bloom filter", "hotkeygen:bloom:{%s:…}", "warming one would mark the other's filter ready, which then turns away rows it was never told of",
+		func(s *annotations.Spec) bool { return s.Bloom }},
+	{"aggregate", "cluster-wide counts", "hotkeygen:agg:%s:…", "each would count the other's reads",
+		func(s *annotations.Spec) bool { return s.Aggregate }},
+}
+
+// sharedEntityKeys reports, at the later one, every pair of entities of
+// one run that would share Redis keys named after the entity: the same
+// entity name with the same feature on, as a User in two packages with
+// changes=on. name= gives one of them a name of its own.
+func sharedEntityKeys(targets []target, rel func(string) string) ErrorList {
+	var errs ErrorList
+	for _, k := range entityKeys {
+		first := map[string]target{}
+		for _, t := range byPosition(targets) {
+			if !k.on(t.Spec) {
+				continue
+			}
+			other, shared := first[t.entity()]
+			if !shared {
+				first[t.entity()] = t
+				continue
+			}
+			pos := argPos(t, k.option)
+			errs.Add(pos, fmt.Sprintf("%s=on: the %s of %s would be the Redis keys %s, named after the entity %q as are those of %s at %s, so %s; set name= on one of them, as in name=%s",
+				k.option, k.what, t.Obj.Name(), fmt.Sprintf(k.keys, t.entity()), t.entity(), other.nameFrom(t), where(pos, other.Spec.Pos, rel), k.harm, suggestName(t)))
+		}
+	}
+	return errs
+}
+
 // byPosition sorts targets by file and line, so the later of two is the
 // one reported, on every machine.
 func byPosition(targets []target) []target {
@@ -88,6 +129,12 @@ func keyShape(t annotations.Template) string {
 		}
 	}
 	return b.String()
+}
+
+// suggestName proposes a name= for t that holds its package's name
+// (ShopOrder for Order in package shop), so its entity's keys are its own.
+func suggestName(t target) string {
+	return upperFirst(t.Obj.Pkg().Name()) + t.name()
 }
 
 // suggestPrefix proposes t's template with the type's name, lowered, as

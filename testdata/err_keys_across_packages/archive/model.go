@@ -13,7 +13,8 @@ type Order struct{ Num int64 }
 //hotkey:cache key=archived_cart:{ID} aggregate=on
 type Cart struct{ ID int64 }
 
-// Receipt has a name of its own, and the change buffer under it.
+// Receipt shares its entity's name with shop.Receipt, but only it has a
+// change buffer: nothing is shared.
 //
 //hotkey:cache key=receipt:{ID} changes=on
 type Receipt struct{ ID int64 }

@@ -12,3 +12,8 @@ type Order struct{ ID int64 }
 //
 //hotkey:cache key=cart:{ID} aggregate=on
 type Cart struct{ ID int64 }
+
+// Receipt is a live receipt, without a change buffer.
+//
+//hotkey:cache key=shop_receipt:{ID}
+type Receipt struct{ ID int64 }
