@@ -63,8 +63,8 @@ func emitCollectionCtor(f *jen.File, e *entity) {
 			jen.Id("ExpiresKey").Op(":").Lit(e.Collection.ExpiresKey),
 		)
 	}
-	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNewCollection does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
-	emitCtorBody(f, e, rt("MustNewCollection"),
+	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	emitCtorBody(f, e, rt("NewCollection"),
 		rt("CollectionGlue").Types(keyType(e), fieldType(e), typeCode(e.Type)).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...))
 }
 

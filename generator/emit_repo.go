@@ -17,38 +17,61 @@ func emitRepoType(f *jen.File, e *entity) {
 	)
 }
 
-// emitConstructor writes New<Name>Repo. The annotation's options become
-// defaults that the caller's options follow, so the caller has the last
-// word; they were validated when the code was generated, which is why
-// runtime.MustNew can only panic on the caller's own options. The glue
-// names the key's Redis key function and the clone function.
+// emitConstructor writes New<Name>Repo and MustNew<Name>Repo. The
+// annotation's options become defaults that the caller's options follow,
+// so the caller has the last word; they were validated when the code was
+// generated, so an error comes from the caller's own options or client.
+// The glue names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
-	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. It panics if opts make the configuration invalid, as runtime.MustNew does.", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name())
-	emitCtorBody(f, e, rt("MustNew"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
+	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	emitCtorBody(f, e, rt("New"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
 }
 
-// emitCtorBody writes the constructor of e's repository: must
-// (runtime.MustNew or MustNewCollection) builds its runtime value from the
-// client, the glue and the options, the annotation's as defaults, then
-// the caller's.
-func emitCtorBody(f *jen.File, e *entity, must *jen.Statement, glue jen.Code) {
+// ctorErrDoc says, in every constructor's doc, when it fails: a
+// repository that cannot work is an error the caller handles, not the
+// end of the process.
+const ctorErrDoc = "It returns an error, and no repository, when opts contradict each other or the annotation (WithWarmQPS above hot_qps), a loader has the wrong type, or rdb cannot carry the invalidation (a *redis.Ring or *redis.AutoPipeliner needs invalidate=pubsub or off)."
+
+// emitCtorBody writes the constructors of e's repository: New<Name>Repo,
+// where newFn (runtime.New or NewCollection) builds its runtime value from
+// the client, the glue and the options, the annotation's as defaults,
+// then the caller's; and MustNew<Name>Repo beside it.
+func emitCtorBody(f *jen.File, e *entity, newFn *jen.Statement, glue jen.Code) {
 	defaults := make([]jen.Code, len(e.Options))
 	for i, o := range e.Options {
 		defaults[i] = rt(o.Func).Call(optionValue(o.Value))
 	}
-	f.Func().Id(e.Ctor()).Params(
+	f.Func().Id(e.Ctor()).Params(ctorParams()...).Params(jen.Op("*").Id(e.Repo()), jen.Error()).Block(
+		jen.Id("defaults").Op(":=").Index().Add(rt("Option")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, defaults...),
+		jen.List(jen.Id("c"), jen.Err()).Op(":=").Add(newFn).Call(
+			jen.Id("rdb"),
+			glue,
+			jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
+		),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{jen.Id("c"): jen.Id("c")}), jen.Nil()),
+	)
+	emitMustCtor(f, e)
+}
+
+// emitMustCtor writes MustNew<Name>Repo, New<Name>Repo that panics, as
+// regexp.MustCompile is to Compile: for a repository built once, at
+// start, from options fixed in the code.
+func emitMustCtor(f *jen.File, e *entity) {
+	doc(f, "%s is like %s but panics if the repository cannot be built. It simplifies building a repository once, at start, from options fixed in the code.", e.MustCtor(), e.Ctor())
+	f.Func().Id(e.MustCtor()).Params(ctorParams()...).Op("*").Id(e.Repo()).Block(
+		jen.List(jen.Id("r"), jen.Err()).Op(":=").Id(e.Ctor()).Call(jen.Id("rdb"), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Panic(jen.Err())),
+		jen.Return(jen.Id("r")),
+	)
+}
+
+// ctorParams declares the constructors' parameters.
+func ctorParams() []jen.Code {
+	return []jen.Code{
 		jen.Id("rdb").Qual(redisPath, "UniversalClient"),
 		jen.Id("opts").Op("...").Add(rt("Option")),
-	).Op("*").Id(e.Repo()).Block(
-		jen.Id("defaults").Op(":=").Index().Add(rt("Option")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, defaults...),
-		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{
-			jen.Id("c"): must.Call(
-				jen.Id("rdb"),
-				glue,
-				jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
-			),
-		})),
-	)
+	}
 }
 
 // glue lists the fields of the repository's runtime.Glue: the key
@@ -197,12 +220,23 @@ func emitSet(f *jen.File, e *entity) {
 	if len(fields) > 1 {
 		fieldsGive = "fields give"
 	}
-	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot.", e.Name, joinAnd(fields), fieldsGive)
+	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot. A nil v is an error: Del%s deletes.", e.Name, joinAnd(fields), fieldsGive, e.Name)
 	f.Func().Add(recv(e)).Id("Set"+e.Name).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("v").Op("*").Add(typeCode(e.Type)),
 	).Error().Block(
+		refuseNil(e, "Set"+e.Name),
 		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyValue(e, fieldArg), jen.Id("v"))),
+	)
+}
+
+// refuseNil returns method's error for a nil v before its key fields are
+// read: the runtime refuses a nil value too, but the key is built here
+// first, and a nil dereference would end the process.
+func refuseNil(e *entity, method string) jen.Code {
+	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call Del%s to delete it", method, e.Type.Obj().Name(), e.Name)
+	return jen.If(jen.Id("v").Op("==").Nil()).Block(
+		jen.Return(jen.Qual("errors", "New").Call(jen.Lit(msg))),
 	)
 }
 

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -17,6 +18,15 @@ type target struct {
 	Obj  *types.TypeName
 	Spec *annotations.Spec
 }
+
+// name is what t's generated names are built on: name=, or the type's
+// name, with an upper-case first letter (UserRepo, GetUser).
+func (t target) name() string { return upperFirst(cmp.Or(t.Spec.Name, t.Obj.Name())) }
+
+// entity is the name the runtime knows t by (runtime.WithEntity, "user"):
+// in stats and logs, and in the Redis keys it names after the entity
+// rather than after the key template (see entityKeys).
+func (t target) entity() string { return lowerIdent(t.name()) }
 
 // findTargets reads the doc comments of in's files. A directive anywhere
 // other than on a package-level, non-generic struct type is an error at the

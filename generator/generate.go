@@ -59,10 +59,11 @@ func Generate(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, res.relErrors(err)
 	}
-	var errs, warns ErrorList
-	for _, in := range inputs {
-		warns = append(warns, misspelt(in)...)
-		pkg, perrs := buildPackage(in)
+	targets, errs, warns := findAll(inputs)
+	errs = append(errs, keyClashes(slices.Concat(targets...), res.Rel)...)
+	errs = append(errs, sharedEntityKeys(slices.Concat(targets...), res.Rel)...)
+	for i, in := range inputs {
+		pkg, perrs := buildPackage(in, targets[i])
 		errs = append(errs, perrs...)
 		switch {
 		case pkg == nil && len(perrs) == 0 && in.OutputState == ourOutput:
@@ -93,6 +94,20 @@ func Generate(cfg Config) (*Result, error) {
 		res.Warnings = res.relErrors(warns).(ErrorList)
 	}
 	return res, nil
+}
+
+// findAll finds the annotated types of every package of the run, by
+// package, before any is built: the Redis keys of all of them are checked
+// together, since one run's packages usually share one Redis.
+func findAll(inputs []*pkgInput) (targets [][]target, errs, warns ErrorList) {
+	targets = make([][]target, len(inputs))
+	for i, in := range inputs {
+		warns = append(warns, misspelt(in)...)
+		var ferrs ErrorList
+		targets[i], ferrs = findTargets(in)
+		errs = append(errs, ferrs...)
+	}
+	return targets, errs, warns
 }
 
 // normalize fills in the defaults and makes Dir absolute.

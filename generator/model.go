@@ -101,9 +101,10 @@ type param struct {
 // Repo, Ctor and the others name an entity's generated declarations.
 // KeyName is the key function of a single-field key, and the key struct of
 // a composite one.
-func (e *entity) Repo() string    { return e.Name + "Repo" }
-func (e *entity) Ctor() string    { return "New" + e.Name + "Repo" }
-func (e *entity) KeyName() string { return e.Name + "Key" }
+func (e *entity) Repo() string     { return e.Name + "Repo" }
+func (e *entity) Ctor() string     { return "New" + e.Name + "Repo" }
+func (e *entity) MustCtor() string { return "MustNew" + e.Name + "Repo" }
+func (e *entity) KeyName() string  { return e.Name + "Key" }
 
 // Get, GetMany and the loader options are named after the entity, the
 // batch ones after many of it (see manyName): GetUser, GetUsers,
@@ -139,6 +140,7 @@ func (e *entity) generatedNames() []generatedName {
 		return []generatedName{
 			{e.Repo(), "repository type"},
 			{e.Ctor(), "constructor"},
+			{e.MustCtor(), "MustNew constructor"},
 			{e.KeyName(), key},
 			{e.FieldName(), "field function"},
 			{e.BatchLoader(), "collection loader option"},
@@ -147,6 +149,7 @@ func (e *entity) generatedNames() []generatedName {
 	names := []generatedName{
 		{e.Repo(), "repository type"},
 		{e.Ctor(), "constructor"},
+		{e.MustCtor(), "MustNew constructor"},
 		{e.KeyName(), key},
 		{e.Loader(), "loader option"},
 		{e.BatchLoader(), "batch loader option"},
@@ -157,16 +160,16 @@ func (e *entity) generatedNames() []generatedName {
 	return names
 }
 
-// buildPackage turns the annotated structs of in into the package model.
-// It returns nil when the package has no annotations.
-func buildPackage(in *pkgInput) (*pkgModel, ErrorList) {
-	targets, errs := findTargets(in)
+// buildPackage turns targets, the annotated structs of in, into the
+// package model. It returns nil when the package has no annotations.
+func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	if len(targets) == 0 {
-		return nil, errs
+		return nil, nil
 	}
+	targets = slices.Clone(targets)
 	slices.SortFunc(targets, func(a, b target) int { return cmp.Compare(a.Obj.Name(), b.Obj.Name()) })
 
-	errs = append(errs, keyClashes(targets)...)
+	var errs ErrorList
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
 	type generatedAt struct {
@@ -268,11 +271,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	st := named.Underlying().(*types.Struct)
 	var errs ErrorList
 
-	name := t.Spec.Name
-	if name == "" {
-		name = t.Obj.Name()
-	}
-	e := &entity{Type: named, Name: upperFirst(name), Template: t.Spec.Key.Raw}
+	e := &entity{Type: named, Name: t.name(), Template: t.Spec.Key.Raw}
 	e.Key, e.Params, errs = buildKey(in, st, t)
 	col, cerrs := buildCollection(in, st, t, e.Params)
 	errs = append(errs, cerrs...)
@@ -287,7 +286,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	}
 	errs = append(errs, unencodable(in, named)...)
 
-	opts, oerrs := options(lowerIdent(e.Name), t.Spec)
+	opts, oerrs := options(t.entity(), t.Spec)
 	errs = append(errs, oerrs...)
 	e.Options = opts
 	e.Changes, e.Bloom = t.Spec.Changes, t.Spec.Bloom

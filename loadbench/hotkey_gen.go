@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -20,9 +21,12 @@ type ItemRepo struct {
 }
 
 // NewItemRepo returns a repository of Item values over rdb. The options
-// annotated on Item are its defaults; opts override them. It panics if opts
-// make the configuration invalid, as runtime.MustNew does.
-func NewItemRepo(rdb redis.UniversalClient, opts ...runtime.Option) *ItemRepo {
+// annotated on Item are its defaults; opts override them. It returns an error,
+// and no repository, when opts contradict each other or the annotation
+// (WithWarmQPS above hot_qps), a loader has the wrong type, or rdb cannot carry
+// the invalidation (a *redis.Ring or *redis.AutoPipeliner needs
+// invalidate=pubsub or off).
+func NewItemRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*ItemRepo, error) {
 	defaults := []runtime.Option{
 		runtime.WithEntity("item"),
 		runtime.WithTTL(time.Hour),
@@ -31,7 +35,22 @@ func NewItemRepo(rdb redis.UniversalClient, opts ...runtime.Option) *ItemRepo {
 		runtime.WithTopN(200),
 		runtime.WithDemoteEvery(2 * time.Second),
 	}
-	return &ItemRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, Item]{Key: ItemKey, Clone: cloneItem, Prefix: "item:", Encode: (*Item).AppendMsgpack, Decode: (*Item).ReadMsgpack}, append(defaults, opts...)...)}
+	c, err := runtime.New(rdb, runtime.Glue[int64, Item]{Key: ItemKey, Clone: cloneItem, Prefix: "item:", Encode: (*Item).AppendMsgpack, Decode: (*Item).ReadMsgpack}, append(defaults, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &ItemRepo{c: c}, nil
+}
+
+// MustNewItemRepo is like NewItemRepo but panics if the repository cannot be
+// built. It simplifies building a repository once, at start, from options fixed
+// in the code.
+func MustNewItemRepo(rdb redis.UniversalClient, opts ...runtime.Option) *ItemRepo {
+	r, err := NewItemRepo(rdb, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // WithItemLoader reads through to the source of truth: on a Redis miss, GetItem
@@ -64,8 +83,12 @@ func (r *ItemRepo) GetItems(ctx context.Context, ids []int64) ([]*Item, error) {
 }
 
 // SetItem stores v under the key its ID field gives, with the repository's TTL.
-// A caller that reads the key next gets v, even when it is hot.
+// A caller that reads the key next gets v, even when it is hot. A nil v is an
+// error: DelItem deletes.
 func (r *ItemRepo) SetItem(ctx context.Context, v *Item) error {
+	if v == nil {
+		return errors.New("hotkey: SetItem: the Item is nil; call DelItem to delete it")
+	}
 	return r.c.Set(ctx, v.ID, v)
 }
 

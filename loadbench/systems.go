@@ -170,7 +170,15 @@ func newHotkeygen(s Setup) (System, error) {
 		hk.WithLogger(log),                       // promotions are logged at Info: thousands of lines
 	}
 	h := &hotkeygen{rr: s.client(redis.Options{}), wr: s.client(redis.Options{})}
-	h.r, h.w = NewItemRepo(h.rr, opts...), NewItemRepo(h.wr, opts...)
+	var err error
+	if h.r, err = NewItemRepo(h.rr, opts...); err == nil {
+		if h.w, err = NewItemRepo(h.wr, opts...); err != nil {
+			h.r.Close()
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, h.rr.Close(), h.wr.Close())
+	}
 	// Wait for the invalidation subscriptions, as a service would before
 	// taking traffic: until then, writes elsewhere go unseen.
 	for deadline := time.Now().Add(5 * time.Second); h.r.Stats().InvalidationLive == 0 || h.w.Stats().InvalidationLive == 0; {

@@ -266,9 +266,9 @@ func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, err
 	return one, many, nil
 }
 
-// MustNew is New for generated constructors, whose defaults were validated
-// when the code was generated: it panics only if the caller's options are
-// invalid, which is a programming error.
+// MustNew is New that panics on error, for options fixed in the code,
+// where an error is a programming error. Generated constructors call New
+// and return its error; their MustNew<Name>Repo panics as this does.
 func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts ...Option) *Cache[K, V] {
 	c, err := New(rdb, glue, opts...)
 	if err != nil {

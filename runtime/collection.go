@@ -96,8 +96,8 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	return col, nil
 }
 
-// MustNewCollection is NewCollection for generated constructors: it
-// panics only on the caller's invalid options.
+// MustNewCollection is NewCollection that panics on error, as MustNew is
+// New.
 func MustNewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient, glue CollectionGlue[K, F, V], opts ...Option) *Collection[K, F, V] {
 	c, err := NewCollection(rdb, glue, opts...)
 	if err != nil {

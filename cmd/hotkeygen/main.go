@@ -35,17 +35,23 @@
 // hotkeygen writes:
 //
 //	type OrderRepo struct{ ... }
-//	func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo
+//	func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*OrderRepo, error)
+//	func MustNewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo
 //	func WithOrderLoader(load func(ctx context.Context, tenant string, num uint32) (*Order, error)) runtime.Option
 //	func WithOrdersLoader(load func(ctx context.Context, keys []OrderKey) (map[OrderKey]*Order, error)) runtime.Option
 //	func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*Order, error)
 //	func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, error)
-//	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error
+//	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error // an error for a nil v
 //	func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error
 //	func (r *OrderRepo) Stats() runtime.Stats
 //	func (r *OrderRepo) Close() error
 //	type OrderKey struct{ Tenant string; Num uint32 }
 //	func (k OrderKey) String() string // "order:t1:5" for OrderKey{Tenant: "t1", Num: 5}
+//
+// NewOrderRepo returns an error when the options contradict each other or
+// the annotation, or when rdb cannot carry the invalidation (a *redis.Ring
+// needs invalidate=pubsub or off); MustNewOrderRepo panics with it, for
+// options fixed in the code.
 //
 // The repository's cache is keyed by OrderKey, so a read served from
 // memory never builds the Redis key; for the same reason, no field of such

@@ -192,6 +192,43 @@ func TestAnErrorAnywhereWritesNothing(t *testing.T) {
 	}
 }
 
+// TestKeysAreCheckedAcrossTheRunsPackages: the packages of one run share
+// one Redis, so two of them whose keys meet fail the run, whichever
+// patterns name them, and nothing is written; a run of one of them alone
+// cannot see the other.
+func TestKeysAreCheckedAcrossTheRunsPackages(t *testing.T) {
+	files := map[string]string{
+		"go.mod":     module["go.mod"],
+		"a/order.go": "package a\n\n//hotkey:cache key=order:{ID}\ntype Order struct{ ID int64 }\n",
+		"b/order.go": "package b\n\n//hotkey:cache key=order:{Num}\ntype Order struct{ Num int64 }\n",
+	}
+	clash := "b/order.go:3:16: key=order:{Num} can produce the same Redis keys as key=order:{ID} of a.Order at a/order.go:3:1, so each would read and overwrite the other's values; give one a prefix of its own, as in b:order:{Num}\n"
+	tests := []struct {
+		name     string
+		patterns []string
+		want     string // printed; empty: the run succeeds
+	}{
+		{"both packages named", []string{"./a", "./b"}, clash},
+		{"both packages under ./...", []string{"./..."}, clash},
+		{"one package alone", []string{"./a"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newModule(t, files)
+			before := snapshot(t, dir)
+			code, out := hotkeygen(t, dir, tt.patterns...)
+			switch {
+			case tt.want == "" && code != 0:
+				t.Fatalf("hotkeygen %s exited %d, printed:\n%s", strings.Join(tt.patterns, " "), code, out)
+			case tt.want != "" && (code != 1 || out != tt.want):
+				t.Fatalf("hotkeygen %s exited %d, printed:\n%s\nwant exit 1 and:\n%s", strings.Join(tt.patterns, " "), code, out, tt.want)
+			case tt.want != "" && !mapsEqual(before, snapshot(t, dir)):
+				t.Fatal("files changed although the run failed")
+			}
+		})
+	}
+}
+
 func TestOutputGoesWhenTheLastAnnotationGoes(t *testing.T) {
 	dir := newModule(t, module)
 	hotkeygen(t, dir, "./...")

@@ -18,7 +18,7 @@ import (
 func BenchmarkGetUserHot(b *testing.B) {
 	srv := redistest.Start(b)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	repo := NewUserRepo(srv.Client(b), runtime.WithHotQPS(100), runtime.WithWarmQPS(10), runtime.WithLogger(quiet))
+	repo := MustNewUserRepo(srv.Client(b), runtime.WithHotQPS(100), runtime.WithWarmQPS(10), runtime.WithLogger(quiet))
 	defer repo.Close()
 	ctx := context.Background()
 	if err := repo.SetUser(ctx, &User{ID: 42, Name: "Ada", Email: "ada@example.com"}); err != nil {

@@ -27,7 +27,11 @@ func ExampleNewUserRepo() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	users := userstore.NewUserRepo(rdb)
+	users, err := userstore.NewUserRepo(rdb)
+	if err != nil { // contradicting options, or a client the invalidation cannot use
+		fmt.Println(err)
+		return
+	}
 	defer users.Close() // stops the repository's background work
 
 	if err := users.SetUser(ctx, &userstore.User{ID: 7, Name: "Ada"}); err != nil {
@@ -79,7 +83,11 @@ func ExampleWithUserLoader() {
 		}
 		return nil, fmt.Errorf("user %d: %w", id, runtime.ErrNotFound)
 	}
-	users := userstore.NewUserRepo(rdb, userstore.WithUserLoader(load))
+	users, err := userstore.NewUserRepo(rdb, userstore.WithUserLoader(load))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer users.Close()
 
 	for range 3 {
@@ -111,7 +119,11 @@ func ExampleUserRepo_GetUsers() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	users := userstore.NewUserRepo(rdb)
+	users, err := userstore.NewUserRepo(rdb)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer users.Close()
 
 	for _, u := range []*userstore.User{{ID: 1, Name: "Ada"}, {ID: 3, Name: "Edsger"}} {

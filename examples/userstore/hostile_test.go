@@ -25,7 +25,7 @@ func TestHostileValuesInGeneratedRepositories(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts := []runtime.Option{runtime.WithLogger(quiet), runtime.WithHotQPS(50), runtime.WithWarmQPS(1),
 		runtime.WithRefresh(20 * time.Millisecond), runtime.WithRefreshFailures(1 << 20), runtime.WithInvalidate(runtime.InvalidateOff)}
-	users, orders := NewUserRepo(rdb, opts...), NewOrderRepo(rdb, opts...)
+	users, orders := MustNewUserRepo(rdb, opts...), MustNewOrderRepo(rdb, opts...)
 	defer users.Close()
 	defer orders.Close()
 	ctx := context.Background()

@@ -4,6 +4,7 @@ package userstore
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"slices"
 	"strconv"
@@ -22,9 +23,12 @@ type OrderRepo struct {
 }
 
 // NewOrderRepo returns a repository of Order values over rdb. The options
-// annotated on Order are its defaults; opts override them. It panics if opts
-// make the configuration invalid, as runtime.MustNew does.
-func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo {
+// annotated on Order are its defaults; opts override them. It returns an error,
+// and no repository, when opts contradict each other or the annotation
+// (WithWarmQPS above hot_qps), a loader has the wrong type, or rdb cannot carry
+// the invalidation (a *redis.Ring or *redis.AutoPipeliner needs
+// invalidate=pubsub or off).
+func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*OrderRepo, error) {
 	defaults := []runtime.Option{
 		runtime.WithEntity("order"),
 		runtime.WithTTL(time.Hour),
@@ -32,7 +36,22 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo 
 		runtime.WithBloom(true),
 		runtime.WithBloomItems(100000),
 	}
-	return &OrderRepo{c: runtime.MustNew(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack}, append(defaults, opts...)...)}
+	c, err := runtime.New(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack}, append(defaults, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &OrderRepo{c: c}, nil
+}
+
+// MustNewOrderRepo is like NewOrderRepo but panics if the repository cannot be
+// built. It simplifies building a repository once, at start, from options fixed
+// in the code.
+func MustNewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) *OrderRepo {
+	r, err := NewOrderRepo(rdb, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // WithOrderLoader reads through to the source of truth: on a Redis miss,
@@ -68,8 +87,11 @@ func (r *OrderRepo) GetOrders(ctx context.Context, keys []OrderKey) ([]*Order, e
 
 // SetOrder stores v under the key its Tenant and Num fields give, with the
 // repository's TTL. A caller that reads the key next gets v, even when it is
-// hot.
+// hot. A nil v is an error: DelOrder deletes.
 func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error {
+	if v == nil {
+		return errors.New("hotkey: SetOrder: the Order is nil; call DelOrder to delete it")
+	}
 	return r.c.Set(ctx, OrderKey{Tenant: v.Tenant, Num: v.Num}, v)
 }
 
@@ -319,9 +341,12 @@ type UserRepo struct {
 }
 
 // NewUserRepo returns a repository of User values over rdb. The options
-// annotated on User are its defaults; opts override them. It panics if opts
-// make the configuration invalid, as runtime.MustNew does.
-func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
+// annotated on User are its defaults; opts override them. It returns an error,
+// and no repository, when opts contradict each other or the annotation
+// (WithWarmQPS above hot_qps), a loader has the wrong type, or rdb cannot carry
+// the invalidation (a *redis.Ring or *redis.AutoPipeliner needs
+// invalidate=pubsub or off).
+func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*UserRepo, error) {
 	defaults := []runtime.Option{
 		runtime.WithEntity("user"),
 		runtime.WithTTL(30 * time.Minute),
@@ -329,7 +354,22 @@ func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	return &UserRepo{c: runtime.MustNew(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:", Encode: (*User).AppendMsgpack, Decode: (*User).ReadMsgpack}, append(defaults, opts...)...)}
+	c, err := runtime.New(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:", Encode: (*User).AppendMsgpack, Decode: (*User).ReadMsgpack}, append(defaults, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &UserRepo{c: c}, nil
+}
+
+// MustNewUserRepo is like NewUserRepo but panics if the repository cannot be
+// built. It simplifies building a repository once, at start, from options fixed
+// in the code.
+func MustNewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) *UserRepo {
+	r, err := NewUserRepo(rdb, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // WithUserLoader reads through to the source of truth: on a Redis miss, GetUser
@@ -362,8 +402,12 @@ func (r *UserRepo) GetUsers(ctx context.Context, ids []int64) ([]*User, error) {
 }
 
 // SetUser stores v under the key its ID field gives, with the repository's TTL.
-// A caller that reads the key next gets v, even when it is hot.
+// A caller that reads the key next gets v, even when it is hot. A nil v is an
+// error: DelUser deletes.
 func (r *UserRepo) SetUser(ctx context.Context, v *User) error {
+	if v == nil {
+		return errors.New("hotkey: SetUser: the User is nil; call DelUser to delete it")
+	}
 	return r.c.Set(ctx, v.ID, v)
 }
 

@@ -15,7 +15,7 @@ func TestWriteOnOneReplicaReachesAnother(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	newRepo := func() *UserRepo {
-		r := NewUserRepo(srv.Client(t), runtime.WithHotQPS(50), runtime.WithWarmQPS(10))
+		r := MustNewUserRepo(srv.Client(t), runtime.WithHotQPS(50), runtime.WithWarmQPS(10))
 		t.Cleanup(func() { r.Close() })
 		deadline := time.Now().Add(10 * time.Second)
 		for r.Stats().InvalidationLive == 0 {

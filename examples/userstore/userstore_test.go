@@ -13,7 +13,7 @@ import (
 func TestUserRepo(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	repo := NewUserRepo(rdb, runtime.WithHotQPS(50), runtime.WithWarmQPS(10))
+	repo := MustNewUserRepo(rdb, runtime.WithHotQPS(50), runtime.WithWarmQPS(10))
 	defer repo.Close()
 	ctx := context.Background()
 
@@ -52,7 +52,7 @@ func TestUserRepo(t *testing.T) {
 func TestOrderRepoCompositeKey(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	repo := NewOrderRepo(rdb)
+	repo := MustNewOrderRepo(rdb)
 	defer repo.Close()
 	ctx := context.Background()
 

@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 	for name, dir := range caseDirs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := generator.Generate(generator.Config{Dir: dir})
+			res, err := generator.Generate(generator.Config{Dir: dir, Patterns: patterns(t, dir)})
 			var list generator.ErrorList
 			switch {
 			case errors.As(err, &list):
@@ -83,6 +83,17 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// patterns are the packages a case generates in one run: its own, or,
+// when its Go files all lie in subdirectories, every package under it,
+// as hotkeygen ./... does, for what is checked across packages.
+func patterns(t *testing.T, dir string) []string {
+	t.Helper()
+	if own, err := filepath.Glob(filepath.Join(dir, "*.go")); err != nil || len(own) > 0 {
+		return []string{"."}
+	}
+	return []string{"./..."}
 }
 
 // compare checks got against the golden file name in dir, or rewrites the

@@ -422,7 +422,7 @@ func (r *run) newStore(rdb redis.UniversalClient, opts ...runtime.Option) store 
 	if r.cfg.Hash {
 		return newCollections(rdb, opts...)
 	}
-	return users{userstore.NewUserRepo(rdb, opts...)}
+	return users{userstore.MustNewUserRepo(rdb, opts...)}
 }
 
 // appTraffic is what an application sends on the client it gave its

@@ -19,9 +19,9 @@ import (
 func ExampleHandler() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr}) // your Redis, e.g. "localhost:6379"
 	defer rdb.Close()
-	users := userstore.NewUserRepo(rdb)
+	users := userstore.MustNewUserRepo(rdb)
 	defer users.Close()
-	orders := userstore.NewOrderRepo(rdb)
+	orders := userstore.MustNewOrderRepo(rdb)
 	defer orders.Close()
 
 	ctx := context.Background()

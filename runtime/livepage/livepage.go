@@ -3,8 +3,8 @@
 // same data as JSON. It lives apart from runtime so that programs that do
 // not serve the page do not link net/http and html/template.
 //
-//	users := model.NewUserRepo(rdb)
-//	orders := model.NewOrderRepo(rdb)
+//	users := model.MustNewUserRepo(rdb)
+//	orders := model.MustNewOrderRepo(rdb)
 //	mux.Handle("/debug/hotkeys/", http.StripPrefix("/debug/hotkeys", livepage.Handler(users, orders)))
 //
 // The library opens no listener: where to mount the handler, and who may

@@ -31,9 +31,9 @@ func ExampleNewCollector() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
-	users := userstore.NewUserRepo(rdb)
+	users := userstore.MustNewUserRepo(rdb)
 	defer users.Close()
-	orders := userstore.NewOrderRepo(rdb)
+	orders := userstore.MustNewOrderRepo(rdb)
 	defer orders.Close()
 
 	collector, err := prom.NewCollector([]prom.Source{users, orders})

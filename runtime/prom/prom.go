@@ -5,8 +5,8 @@
 // A Collector reads each repository's Stats once per scrape and turns it
 // into metrics named hotkeygen_…, labelled with the entity ("user"):
 //
-//	users := model.NewUserRepo(rdb)
-//	orders := model.NewOrderRepo(rdb)
+//	users := model.MustNewUserRepo(rdb)
+//	orders := model.MustNewOrderRepo(rdb)
 //	c, err := prom.NewCollector([]prom.Source{users, orders})
 //	if err != nil { … }
 //	prometheus.MustRegister(c)

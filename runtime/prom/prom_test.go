@@ -320,9 +320,9 @@ hotkeygen_hot_key_qps{entity="account",key="account:1"} 100
 
 func TestGeneratedReposAreSources(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
-	users := userstore.NewUserRepo(rdb, runtime.WithLogger(quiet))
+	users := userstore.MustNewUserRepo(rdb, runtime.WithLogger(quiet))
 	defer users.Close()
-	orders := userstore.NewOrderRepo(rdb, runtime.WithLogger(quiet))
+	orders := userstore.MustNewOrderRepo(rdb, runtime.WithLogger(quiet))
 	defer orders.Close()
 	ctx := context.Background()
 	if err := users.SetUser(ctx, &userstore.User{ID: 7, Name: "Ada"}); err != nil {

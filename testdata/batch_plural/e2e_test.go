@@ -18,7 +18,7 @@ func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.Client(t)
 
-	addrs := NewAddressRepo(rdb)
+	addrs := MustNewAddressRepo(rdb)
 	defer addrs.Close()
 	for _, a := range []*Address{{ID: 1, Street: "Elm"}, {ID: 3, Street: "Oak"}} {
 		if err := addrs.SetAddress(ctx, a); err != nil {
@@ -39,7 +39,7 @@ func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
 		t.Fatalf("GetAddresses(nil) = %v, %v; want nothing", got, err)
 	}
 
-	matches := NewMatchRepo(rdb)
+	matches := MustNewMatchRepo(rdb)
 	defer matches.Close()
 	if err := matches.SetMatch(ctx, &Match{Day: "sat", Num: 2, Home: "Reds"}); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
 		t.Fatalf("GetMatches = %+v; want nil, then the Reds' match", ms)
 	}
 
-	news := NewNewsRepo(rdb)
+	news := MustNewNewsRepo(rdb)
 	defer news.Close()
 	if err := news.SetNews(ctx, &News{ID: 7, Headline: "Plurals"}); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestBatchReadsAreAlignedWithTheirKeys(t *testing.T) {
 		t.Fatalf("GetNewsList(7, 8) = %+v; want the Plurals story, then nil", ns)
 	}
 
-	series := NewSeriesRepo(rdb)
+	series := MustNewSeriesRepo(rdb)
 	defer series.Close()
 	if err := series.SetSeries(ctx, &seriesRow{Series: "tos", Episodes: 79}); err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func TestMarkedChangesReachRedis(t *testing.T) {
 	rdb := e2e.Client(t)
 	clean(t, rdb, 1, 2)
 	d := &table{rows: map[int64]Article{1: {ID: 1, Title: "draft", Version: 1}, 2: {ID: 2, Title: "old"}}, synced: map[int64]*Article{}}
-	repo := NewArticleRepo(rdb, WithArticleLoader(d.load), WithArticlesLoader(d.loadMany), WithArticleSyncHook(d.hook))
+	repo := MustNewArticleRepo(rdb, WithArticleLoader(d.load), WithArticlesLoader(d.loadMany), WithArticleSyncHook(d.hook))
 	defer repo.Close()
 	for _, id := range []int64{1, 2} {
 		if _, err := repo.GetArticle(ctx, id); err != nil { // now in Redis
@@ -146,7 +146,7 @@ func TestBloomTurnsAbsentIdsAway(t *testing.T) {
 	ids := []int64{10, 11, 12}
 	clean(t, rdb, append(ids, 404, 500, 600)...)
 	d := &table{rows: map[int64]Article{10: {ID: 10}, 11: {ID: 11}, 12: {ID: 12}}}
-	repo := NewArticleRepo(rdb, WithArticleLoader(d.load))
+	repo := MustNewArticleRepo(rdb, WithArticleLoader(d.load))
 	defer repo.Close()
 
 	if _, err := repo.GetArticle(ctx, 404); !errors.Is(err, runtime.ErrNotFound) || len(d.loaded()) != 1 {
@@ -194,7 +194,7 @@ func TestMarkCompositeKeys(t *testing.T) {
 	}
 	var mu sync.Mutex
 	cents := int64(100)
-	repo := NewPriceRepo(rdb, WithPricesLoader(func(_ context.Context, keys []PriceKey) (map[PriceKey]*Price, error) {
+	repo := MustNewPriceRepo(rdb, WithPricesLoader(func(_ context.Context, keys []PriceKey) (map[PriceKey]*Price, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		out := map[PriceKey]*Price{}

@@ -187,7 +187,7 @@ func TestLegacyKeepsReflection(t *testing.T) {
 func TestItemRepoRoundTripsThroughRedis(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.Client(t)
-	repo := NewItemRepo(rdb)
+	repo := MustNewItemRepo(rdb)
 	defer repo.Close()
 
 	want := sample()

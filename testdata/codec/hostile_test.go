@@ -41,7 +41,7 @@ func TestHostileValuesThroughRepositories(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.Client(t)
 	quiet := hotkey.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) // big values are warned about
-	items, legacies := NewItemRepo(rdb, quiet), NewLegacyRepo(rdb, quiet)
+	items, legacies := MustNewItemRepo(rdb, quiet), MustNewLegacyRepo(rdb, quiet)
 	defer items.Close()
 	defer legacies.Close()
 	// The first reads of a repository allocate once for good.

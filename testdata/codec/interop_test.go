@@ -158,7 +158,7 @@ func reflectionReads(b []byte, v *plainItem) (err error, panicked bool) {
 func TestGeneratedReadsPythonValuesAsReflectionDoes(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.Client(t)
-	items := NewItemRepo(rdb, hotkey.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	items := MustNewItemRepo(rdb, hotkey.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer items.Close()
 
 	out := runPython(t, pyWrite, "")

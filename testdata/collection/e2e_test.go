@@ -9,6 +9,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 func TestTokenRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "token:42:ios", "token:42:web", "token:7:ios")
-	repo := NewTokenRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	repo := MustNewTokenRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()
 
 	if got := (TokenKey{UserID: 42, Platform: "ios"}).String(); got != "token:42:ios" {
@@ -101,7 +102,7 @@ func TestLineRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "cart:c1", "cart:c2")
 	loads := 0
-	repo := NewLineRepo(rdb, runtime.WithJitter(0), WithLinesLoader(func(_ context.Context, cartID string) (map[uint32]*Line, error) {
+	repo := MustNewLineRepo(rdb, runtime.WithJitter(0), WithLinesLoader(func(_ context.Context, cartID string) (map[uint32]*Line, error) {
 		loads++
 		if cartID != "c2" {
 			return nil, runtime.ErrNotFound
@@ -163,7 +164,7 @@ func TestLineRepo(t *testing.T) {
 func TestSessionRepo(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, "session:1")
-	repo := NewSessionRepo(rdb)
+	repo := MustNewSessionRepo(rdb)
 	defer repo.Close()
 	now := time.Now()
 	if err := repo.HSetSessions(ctx, []*Session{
@@ -187,5 +188,37 @@ func TestSessionRepo(t *testing.T) {
 	slices.Sort(fields)
 	if !slices.Equal(fields, []string{"%next", "keep", "new"}) {
 		t.Fatalf("fields after a write = %q; want the expired session gone", fields)
+	}
+}
+
+// TestNilItemsAreErrors: every write of items refuses a nil one with an
+// error, before it reads the item's key fields, and writes none of the
+// batch it was in.
+func TestNilItemsAreErrors(t *testing.T) {
+	ctx := context.Background()
+	rdb := e2e.ClientWithout(t, "token:9:ios", "cart:nil")
+	tokens, lines := MustNewTokenRepo(rdb), MustNewLineRepo(rdb)
+	defer tokens.Close()
+	defer lines.Close()
+	token := &Token{UserID: 9, Platform: "ios", Token: "t", ExpiresAt: time.Now().Add(time.Hour)}
+
+	tests := []struct {
+		name  string
+		write func() error
+	}{
+		{"HSetToken(nil)", func() error { return tokens.HSetToken(ctx, nil) }},
+		{"HSetTokens with a nil item after a valid one", func() error { return tokens.HSetTokens(ctx, []*Token{token, nil}) }},
+		{"HSetLine(nil)", func() error { return lines.HSetLine(ctx, nil) }},
+		{"HSetLines with a nil item after a valid one", func() error { return lines.HSetLines(ctx, []*Line{{CartID: "nil", SKU: 1}, nil}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.write(); err == nil || !strings.HasPrefix(err.Error(), "hotkey: ") || !strings.Contains(err.Error(), "nil") {
+				t.Fatalf("%s = %v, want an error saying an item is nil", tt.name, err)
+			}
+		})
+	}
+	if n := rdb.Exists(ctx, "token:9:ios", "cart:nil").Val(); n != 0 {
+		t.Fatalf("%d of the batches with a nil item were written, want none", n)
 	}
 }

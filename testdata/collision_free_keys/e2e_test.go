@@ -19,7 +19,7 @@ import (
 func TestSeparatorsInValuesDoNotMergeKeys(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.Client(t)
-	repo := NewMemberRepo(rdb)
+	repo := MustNewMemberRepo(rdb)
 	defer repo.Close()
 
 	first := &Member{Org: "a:b", User: "c", Role: "owner"}

@@ -22,7 +22,7 @@ func _() { var _ *runtime.Cache[OrderKey, Order] = (&OrderRepo{}).c }
 func TestOrderRepo(t *testing.T) {
 	rdb := e2e.Client(t)
 	ctx := context.Background()
-	repo := NewOrderRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	repo := MustNewOrderRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()
 
 	want := Order{Tenant: "t1", Num: 5, Items: []Item{{SKU: "apple", Qty: 2}}, Total: 300}

@@ -58,7 +58,7 @@ func TestReadThrough(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, UserKey(1), UserKey(2), UserKey(3), UserKey(404))
 	d := &db{users: map[int64]User{1: {ID: 1, Name: "Ada"}, 2: {ID: 2, Name: "Grace"}}}
-	repo := NewUserRepo(rdb, WithUserLoader(d.loadUser), WithUsersLoader(d.loadUsers))
+	repo := MustNewUserRepo(rdb, WithUserLoader(d.loadUser), WithUsersLoader(d.loadUsers))
 	defer repo.Close()
 
 	u, err := repo.GetUser(ctx, 1)
@@ -119,7 +119,7 @@ func TestBatchReadFallsBackToTheLoader(t *testing.T) {
 	ctx := context.Background()
 	rdb := e2e.ClientWithout(t, UserKey(21), UserKey(22))
 	d := &db{users: map[int64]User{21: {ID: 21, Name: "Edsger"}}}
-	repo := NewUserRepo(rdb, WithUserLoader(d.loadUser))
+	repo := MustNewUserRepo(rdb, WithUserLoader(d.loadUser))
 	defer repo.Close()
 
 	got, err := repo.GetUsers(ctx, []int64{21, 22})
@@ -145,7 +145,7 @@ func TestCompositeKeyLoaders(t *testing.T) {
 	orders := map[OrderKey]*Order{{Tenant: "t1", Num: 5}: {Tenant: "t1", Num: 5, Total: 300}}
 	var asked []string
 	var batches [][]OrderKey
-	repo := NewOrderRepo(rdb,
+	repo := MustNewOrderRepo(rdb,
 		WithOrderLoader(func(ctx context.Context, tenant string, num uint32) (*Order, error) {
 			asked = append(asked, fmt.Sprintf("%s/%d", tenant, num))
 			if o, ok := orders[OrderKey{Tenant: tenant, Num: num}]; ok {

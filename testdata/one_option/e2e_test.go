@@ -18,7 +18,7 @@ func TestOneOptionIsEnough(t *testing.T) {
 	rdb := e2e.ClientWithout(t, CartKey(1), PriceKey("a"), StockKey("a"))
 	ctx := context.Background()
 
-	carts := NewCartRepo(rdb)
+	carts := MustNewCartRepo(rdb)
 	defer carts.Close()
 	if err := carts.SetCart(ctx, &Cart{ID: 1, Items: []string{"pear"}}); err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestOneOptionIsEnough(t *testing.T) {
 		t.Fatalf("GetCart = %+v, %v", c, err)
 	}
 
-	prices := NewPriceRepo(rdb)
+	prices := MustNewPriceRepo(rdb)
 	defer prices.Close()
 	if err := prices.SetPrice(ctx, &Price{SKU: "a", Cents: 250}); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestOneOptionIsEnough(t *testing.T) {
 		t.Fatalf("GetPrice = %+v, %v", p, err)
 	}
 
-	stock := NewStockRepo(rdb)
+	stock := MustNewStockRepo(rdb)
 	defer stock.Close()
 	if err := stock.SetStock(ctx, &Stock{SKU: "a", Count: 3}); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestOneOptionIsEnough(t *testing.T) {
 	}
 
 	// One runtime option alone, as a caller tunes a repository.
-	tuned := NewCartRepo(rdb, runtime.WithHotQPS(20))
+	tuned := MustNewCartRepo(rdb, runtime.WithHotQPS(20))
 	defer tuned.Close()
 	if _, err := tuned.GetCart(ctx, 1); err != nil {
 		t.Fatal(err)

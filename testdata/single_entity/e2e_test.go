@@ -21,7 +21,7 @@ func TestUserRepo(t *testing.T) {
 	rdb := e2e.Client(t)
 	// A rate of one read per second makes a key hot on its first read, so
 	// the reads below are served from memory, where clones matter.
-	repo := NewUserRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	repo := MustNewUserRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()
 
 	if got := UserKey(42); got != "user:42" {

@@ -35,7 +35,7 @@ func TestKeys(t *testing.T) {
 func TestZoneRepo(t *testing.T) {
 	rdb := e2e.Client(t)
 	ctx := context.Background()
-	repo := NewZoneRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
+	repo := MustNewZoneRepo(rdb, runtime.WithHotQPS(1), runtime.WithWarmQPS(1))
 	defer repo.Close()
 
 	if err := repo.SetZone(ctx, &Zone{Region: "eu-west", Hosts: []string{"a", "b"}}); err != nil {

@@ -47,7 +47,10 @@ func startDemo(t *testing.T, l load) *demoServer {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	r := openRepos(rdb, quiet, l.Users, l.Orders)
+	r, err := openRepos(rdb, quiet, l.Users, l.Orders)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(r.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

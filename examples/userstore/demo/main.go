@@ -110,7 +110,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.verbose {
 		logger = slog.Default()
 	}
-	r := openRepos(rdb, logger, c.load.Users, c.load.Orders)
+	r, err := openRepos(rdb, logger, c.load.Users, c.load.Orders)
+	if err != nil {
+		return err
+	}
 	defer r.Close()
 
 	ctx, cancel := context.WithCancelCause(ctx)

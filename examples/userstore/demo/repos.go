@@ -33,27 +33,32 @@ type repos struct {
 // do not reach the table. Demotion is checked every 5 s instead of every
 // minute, so keys a flash crowd left are seen cooling within seconds;
 // orders, read less, get users' thresholds.
-func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int) *repos {
+func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int) (*repos, error) {
 	common := []runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}
-	table := newOrderTable(orders)
-	r := &repos{
-		table: table,
-		users: userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(func(_ context.Context, id int64) (*userstore.User, error) {
-			if id < 0 || id >= int64(users) {
-				return nil, runtime.ErrNotFound
-			}
-			s := strconv.FormatInt(id, 10)
-			return &userstore.User{ID: id, Name: "user " + s, Email: "u" + s + "@example.com"}, nil
-		}))...),
-		orders: userstore.NewOrderRepo(rdb, append(common, runtime.WithHotQPS(500), runtime.WithWarmQPS(100),
-			userstore.WithOrderLoader(table.load), userstore.WithOrdersLoader(table.loadMany))...),
+	r := &repos{table: newOrderTable(orders)}
+	var err error
+	r.users, err = userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(func(_ context.Context, id int64) (*userstore.User, error) {
+		if id < 0 || id >= int64(users) {
+			return nil, runtime.ErrNotFound
+		}
+		s := strconv.FormatInt(id, 10)
+		return &userstore.User{ID: id, Name: "user " + s, Email: "u" + s + "@example.com"}, nil
+	}))...)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := r.orders.WarmOrderBloom(context.Background(), table.keys()); err != nil {
+	r.orders, err = userstore.NewOrderRepo(rdb, append(common, runtime.WithHotQPS(500), runtime.WithWarmQPS(100),
+		userstore.WithOrderLoader(r.table.load), userstore.WithOrdersLoader(r.table.loadMany))...)
+	if err != nil {
+		r.users.Close()
+		return nil, err
+	}
+	if _, err := r.orders.WarmOrderBloom(context.Background(), r.table.keys()); err != nil {
 		// The filter stays unready and lets every read through: slower,
 		// never wrong.
 		logger.Warn("demo: warming the orders' Bloom filter failed", "err", err)
 	}
-	return r
+	return r, nil
 }
 
 // sources are what the live page and the table show.
