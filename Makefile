@@ -55,7 +55,7 @@ fuzz:
 # MUTATE_WORKERS at 3 the whole run takes about half an hour. Its last
 # report is in RELIABILITY.md ("Mutation testing").
 MUTATE_FILES ?= freshness.go health.go invalidate.go
-MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect nodes sentinel flight load
+MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect nodes sentinel flight load errors
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 mutate:

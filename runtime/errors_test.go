@@ -74,6 +74,9 @@ func TestErrorsSayHotkeyOnceAndNameTheNode(t *testing.T) {
 			if !errors.Is(err, ErrUnavailable) {
 				t.Errorf("%q: not an ErrUnavailable", err)
 			}
+			if !strings.Contains(err.Error(), "(last error: ") || !strings.Contains(err.Error(), "connection refused") {
+				t.Errorf("%q: does not say what Redis last answered", err)
+			}
 		})
 	}
 }

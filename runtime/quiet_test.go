@@ -270,3 +270,55 @@ func (c watchedConn) Write(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// An open breaker is believed for staleLease after the failure that
+// opened it, and not a nanosecond longer: then a read of a copy nobody
+// vouches for asks Redis, which answers, and returns what Redis holds.
+func TestAnOpenBreakerIsBelievedForStaleLease(t *testing.T) {
+	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+	e := newEnv(t, slowProbe)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.put("p:1", sample(1, "v2")) // another program's write
+	e.c.uncertain("p:1", "p:1")   // the copy is vouched for no more
+	e.c.judged(e.c.nodes.one, errors.New("test: refused"), e.clock.Now())
+	e.clock.Advance(staleLease - 1)
+	e.wants("p:1", "v1", "within staleLease of the failure")
+	e.clock.Advance(1)
+	e.wants("p:1", "v2", "staleLease after the failure, Redis answering")
+}
+
+// A ping that failed at once dates the breaker's evidence when it
+// failed, not at its deadline: staleLease after a refused connection, a
+// restarted Redis is asked, and its value read.
+func TestAFailedPingDatesItsEvidenceWhenItFailed(t *testing.T) {
+	srv := redistest.Start(t)
+	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+	e := newEnvOn(t, srv, slowProbe)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	srv.Kill()
+	if _, err := e.c.Get(e.ctx, "p:2"); err == nil { // refused: the breaker opens
+		t.Fatal("a cold read of a dead Redis succeeded")
+	}
+	if e.c.Stats().RedisDownSince.IsZero() {
+		t.Fatal("the breaker did not open")
+	}
+	srv.Restart(t)
+	e.put("p:1", sample(1, "v2"))
+	e.c.uncertain("p:1", "p:1")
+	e.clock.Advance(staleLease)
+	e.wants("p:1", "v2", "staleLease after a refused ping, Redis back")
+}
+
+// One PING of a session left unanswered does not open the breaker by
+// itself: the node is pinged, answers, and reads go on to Redis.
+func TestOneUnansweredSessionPingOpensNoBreaker(t *testing.T) {
+	e := newEnv(t)
+	n := e.c.nodes.one
+	e.c.heardFrom(n, noAnswer{waited: answerWithin}, e.clock.Now())
+	waitFor(t, "the node's check", func() bool { return !n.confirming.Load() })
+	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a cold read after one unanswered session PING = %v, want ErrNotFound", err)
+	}
+}
