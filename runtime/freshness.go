@@ -379,11 +379,11 @@ func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size 
 // reverify marks e's copy verified under t, until exp, when the bytes a
 // reload read under t hash to the copy's: the copy is current, and
 // decoding the same bytes again would only cost time. It reports whether
-// it did.
+// it did. A demoted entry holds no copy (forgetLocked).
 func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.dead || e.held == nil || e.held.sum != sum || e.held.n != t.n || c.gens.of(e.key).Load() != t.gen {
+	if e.held == nil || e.held.sum != sum || e.held.n != t.n || c.gens.of(e.key).Load() != t.gen {
 		return false
 	}
 	e.held.expires.Store(exp)

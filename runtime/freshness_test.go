@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -628,5 +629,55 @@ func (h *afterHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		err := next(ctx, cmds)
 		h.fire(cmds...)
 		return err
+	}
+}
+
+// An entity without a TTL keeps this instance's own write of a hot key in
+// memory: the reads after it are local hits, not reads of Redis.
+func TestAnOwnWriteWithoutATTLIsServedFromMemory(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	hits := e.c.Stats().Hits
+	e.wants("p:1", "v2", "after our write")
+	e.wants("p:1", "v2", "after our write")
+	if got := e.c.Stats().Hits; got != hits+2 {
+		t.Fatalf("Hits went from %d to %d over two reads of our own write: not served from memory", hits, got)
+	}
+}
+
+// A hot key deleted here and written again by another program is read
+// back by the next refresh, which finds a key with no copy to compare.
+func TestARefreshFindsAKeyWrittenAfterItsCopyWasDropped(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	if err := e.c.Del(e.ctx, "p:1"); err != nil {
+		t.Fatal(err)
+	}
+	e.put("p:1", sample(1, "v3")) // another program's write
+	e.c.refresh()
+	e.wants("p:1", "v3", "after the refresh")
+}
+
+// A hot key whose refreshes fail refresh_failures times in a row is
+// dropped, and not one refresh sooner: until then its copy is served
+// while Redis is down, after that a read fails.
+func TestACopyIsDroppedAfterRefreshFailuresReloadsFailed(t *testing.T) {
+	srv := redistest.Start(t)
+	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+	e := newEnvOn(t, srv, WithRefreshFailures(3), slowProbe)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	srv.Kill()
+	for i := range 3 {
+		e.wants("p:1", "v1", fmt.Sprintf("after %d failed refreshes", i))
+		e.c.refresh()
+	}
+	if v, err := e.c.Get(e.ctx, "p:1"); err == nil {
+		t.Fatalf("after 3 failed refreshes the copy is still served: %+v", v)
 	}
 }

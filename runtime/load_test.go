@@ -168,6 +168,16 @@ func TestNullCachingOff(t *testing.T) {
 	if n := e.raw.Exists(e.ctx, "p:404").Val(); n != 0 {
 		t.Fatal("a placeholder was written with null caching off")
 	}
+	// Hot or not: no absence is kept in memory either, and a present hot
+	// key still is.
+	for range 200 {
+		e.c.Get(e.ctx, "p:404")
+	}
+	if n := tb.calls.Load(); n != 203 {
+		t.Fatalf("with null_ttl=0 the loader ran %d times for 203 reads of a hot absent key, want 203", n)
+	}
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
 }
 
 func TestJitterSpreadsTTLs(t *testing.T) {
