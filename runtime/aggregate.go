@@ -25,10 +25,14 @@ import (
 // aggregator is a Cache's part in cluster-wide detection. The report and
 // the cluster read use it, each on its own goroutine (see job).
 type aggregator[K comparable] struct {
-	mu sync.Mutex // guards reported and failing
+	mu sync.Mutex // guards reported, pending and failing
 	// reported maps the names this replica reported in the last window to
 	// their keys: at most AggregateTop per slot.
 	reported map[string]reportedKey[K]
+	// pending holds the slots that ended and are not reported yet, oldest
+	// first: a report that waits on Redis holds up the next ones, which
+	// wait here rather than being lost (see queue).
+	pending []slotReport
 	// failing is set by a failed report or read, so only the first
 	// failure of a run is logged.
 	failing bool
@@ -41,6 +45,54 @@ type reportedKey[K comparable] struct {
 
 func newAggregator[K comparable]() *aggregator[K] {
 	return &aggregator[K]{reported: map[string]reportedKey[K]{}}
+}
+
+// slotReport is a slot that ended and the entity's reads in it.
+type slotReport struct {
+	slot  int64
+	reads uint64
+}
+
+// queue adds r to the slots to report. Past detect.Slots of them the
+// oldest is dropped: it lies outside every window still to be read.
+func (a *aggregator[K]) queue(r slotReport) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending = append(a.pending, r)
+	if n := len(a.pending) - detect.Slots; n > 0 {
+		a.pending = append(a.pending[:0], a.pending[n:]...)
+	}
+}
+
+// take returns the slots to report, and empties the queue.
+func (a *aggregator[K]) take() []slotReport {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// waiting reports whether a slot waits to be reported.
+func (a *aggregator[K]) waiting() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending) > 0
+}
+
+// reportPending reports every slot queued, in order, until none is left:
+// the aggregation report's job. A tick that finds it running leaves its
+// slot in the queue, for this run or the next tick's.
+func (c *Cache[K, V]) reportPending() {
+	for {
+		p := c.agg.take()
+		if len(p) == 0 {
+			return
+		}
+		for _, r := range p {
+			c.report(r.slot, r.reads)
+		}
+	}
 }
 
 // clusterHotQPS is the cluster-wide promotion rate in effect.

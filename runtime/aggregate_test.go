@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -401,4 +402,45 @@ func BenchmarkAggregateReport(b *testing.B) {
 	}
 	cmds := float64(hook.get("zincrby")+hook.get("pexpire")) / float64(b.N)
 	b.ReportMetric(cmds/c.det.rec.Slot().Seconds(), "cmds/s")
+}
+
+// A report that waits on Redis holds up the slots that end meanwhile,
+// and loses none of them: each is reported, in order, once it can be.
+func TestSlotsEndingWhileAReportWaitsAreReportedAfter(t *testing.T) {
+	e := newEnv(t, WithAggregate(true))
+	gate := &reportGate{release: make(chan struct{})}
+	e.c.rdb.AddHook(gate)
+	e.put("p:1", sample(1, "ada"))
+	var now time.Time
+	for range 3 {
+		for range 20 {
+			e.get("p:1")
+		}
+		now = e.clock.Advance(time.Second)
+		e.c.tick(now) // the first report waits at the gate; the next two queue
+	}
+	waitFor(t, "the first report to reach Redis", func() bool { return gate.held.Load() })
+	close(gate.release)
+	tickAndWait(e.c, now) // the report under way reports the queued slots too
+	if got := e.c.Stats().AggregateReports; got != 3 {
+		t.Fatalf("%d slots reported of 3 that ended, one while a report waited on Redis", got)
+	}
+}
+
+// reportGate holds the first pipeline that reports a slot (ZINCRBY)
+// until release is closed.
+type reportGate struct {
+	held    atomic.Bool
+	release chan struct{}
+}
+
+func (g *reportGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g *reportGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (g *reportGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "zincrby" && g.held.CompareAndSwap(false, true) {
+			<-g.release
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -87,9 +87,14 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	for slot := max(from+1, to-detect.Ring+1); slot <= to; slot++ {
 		c.readSnaps[slot%detect.Ring].Store(reads)
 	}
-	if c.agg != nil && to > from {
-		// The slot that just ended; any after it saw no reads.
-		c.start(&c.jobs.report, "aggregation report", func() { c.report(from, ended) })
+	if c.agg != nil {
+		if to > from {
+			// The slot that just ended; any after it saw no reads.
+			c.agg.queue(slotReport{from, ended})
+		}
+		if c.agg.waiting() {
+			c.start(&c.jobs.report, "aggregation report", c.reportPending)
+		}
 	}
 
 	var pass detect.Pass
