@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -245,6 +246,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 		k     K
 		key   string
 		items []hashWrite
+		vs    []*V
 	}
 	var owners []*owner
 	byKey := map[K]*owner{}
@@ -270,10 +272,19 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 		}
 		exp := col.expiry(v)
 		o.items = append(o.items, hashWrite{field: name, value: b, exp: exp, until: c.untilItem(exp, ttl)})
+		o.vs = append(o.vs, v)
 	}
-	writes := make([]ownerWrite[K], len(owners))
+	writes := make([]ownerWrite[K, map[F]*V], len(owners))
 	for i, o := range owners {
-		writes[i] = ownerWrite[K]{k: o.k, key: o.key, args: c.hashArgs(modeSet, o.items)}
+		set := o.vs
+		writes[i] = ownerWrite[K, map[F]*V]{k: o.k, key: o.key, args: c.hashArgs(modeSet, o.items),
+			apply: func(old *map[F]*V) *map[F]*V {
+				m := col.copyOf(old)
+				for _, v := range set {
+					m[col.glue.Field(v)] = col.glue.Clone(v)
+				}
+				return &m
+			}}
 	}
 	return c.writeOwners(ctx, "hset", writes)
 }
@@ -293,7 +304,24 @@ func (col *Collection[K, F, V]) HDel(ctx context.Context, k K, fs ...F) error {
 		items[i] = hashWrite{field: col.glue.FieldName(f)}
 	}
 	key := c.key(k)
-	return c.writeOwners(ctx, "hdel", []ownerWrite[K]{{k: k, key: key, args: c.hashArgs(modeDel, items)}})
+	return c.writeOwners(ctx, "hdel", []ownerWrite[K, map[F]*V]{{k: k, key: key, args: c.hashArgs(modeDel, items),
+		apply: func(old *map[F]*V) *map[F]*V {
+			m := col.copyOf(old)
+			for _, f := range fs {
+				delete(m, f)
+			}
+			return &m
+		}}})
+}
+
+// copyOf returns a map of its own holding the items of old, a
+// collection a local copy holds (nil: none), for a write to change: the
+// items themselves are never changed in place, so they are shared.
+func (col *Collection[K, F, V]) copyOf(old *map[F]*V) map[F]*V {
+	if old == nil {
+		return map[F]*V{}
+	}
+	return maps.Clone(*old)
 }
 
 // Del deletes owner k's whole collection with DEL, in Redis and in memory.

@@ -515,24 +515,32 @@ return 1
 
 // ownerWrite is one run of the write script: for owner k, whose hash is
 // key, with args from hashArgs.
-type ownerWrite[K comparable] struct {
+type ownerWrite[K comparable, V any] struct {
 	k    K
 	key  string
 	args []any
+	// apply makes, from the collection a copy holds (nil: an absent
+	// owner), the collection the write leaves in Redis as far as this
+	// write goes: its items set or deleted (see applied).
+	apply func(old *V) *V
 }
 
 // writeOwners runs the write script for each of ws, in one round trip
-// (a pipeline when there are several), and then makes each owner's local
-// copy unverified and moves its generation on (outdated, or uncertain
-// for a write of unknown outcome): the script's result is not the
-// collection, so a hot owner's is read back, the next read of another
-// asks Redis, and no read begun before stores what it saw. Nothing is sent
-// when an owner's node is unreachable.
-func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K]) error {
+// (a pipeline when there are several), and then applies each write to its
+// owner's local copy (applied), or makes it unverified for a write of
+// unknown outcome (uncertain), moving the generation on either way, so
+// that no read begun before stores what it saw; a hot owner's is read
+// back to be verified again. Nothing is sent when an owner's node is
+// unreachable.
+func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K, V]) error {
 	for _, w := range ws {
 		if n := c.nodes.of(w.key); c.down(ctx, n) {
 			return opErr(op, w.key, c.refuse(n))
 		}
+	}
+	ts := make([]token, len(ws))
+	for i, w := range ws {
+		ts[i] = c.begin(w.key)
 	}
 	cmds := make([]*redis.Cmd, len(ws))
 	if len(ws) == 1 {
@@ -546,7 +554,7 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		err := cmds[i].Err()
 		switch {
 		case err == nil:
-			c.outdated(w.k, w.key)
+			c.applied(w.k, w.key, ts[i], w.apply)
 			if e := c.det.lookup(w.k); e != nil {
 				hot = append(hot, e)
 			}
@@ -565,9 +573,9 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 		}
 		c.announce(ctx, w.key)
 	}
-	// A hot owner's copy is read back at once: until then it is older than
-	// this write and served to nobody, not even while Redis cannot be
-	// reached, which would cost it its availability in an outage.
+	// A hot owner's copy is read back at once: it holds this write, but
+	// other writers' items only as far as the copy did, so until then it
+	// is served only while Redis cannot be reached.
 	c.reload(ctx, hot)
 	return first
 }
@@ -576,7 +584,7 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 // EVALSHAs, the script's body sent only to the nodes that answer
 // NOSCRIPT, in a second pipeline of EVALs: a batch of many owners does
 // not carry the script once per owner. cmds receives the replies.
-func (c *Cache[K, V]) pipelineWrites(ctx context.Context, ws []ownerWrite[K], cmds []*redis.Cmd) {
+func (c *Cache[K, V]) pipelineWrites(ctx context.Context, ws []ownerWrite[K, V], cmds []*redis.Cmd) {
 	pipe := c.rdb.Pipeline()
 	for i, w := range ws {
 		cmds[i] = writeScript.EvalSha(ctx, pipe, []string{w.key}, w.args...)

@@ -401,6 +401,25 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) b
 // copy. The generation moves on either way, so no read begun before the
 // write can store or share its older result.
 func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
+	c.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
+		switch {
+		case e.dead || v == nil:
+			c.dropLocked(e)
+		case fresh:
+			c.putLocked(e, t, c.clone(v), 0, size, exp)
+		default:
+			// Another write may have landed after ours: ours is kept, but
+			// unverified, since it is newer than the copy it replaces and
+			// an outage now should still find the key in memory.
+			c.putLocked(e, token{n: t.n}, c.clone(v), 0, size, exp)
+		}
+	})
+}
+
+// ownWrite moves key's generation on for this process's own
+// acknowledged write of k, sent under t, and when k is hot calls apply
+// with its entry, locked, and whether nothing touched the key since t.
+func (c *Cache[K, V]) ownWrite(k K, key string, t token, apply func(e *hotEntry[K], fresh bool)) {
 	g := c.gens.of(key)
 	e := c.det.lookup(k)
 	if e == nil {
@@ -411,17 +430,7 @@ func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64)
 	defer e.mu.Unlock()
 	fresh := g.Load() == t.gen
 	g.Add(1)
-	switch {
-	case e.dead || v == nil:
-		c.dropLocked(e)
-	case fresh:
-		c.putLocked(e, t, c.clone(v), 0, size, exp)
-	default:
-		// Another write may have landed after ours: ours is kept, but
-		// unverified, since it is newer than the copy it replaces and an
-		// outage now should still find the key in memory.
-		c.putLocked(e, token{n: t.n}, c.clone(v), 0, size, exp)
-	}
+	apply(e, fresh)
 }
 
 // uncertain applies a write of k (key) that failed after it may have
@@ -434,20 +443,35 @@ func (c *Cache[K, V]) uncertain(k K, key string) {
 	}
 }
 
-// outdated applies this process's own acknowledged write of k (key) whose
-// result it does not hold (a collection's write script): the copy is
-// older than what Redis holds, so it is unverified and never served as
-// a stale read, and no read begun before can store or share its result.
-func (c *Cache[K, V]) outdated(k K, key string) {
-	c.gens.of(key).Add(1)
-	if e := c.det.lookup(k); e != nil {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		c.revokeLocked(e)
-		if e.held != nil {
-			e.held.superseded.Store(true)
+// applied applies this process's own acknowledged write of k (key) that
+// changes part of the value (a collection's items) rather than replacing
+// it: apply makes the new value from the copy's, t is the token taken
+// before the write was sent. The copy becomes what apply makes: verified
+// when the copy was and nothing touched the key since t (it then holds
+// what Redis holds), unverified otherwise, but never older than this
+// write, so it is still served while Redis cannot be reached: an outage
+// right after a write finds the key in memory, with the write in it.
+// Without a copy whose value it can change, or without apply, the copy is
+// older than what Redis holds: unverified and never served as a stale
+// read (superseded). No read begun before can store or share its result.
+func (c *Cache[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
+	c.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
+		cp, held := c.local.Get(k)
+		if held {
+			c.passedOver.Add(1) // theine counted a hit; no read was served
 		}
-	}
+		if apply == nil || e.dead || !held || e.held != &cp.meta {
+			c.revokeLocked(e)
+			if e.held != nil {
+				e.held.superseded.Store(true)
+			}
+			return
+		}
+		if !fresh || !cp.meta.verified() {
+			t = token{n: t.n}
+		}
+		c.putLocked(e, t, apply(cp.v), 0, cp.meta.size, cp.meta.expires.Load())
+	})
 }
 
 // invalidate marks the copies of keys, which someone wrote, unverified:
