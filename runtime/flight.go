@@ -78,7 +78,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	if call == nil || !call.t.same(t) {
 		if c.closed.Load() {
 			c.flightMu.Unlock()
-			return nil, opErr(c.readOp(), c.key(k), ErrClosed)
+			return nil, opErr(c.readOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || c.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -98,9 +98,9 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-call.done:
 		return call.v, call.err
 	case <-ctx.Done():
-		return nil, opErr(c.readOp(), c.key(k), ctx.Err())
+		return nil, opErr(c.readOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.readOp(), c.key(k), c.nodes.of(c.key(k)).unavailable())
+		return nil, opErr(c.readOp(), key, t.n.unavailable())
 	}
 }
 
