@@ -319,9 +319,19 @@ func connOptions(o *redis.Options) *redis.Options {
 	}
 }
 
-// followEvery paces watch's check that a failover client still reaches
-// the server its session tracks, and bounds the wait for its answer.
-const followEvery = 100 * time.Millisecond
+// followEvery paces watch's check that a Sentinel failover client still
+// reaches the server its session tracks. Its master moves under a live
+// pool: on the Sentinel's +switch-master the client writes to the new
+// master at once, while the session, still on the old one, hears of those
+// writes only once the old master is the new one's replica and has caught
+// up, which took 50 ms and more on a loaded machine. Checked as often as
+// the session vouches, the session stops vouching within the bound of the
+// caller's client moving. Other clients' servers move only with their
+// connections (a DNS name pointed elsewhere): followOthersEvery.
+const (
+	followEvery       = vouchEvery
+	followOthersEvery = 100 * time.Millisecond
+)
 
 // trackingSession is one RESP2 connection that turned on CLIENT TRACKING
 // in BCAST mode for the prefix, redirected to itself, and subscribed to
@@ -347,13 +357,17 @@ type trackingSession struct {
 	// moved is set when watch saw follow reach another server; stopWatch
 	// and watched stop and wait for watch.
 	moved     atomic.Bool
+	every     time.Duration // how often watch checks
 	stopWatch context.CancelFunc
 	watched   chan struct{}
 }
 
 func trackingListener(base *redis.Options, prefix string, follow *redis.Client) func(context.Context) (session, error) {
 	return func(ctx context.Context) (session, error) {
-		s := &trackingSession{follow: follow}
+		s := &trackingSession{follow: follow, every: followOthersEvery}
+		if follow != nil && follow.Options().Addr == "FailoverClient" { // go-redis's NewFailoverClient
+			s.every = followEvery
+		}
 		opts := *base
 		opts.Protocol = 2 // invalidations arrive as plain Pub/Sub messages
 		opts.PoolSize, opts.MinIdleConns, opts.MaxIdleConns = 1, 0, 1
@@ -454,7 +468,7 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	return nil, false, nil
 }
 
-// watch checks every followEvery, until ctx ends, that the caller's
+// watch checks every s.every, until ctx ends, that the caller's
 // commands still reach the server the session tracks, and ends the
 // session when they do not. Quiet or not: a session on a demoted master,
 // now a replica, goes on hearing every write through replication, and
@@ -470,7 +484,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 	if s.follow == nil || want == nil {
 		return
 	}
-	t := time.NewTicker(followEvery)
+	t := time.NewTicker(s.every)
 	defer t.Stop()
 	for {
 		select {
@@ -478,7 +492,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, followEvery)
+		cctx, cancel := context.WithTimeout(ctx, answerWithin)
 		id, err := serverID(cctx, s.follow)
 		cancel()
 		if err == nil && id != *want {

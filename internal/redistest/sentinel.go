@@ -25,8 +25,14 @@ type Sentinel struct {
 
 // StartSentinel starts a master, a synced replica and a sentinel that knows
 // both, for t, and stops them when t ends. With a quorum of one, the
-// sentinel fails over alone: on SENTINEL FAILOVER, or 500ms after the
-// master stops answering.
+// sentinel fails over alone: on SENTINEL FAILOVER, or 2s after the
+// master stops answering. Not sooner: a master whose writes are paused
+// for a planned switchover (CLIENT PAUSE WRITE) holds the sentinel's
+// hello PUBLISH, and the PINGs queued behind it on the same link, while
+// the switchover waits up to a second for the replica's acknowledgement
+// (replicas send one a second); at 500ms the sentinel judged the paused
+// master down and failed it over on its own, refusing the planned
+// failover (-INPROG) and leaving two masters for a second.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	s, err := LaunchSentinel()
@@ -51,7 +57,7 @@ func LaunchSentinel() (*Sentinel, error) {
 		name := s.MasterName
 		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir) +
 			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\n", name, s.Master.port) +
-			fmt.Sprintf("sentinel down-after-milliseconds %s 500\n", name) +
+			fmt.Sprintf("sentinel down-after-milliseconds %s 2000\n", name) +
 			fmt.Sprintf("sentinel failover-timeout %s 1000\n", name)
 		return path, os.WriteFile(path, []byte(text), 0o644)
 	}

@@ -133,7 +133,7 @@ func (r *run) lost(from time.Duration) {
 // a planned switchover (see sentinelFailover), which loses no
 // acknowledged write, connections killed on the new master, a switchover
 // back, and the master's process killed, which the Sentinel turns into a
-// failover half a second later and which may lose the writes the replica
+// failover two seconds later and which may lose the writes the replica
 // had not received.
 var SentinelFaults = []Fault{
 	{Name: "SENTINEL FAILOVER", inject: sentinelFailover, lasts: sentinelFailoverFor},

@@ -53,10 +53,13 @@ func TooSlow(r *history.Report) []string {
 	return out
 }
 
-// Problems are the phase's report's, and a fault after which no write was
-// acknowledged.
+// Problems are the phase's report's, a fault that failed, and a fault
+// after which no write was acknowledged.
 func (p *Phase) Problems() []string {
 	out := Problems(&p.Report)
+	if p.Err != nil {
+		out = append(out, fmt.Sprintf("the fault failed, and the phase judges something else: %v", p.Err))
+	}
 	if p.WritesAfter == 0 {
 		out = append(out, fmt.Sprintf("no write acknowledged after the fault (over at %v)", p.Done))
 	}

@@ -70,6 +70,7 @@ const RefreshFailures = 10
 // none is left the service broken).
 type Phase struct {
 	Fault       Fault
+	Err         error // the fault's, when it could not be injected as planned
 	From, Done  time.Duration
 	WritesAfter int
 	Report      history.Report
@@ -300,6 +301,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			phases[i] = Phase{Fault: f, From: r.now()}
 			if err := f.inject(ctx, r, l); err != nil && ctx.Err() == nil {
 				slog.Warn("soak: fault failed", "fault", f.Name, "err", err)
+				phases[i].Err = err
 			}
 			phases[i].Done = r.now()
 		}
