@@ -487,3 +487,139 @@ func (f *keepFixture) ping(t *testing.T, ps *redis.PubSub) {
 		t.Fatal(err)
 	}
 }
+
+// infoStat returns the field of INFO section on rdb's server, as a number.
+func infoStat(t *testing.T, rdb *redis.Client, section, field string) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("INFO %s %s: %v", section, field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
+
+// commandStat returns the field of cmd's INFO commandstats on rdb's
+// server: calls, or rejected_calls (refused, by an ACL for one); 0 for a
+// command never sent.
+func commandStat(t *testing.T, rdb *redis.Client, cmd, field string) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		stats, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":")
+		if !ok {
+			continue
+		}
+		for kv := range strings.SplitSeq(strings.TrimSpace(stats), ",") {
+			if v, ok := strings.CutPrefix(kv, field+"="); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("INFO commandstats %s: %v", cmd, err)
+				}
+				return n
+			}
+		}
+	}
+	return 0 // never called
+}
+
+// An invalidation connection lost is logged once per outage, however
+// many reconnections fail, and its return once, not its first connection:
+// an outage must be in the log, and one line per failed attempt, several
+// a second, would bury it.
+func TestALostInvalidationConnectionIsLoggedOncePerOutageAndItsReturnOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	var logs syncBuffer
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	live := func() bool { return e.c.Stats().InvalidationLive == 1 }
+	waitFor(t, "the session", live)
+	const lost, back = "invalidation connection lost", "invalidation connection back"
+	count := func(what string) int { return len(logs.linesWith(what)) }
+	if count(back) != 0 || count(lost) != 0 {
+		t.Fatalf("the first connection logged %q", logs.String())
+	}
+
+	// An outage: the session's connection is killed and Redis refuses the
+	// next ones, as a server at maxclients does (it accepts, answers an
+	// error and closes); admin's connection, made before, stays. Each
+	// attempt of the session's is a few connections (go-redis retries):
+	// nine refused are several attempts.
+	if err := admin.ConfigSet(ctx, "maxclients", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rejected := infoStat(t, admin, "stats", "rejected_connections")
+	if err := admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "several refused reconnections", func() bool {
+		return infoStat(t, admin, "stats", "rejected_connections") >= rejected+9
+	})
+	if n := count(lost); n != 1 {
+		t.Fatalf("an outage of several failed reconnections logged the loss %d times, want once: %s", n, logs.String())
+	}
+	if err := admin.ConfigSet(ctx, "maxclients", "10000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the return to be logged", func() bool { return count(back) == 1 })
+	waitFor(t, "the session back", live)
+
+	// The next loss is a new outage.
+	if err := admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second loss to be logged", func() bool { return count(lost) == 2 })
+	waitFor(t, "the second return to be logged", func() bool { return count(back) == 2 })
+}
+
+// While Redis refuses the invalidation session (here an ACL without
+// CLIENT, as while an operator changes it), the session retries at once
+// the first time (a killed connection on a healthy server is the common
+// case), then backs off, doubling from sessionBackoff to
+// sessionBackoffMax: without the pause it would retry hundreds of times a
+// second against a Redis that may be struggling already.
+func TestInvalidationReconnectionsBackOffWhileRedisRefuses(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	if err := admin.Do(t.Context(), "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-client").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
+	t.Cleanup(func() { rdb.Close() })
+	newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
+	refused := func() int { return commandStat(t, admin, "client|id", "rejected_calls") }
+	waitFor(t, "a first refusal", func() bool { return refused() > 0 })
+	// Over a second: attempts at 0, 0, 50, 150, 350 and 750 ms, each
+	// refused CLIENT ID twice (go-redis tries the subscription twice).
+	// Hundreds without the backoff; 40 leaves a slow machine room.
+	time.Sleep(time.Second)
+	if n := refused(); n > 40 {
+		t.Fatalf("Redis refused the session %d times in about a second, want at most 40: a retry at once, then backing off", n)
+	}
+}
+
+// A Cache made while Redis is down finds it so from its invalidation
+// session's failed connections, before any read: the breaker opens, and
+// the first reads fail fast instead of spending the client's dial retries.
+func TestACacheMadeWhileRedisIsDownFindsItDownBeforeARead(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Kill()
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the breaker to open", func() bool { return !e.c.Stats().RedisDownSince.IsZero() })
+	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a read while Redis is down: %v, want ErrUnavailable", err)
+	}
+}
