@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -621,5 +622,142 @@ func TestACacheMadeWhileRedisIsDownFindsItDownBeforeARead(t *testing.T) {
 	waitFor(t, "the breaker to open", func() bool { return !e.c.Stats().RedisDownSince.IsZero() })
 	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a read while Redis is down: %v, want ErrUnavailable", err)
+	}
+}
+
+// infoCalls is a hook that counts the INFO commands a client sent: on the
+// caller's client, the session's checks that it reaches the server the
+// session tracks (watch).
+type infoCalls struct{ n atomic.Int32 }
+
+func (*infoCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*infoCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *infoCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "info" {
+			h.n.Add(1)
+		}
+		return err
+	}
+}
+
+// TestASessionWhoseClientMovedToAnotherServerEnds: a Sentinel failover
+// client's commands move to the promoted replica while the session still
+// listens to the old master, which hears no more writes; the session must
+// end when the caller's commands reach another server, so that reads go to
+// the new master, and the copies it vouched for stop being served the
+// moment that is seen, not when its goroutine gets round to it (here it
+// is held up handling an invalidation). A session whose client stays on
+// its server lasts.
+//
+// Two independent servers stand for the old and the new master, and the
+// caller's client's dialer for the Sentinel's, which finds the master:
+// its connections to A killed, the client reaches B.
+func TestASessionWhoseClientMovedToAnotherServerEnds(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	ctx := t.Context()
+	var master atomic.Pointer[string]
+	master.Store(&a.Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: a.Addr, Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, *master.Load())
+	}})
+	t.Cleanup(func() { rdb.Close() })
+	checks := new(infoCalls)
+	rdb.AddHook(checks)
+	old, _ := msgpack.Marshal(sample(1, "on A"))
+	if err := a.Client(t).Set(ctx, "p:1", old, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	holdOn := func(c *Config) {
+		c.onInvalidate = func(keys []string) {
+			if slices.Contains(keys, "p:hold") {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+		}
+	}
+	e := newEnvClient(t, a, rdb, WithInvalidate(InvalidateTracking), holdOn)
+	t.Cleanup(func() { close(release) }) // before the Cache closes
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.heat("p:1")
+
+	// A session whose first check ended it checks no more: a second check
+	// would be its successor's, made after the listener counted the end.
+	waitFor(t, "two checks of the server the client reaches", func() bool { return checks.n.Load() >= 2 })
+	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
+		t.Fatalf("with the client still on A: %d sessions ended, %d live; want 0, 1", st.InvalidationResets, st.InvalidationLive)
+	}
+
+	// The session's goroutine is held up handling an invalidation.
+	if err := e.raw.Set(ctx, "p:hold", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the invalidation of p:hold never came")
+	}
+
+	// The failover: B is the master, with a newer value, and the client's
+	// connections to A are gone (the session's, a Pub/Sub one, stays).
+	moved, _ := msgpack.Marshal(sample(1, "on B"))
+	if err := b.Client(t).Set(ctx, "p:1", moved, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	master.Store(&b.Addr)
+	if err := e.raw.ClientKillByFilter(ctx, "TYPE", "normal").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := e.c.Get(ctx, "p:1")
+		if err == nil && v.Name == "on B" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the client moved to B, p:1 reads %+v, %v; want B's value", v, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A session that could not learn which server it tracks (INFO denied by
+// an ACL, or renamed away) does not check where the caller's client goes:
+// the check is skipped, as documented, and failovers are noticed when the
+// old master drops its clients. It sends nothing through the caller's
+// client, not even once INFO is allowed again, with nothing to compare its
+// answer to.
+func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
+	t.Cleanup(func() { rdb.Close() })
+	checks := new(infoCalls)
+	rdb.AddHook(checks)
+	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "+info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The session PINGs at most every vouchEvery (10 ms): 40 PINGs are
+	// several of watch's periods (followEvery, 100 ms).
+	waitFor(t, "40 of the session's PINGs", func() bool { return commandStat(t, admin, "ping", "calls") >= 40 })
+	if n := checks.n.Load(); n != 0 {
+		t.Fatalf("the caller's client sent %d INFO, want none", n)
+	}
+	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
+		t.Fatalf("%d sessions ended, %d live; want 0, 1", st.InvalidationResets, st.InvalidationLive)
 	}
 }
