@@ -752,7 +752,7 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 		t.Fatal(err)
 	}
 	// The session PINGs at most every vouchEvery (10 ms): 40 PINGs are
-	// several of watch's periods (followEvery, 100 ms).
+	// several of watch's periods (followOthersEvery, 100 ms).
 	waitFor(t, "40 of the session's PINGs", func() bool { return commandStat(t, admin, "ping", "calls") >= 40 })
 	if n := checks.n.Load(); n != 0 {
 		t.Fatalf("the caller's client sent %d INFO, want none", n)
