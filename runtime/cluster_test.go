@@ -147,6 +147,45 @@ func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
 	}
 }
 
+// A copy whose slot moved to another master is unverified until a reload
+// from the new master finds it current; then it is served from memory
+// again, under the new master's session. Confirmed with the old master
+// still named as its node, it would stay unverified for good, every hot
+// read going to Redis, or be vouched for by a session that no longer
+// hears the key's writes.
+func TestACopyWhoseSlotMovedIsServedAgainOnceTheNewMasterConfirmsIt(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := t.Context()
+	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	writer := cl.Client(t)
+	b, _ := msgpack.Marshal(sample(1, "v1"))
+	if err := writer.Set(ctx, "p:1", b, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, c: c, ctx: ctx}
+	for range 101 {
+		e.eventually("p:1", "v1", "before the move")
+	}
+	if !servesLocally(c, "p:1") {
+		t.Fatal("p:1 not served from memory before the move")
+	}
+
+	added := joinCluster(t, cl)
+	if err := cl.MoveSlot(ctx, int(writer.ClusterKeySlot(ctx, "p:1").Val()), added); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the copy of p:1 to be unverified once its slot moved", func() bool { return !servesLocally(c, "p:1") })
+	waitFor(t, "a refresh from the new master to serve p:1 from memory again", func() bool {
+		c.refresh()
+		return servesLocally(c, "p:1")
+	})
+	e.eventually("p:1", "v1", "after the move")
+}
+
 // joinCluster starts a server and adds it to cl as a master without slots.
 func joinCluster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
 	t.Helper()

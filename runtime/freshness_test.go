@@ -17,6 +17,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // These tests attack the freshness protocol (freshness.go) and the breaker
@@ -680,4 +681,43 @@ func TestACopyIsDroppedAfterRefreshFailuresReloadsFailed(t *testing.T) {
 	if v, err := e.c.Get(e.ctx, "p:1"); err == nil {
 		t.Fatalf("after 3 failed refreshes the copy is still served: %+v", v)
 	}
+}
+
+// A refresh that finds a hot copy's bytes as the last one read them
+// confirms the copy as it is, without decoding them again (reverify);
+// bytes that changed are decoded. Every hot key is reloaded every refresh
+// period: decoding each value again would cost a decode per key per
+// period for nothing.
+func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	var decodes atomic.Int32
+	g := profileGlue
+	g.Decode = func(v *profile, b []byte) error {
+		decodes.Add(1)
+		return wire.Unmarshal(b, v)
+	}
+	c, err := New(srv.Client(t), g, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := &env{t: t, c: c, raw: srv.Client(t), ctx: t.Context()}
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	c.refresh() // the first learns the bytes' hash: a read does not hash them
+
+	before := decodes.Load()
+	c.refresh()
+	if n := decodes.Load() - before; n != 0 {
+		t.Fatalf("a refresh of unchanged bytes decoded them %d times, want 0", n)
+	}
+	if !servesLocally(c, "p:1") {
+		t.Fatal("after a refresh of unchanged bytes, p:1 is not served from memory")
+	}
+	e.put("p:1", sample(1, "v2"))
+	c.refresh()
+	if n := decodes.Load() - before; n != 1 {
+		t.Fatalf("a refresh of changed bytes decoded them %d times, want 1", n)
+	}
+	e.wants("p:1", "v2", "after a refresh of changed bytes")
 }
