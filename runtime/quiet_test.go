@@ -311,6 +311,33 @@ func TestAFailedPingDatesItsEvidenceWhenItFailed(t *testing.T) {
 	e.wants("p:1", "v2", "staleLease after a refused ping, Redis back")
 }
 
+// A ping whose failure is seen past its deadline (its goroutine held up,
+// here a clock that moved on while it ran) dates the failure at the
+// deadline, the last moment the evidence held, not when the goroutine got
+// back to it: the breaker is believed for staleLease from then, and a read
+// after that asks Redis again. Dated late, a starved probe would have
+// copies served as stale reads longer after Redis answered again.
+func TestAPingHeldUpPastItsDeadlineDatesItsFailureAtTheDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+	e := newEnvOn(t, srv, slowProbe)
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	n := e.c.nodes.one
+	ping := n.ping
+	n.ping = func(context.Context) error {
+		e.clock.Advance(time.Second)
+		return &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	}
+	if !e.c.check(n) {
+		t.Fatal("a failed ping left the breaker closed")
+	}
+	n.ping = ping
+	e.put("p:1", sample(1, "v2"))
+	e.c.uncertain("p:1", "p:1")
+	e.wants("p:1", "v2", "a second after a ping sent to a Redis that answers again")
+}
+
 // One PING of a session left unanswered does not open the breaker by
 // itself: the node is pinged, answers, and reads go on to Redis.
 func TestOneUnansweredSessionPingOpensNoBreaker(t *testing.T) {
