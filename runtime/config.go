@@ -130,7 +130,7 @@ type Config struct {
 	// written records the settings an Option set, so that a default which
 	// depends on another setting follows the value the caller chose (see
 	// resolved), and a contradiction blames only values someone wrote.
-	written settings
+	written settingSet
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
@@ -202,36 +202,11 @@ const (
 
 // DefaultConfig returns the configuration a Cache has when no option is given.
 func DefaultConfig() Config {
-	return Config{
-		HotQPS:          DefaultHotQPS,
-		WarmQPS:         DefaultWarmQPS,
-		TopN:            DefaultTopN,
-		Window:          DefaultWindow,
-		PromoteEvery:    DefaultPromoteEvery,
-		DemoteEvery:     DefaultDemoteEvery,
-		LocalSize:       DefaultLocalSize,
-		LocalTTL:        DefaultLocalTTL,
-		Refresh:         DefaultRefresh,
-		RefreshFailures: DefaultRefreshFailures,
-		RecorderSize:    DefaultRecorderSize,
-		InactiveAfter:   DefaultInactiveAfter,
-		MonitorEvery:    DefaultMonitorEvery,
-		NullTTL:         DefaultNullTTL,
-		Jitter:          DefaultJitter,
-		RebuildLockTTL:  DefaultRebuildLockTTL,
-		Degrade:         DegradeOff,
-		DegradeLimit:    DefaultDegradeLimit,
-		StaleReads:      true,
-		MaxValueBytes:   DefaultMaxValueBytes,
-		Invalidate:      InvalidateTracking,
-		AggregateTop:    DefaultAggregateTop,
-		SyncEvery:       DefaultSyncEvery,
-		SyncBatch:       DefaultSyncBatch,
-		SyncLease:       DefaultSyncLease,
-		SyncTTL:         DefaultSyncTTL,
-		BloomItems:      DefaultBloomItems,
-		BloomFP:         DefaultBloomFP,
+	var c Config
+	for _, s := range settings {
+		s.set(&c, s.Default)
 	}
+	return c
 }
 
 // Option changes one setting of a Cache at construction.
@@ -241,162 +216,112 @@ type Option func(*Config)
 func WithEntity(name string) Option { return func(c *Config) { c.Entity = name } }
 
 // WithTTL sets the Redis expiry of writes (0: none).
-func WithTTL(d time.Duration) Option { return func(c *Config) { c.TTL = d; c.wrote(setTTL) } }
+func WithTTL(d time.Duration) Option { return optTTL.with(d) }
 
 // WithHotQPS sets the promotion threshold.
-func WithHotQPS(qps float64) Option { return func(c *Config) { c.HotQPS = qps; c.wrote(setHotQPS) } }
+func WithHotQPS(qps float64) Option { return optHotQPS.with(qps) }
 
 // WithWarmQPS sets the demotion threshold.
-func WithWarmQPS(qps float64) Option { return func(c *Config) { c.WarmQPS = qps; c.wrote(setWarmQPS) } }
+func WithWarmQPS(qps float64) Option { return optWarmQPS.with(qps) }
 
 // WithTopN caps the number of hot keys.
-func WithTopN(n int) Option { return func(c *Config) { c.TopN = n; c.wrote(setTopN) } }
+func WithTopN(n int) Option { return optTopN.with(n) }
 
 // WithWindow sets the detection window.
-func WithWindow(d time.Duration) Option { return func(c *Config) { c.Window = d; c.wrote(setWindow) } }
+func WithWindow(d time.Duration) Option { return optWindow.with(d) }
 
 // WithPromoteEvery sets the promotion tick.
-func WithPromoteEvery(d time.Duration) Option {
-	return func(c *Config) { c.PromoteEvery = d; c.wrote(setPromoteEvery) }
-}
+func WithPromoteEvery(d time.Duration) Option { return optPromoteEvery.with(d) }
 
 // WithDemoteEvery sets the demotion tick.
-func WithDemoteEvery(d time.Duration) Option {
-	return func(c *Config) { c.DemoteEvery = d; c.wrote(setDemoteEvery) }
-}
+func WithDemoteEvery(d time.Duration) Option { return optDemoteEvery.with(d) }
 
 // WithLocalSize bounds the local store.
-func WithLocalSize(n int) Option { return func(c *Config) { c.LocalSize = n; c.wrote(setLocalSize) } }
+func WithLocalSize(n int) Option { return optLocalSize.with(n) }
 
 // WithLocalTTL sets how long a local value lives after it was written.
-func WithLocalTTL(d time.Duration) Option {
-	return func(c *Config) { c.LocalTTL = d; c.wrote(setLocalTTL) }
-}
+func WithLocalTTL(d time.Duration) Option { return optLocalTTL.with(d) }
 
 // WithRefresh sets the reload interval of hot keys (0 disables).
-func WithRefresh(d time.Duration) Option {
-	return func(c *Config) { c.Refresh = d; c.wrote(setRefresh) }
-}
+func WithRefresh(d time.Duration) Option { return optRefresh.with(d) }
 
 // WithRefreshFailures sets how many consecutive reload failures drop a
 // local copy.
-func WithRefreshFailures(n int) Option {
-	return func(c *Config) { c.RefreshFailures = n; c.wrote(setRefreshFailures) }
-}
+func WithRefreshFailures(n int) Option { return optRefreshFailures.with(n) }
 
 // WithRecorderSize bounds the number of keys detection tracks by name.
-func WithRecorderSize(n int) Option {
-	return func(c *Config) { c.RecorderSize = n; c.wrote(setRecorderSize) }
-}
+func WithRecorderSize(n int) Option { return optRecorderSize.with(n) }
 
 // WithInactiveAfter sets when an idle key is forgotten by detection.
-func WithInactiveAfter(d time.Duration) Option {
-	return func(c *Config) { c.InactiveAfter = d; c.wrote(setInactiveAfter) }
-}
+func WithInactiveAfter(d time.Duration) Option { return optInactiveAfter.with(d) }
 
 // WithMonitorEvery sets the interval of the stats log line (0 disables).
-func WithMonitorEvery(d time.Duration) Option {
-	return func(c *Config) { c.MonitorEvery = d; c.wrote(setMonitorEvery) }
-}
+func WithMonitorEvery(d time.Duration) Option { return optMonitorEvery.with(d) }
 
 // WithNullTTL sets how long an absent row is remembered (0: not at all).
-func WithNullTTL(d time.Duration) Option {
-	return func(c *Config) { c.NullTTL = d; c.wrote(setNullTTL) }
-}
+func WithNullTTL(d time.Duration) Option { return optNullTTL.with(d) }
 
 // WithJitter sets the fraction by which write TTLs are spread.
-func WithJitter(f float64) Option { return func(c *Config) { c.Jitter = f; c.wrote(setJitter) } }
+func WithJitter(f float64) Option { return optJitter.with(f) }
 
 // WithRebuildLock makes one process at a time load a key (see
 // Config.RebuildLock).
-func WithRebuildLock(on bool) Option {
-	return func(c *Config) { c.RebuildLock = on; c.wrote(setRebuildLock) }
-}
+func WithRebuildLock(on bool) Option { return optRebuildLock.with(on) }
 
 // WithRebuildLockTTL sets how long a rebuild lock holds before a waiting
 // process loads by itself.
-func WithRebuildLockTTL(d time.Duration) Option {
-	return func(c *Config) { c.RebuildLockTTL = d; c.wrote(setRebuildLockTTL) }
-}
+func WithRebuildLockTTL(d time.Duration) Option { return optRebuildLockTTL.with(d) }
 
 // WithDegrade sets what reads do when Redis fails: DegradeOff or
 // DegradeLoader.
-func WithDegrade(mode string) Option {
-	return func(c *Config) { c.Degrade = mode; c.wrote(setDegrade) }
-}
+func WithDegrade(mode string) Option { return optDegrade.with(mode) }
 
 // WithStaleReads sets whether hot keys are served from their local copies
 // while Redis cannot be reached (see Config.StaleReads).
-func WithStaleReads(on bool) Option {
-	return func(c *Config) { c.StaleReads = on; c.wrote(setStaleReads) }
-}
+func WithStaleReads(on bool) Option { return optStaleReads.with(on) }
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis
 // failed.
-func WithDegradeLimit(n int) Option {
-	return func(c *Config) { c.DegradeLimit = n; c.wrote(setDegradeLimit) }
-}
+func WithDegradeLimit(n int) Option { return optDegradeLimit.with(n) }
 
 // WithMaxValueBytes sets the size above which values are warned about.
-func WithMaxValueBytes(n int) Option {
-	return func(c *Config) { c.MaxValueBytes = n; c.wrote(setMaxValueBytes) }
-}
+func WithMaxValueBytes(n int) Option { return optMaxValueBytes.with(n) }
 
 // WithMaxValueBytesHard sets the size above which writes are rejected (0:
 // no limit).
-func WithMaxValueBytesHard(n int) Option {
-	return func(c *Config) { c.MaxValueBytesHard = n; c.wrote(setMaxValueBytesHard) }
-}
+func WithMaxValueBytesHard(n int) Option { return optMaxValueBytesHard.with(n) }
 
 // WithInvalidate sets how writes reach other instances' local copies:
 // InvalidateTracking, InvalidatePubSub or InvalidateOff.
-func WithInvalidate(mode string) Option {
-	return func(c *Config) { c.Invalidate = mode; c.wrote(setInvalidate) }
-}
+func WithInvalidate(mode string) Option { return optInvalidate.with(mode) }
 
 // WithAggregate turns cluster-wide detection on or off (see
 // Config.Aggregate).
-func WithAggregate(on bool) Option {
-	return func(c *Config) { c.Aggregate = on; c.wrote(setAggregate) }
-}
+func WithAggregate(on bool) Option { return optAggregate.with(on) }
 
 // WithClusterHotQPS sets the cluster-wide rate that promotes a key (0:
 // HotQPS).
-func WithClusterHotQPS(qps float64) Option {
-	return func(c *Config) { c.ClusterHotQPS = qps; c.wrote(setClusterHotQPS) }
-}
+func WithClusterHotQPS(qps float64) Option { return optClusterHotQPS.with(qps) }
 
 // WithAggregateTop bounds the keys a replica reports per slot.
-func WithAggregateTop(n int) Option {
-	return func(c *Config) { c.AggregateTop = n; c.wrote(setAggregateTop) }
-}
+func WithAggregateTop(n int) Option { return optAggregateTop.with(n) }
 
 // WithChanges turns the change buffer on or off (see Config.Changes).
-func WithChanges(on bool) Option {
-	return func(c *Config) { c.Changes = on; c.wrote(setChanges) }
-}
+func WithChanges(on bool) Option { return optChanges.with(on) }
 
 // WithSyncEvery sets how often the sync worker claims a batch of changes.
-func WithSyncEvery(d time.Duration) Option {
-	return func(c *Config) { c.SyncEvery = d; c.wrote(setSyncEvery) }
-}
+func WithSyncEvery(d time.Duration) Option { return optSyncEvery.with(d) }
 
 // WithSyncBatch sets how many changed ids the sync worker claims at once.
-func WithSyncBatch(n int) Option {
-	return func(c *Config) { c.SyncBatch = n; c.wrote(setSyncBatch) }
-}
+func WithSyncBatch(n int) Option { return optSyncBatch.with(n) }
 
 // WithSyncLease sets how long a claim holds before a worker that did not
 // acknowledge it is presumed dead and its ids return to the buffer.
-func WithSyncLease(d time.Duration) Option {
-	return func(c *Config) { c.SyncLease = d; c.wrote(setSyncLease) }
-}
+func WithSyncLease(d time.Duration) Option { return optSyncLease.with(d) }
 
 // WithSyncTTL sets the expiry of the change buffer's keys, renewed by every
 // mark and claim: a safety net for buffers no program serves any more.
-func WithSyncTTL(d time.Duration) Option {
-	return func(c *Config) { c.SyncTTL = d; c.wrote(setSyncTTL) }
-}
+func WithSyncTTL(d time.Duration) Option { return optSyncTTL.with(d) }
 
 // WithSyncHook gives the sync worker a function that receives every batch
 // it synced: each id with its row, nil when the row is gone. An error
@@ -408,17 +333,13 @@ func WithSyncHook[K comparable, V any](hook func(ctx context.Context, rows map[K
 
 // WithBloom turns the Bloom filter in front of the loader on or off (see
 // Config.Bloom).
-func WithBloom(on bool) Option { return func(c *Config) { c.Bloom = on; c.wrote(setBloom) } }
+func WithBloom(on bool) Option { return optBloom.with(on) }
 
 // WithBloomItems sets how many ids the Bloom filter is sized for.
-func WithBloomItems(n int) Option {
-	return func(c *Config) { c.BloomItems = n; c.wrote(setBloomItems) }
-}
+func WithBloomItems(n int) Option { return optBloomItems.with(n) }
 
 // WithBloomFP sets the Bloom filter's false-positive rate at BloomItems ids.
-func WithBloomFP(p float64) Option {
-	return func(c *Config) { c.BloomFP = p; c.wrote(setBloomFP) }
-}
+func WithBloomFP(p float64) Option { return optBloomFP.with(p) }
 
 // WithLoader reads through to the source of truth: on a Redis miss the
 // Cache calls load, writes what it returns to Redis and returns it. load

@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// parsePackage parses the runtime's non-test files.
+func parsePackage(t *testing.T) []*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			f, err := parser.ParseFile(gotoken.NewFileSet(), name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// The With functions and the Config fields are written by hand, for the
+// public API; each must be the one its row names. A row's opt variable is
+// named after its field, and With<Field> returns opt<Field>.with.
+func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
+	withCalls := map[string]string{} // With function -> opt variable it returns .with of
+	optFields := map[string]string{} // opt variable -> field its row declares
+	consts := map[string]string{}    // runtime constant -> its string value
+	for _, f := range parsePackage(t) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Recv != nil || !strings.HasPrefix(n.Name.Name, "With") || len(n.Body.List) != 1 {
+					return false
+				}
+				if ret, ok := n.Body.List[0].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+					if call, ok := ret.Results[0].(*ast.CallExpr); ok {
+						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "with" {
+							if id, ok := sel.X.(*ast.Ident); ok {
+								withCalls[n.Name.Name] = id.Name
+							}
+						}
+					}
+				}
+				return false
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if i >= len(n.Values) {
+						break
+					}
+					switch v := n.Values[i].(type) {
+					case *ast.BasicLit:
+						if s, err := strconv.Unquote(v.Value); err == nil && v.Kind == gotoken.STRING {
+							consts[name.Name] = s
+						}
+					case *ast.CallExpr:
+						if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "programOnly" {
+							v, _ = sel.X.(*ast.CallExpr)
+						}
+						if v != nil && len(v.Args) >= 2 {
+							if lit, ok := v.Args[1].(*ast.BasicLit); ok && strings.HasPrefix(name.Name, "opt") {
+								optFields[name.Name], _ = strconv.Unquote(lit.Value)
+							}
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	names := map[string]bool{}
+	for _, s := range settings {
+		if names[s.Name] {
+			t.Errorf("two rows are named %q", s.Name)
+		}
+		names[s.Name] = true
+		if got := withCalls[s.Func()]; got != "opt"+s.Field {
+			t.Errorf("%s: the row's With function %s returns %q.with, want opt%s.with", s.Name, s.Func(), got, s.Field)
+		}
+		if got := optFields["opt"+s.Field]; got != s.Field {
+			t.Errorf("%s: opt%s declares field %q, want %q", s.Name, s.Field, got, s.Field)
+		}
+		for _, w := range s.Choices {
+			if got, ok := consts[w.Const]; !ok || got != w.Text {
+				t.Errorf("%s: the runtime's constant %s is %q, want %q", s.Name, w.Const, got, w.Text)
+			}
+		}
+		// The row's own With sets its field and records it written.
+		var c Config
+		out := reflect.ValueOf(s.With).Call([]reflect.Value{reflect.ValueOf(s.Default)})
+		out[0].Interface().(Option)(&c)
+		if !reflect.DeepEqual(s.value(&c), s.Default) || !c.isWritten(s) || c.written != 1<<s.bit {
+			t.Errorf("%s: its With wrote %v (written %b), want %v in %s alone", s.Name, s.value(&c), c.written, s.Default, s.Field)
+		}
+	}
+	for fn, v := range withCalls {
+		if !strings.HasPrefix(v, "opt") || optFields[v] != strings.TrimPrefix(fn, "With") {
+			t.Errorf("%s returns %s.with, not the row of its field", fn, v)
+		}
+	}
+}
