@@ -8,7 +8,9 @@
 // Options are space-separated name=value arguments; a value holding spaces
 // is written as a Go double-quoted string (key="user {Org}:{ID}"). A doc
 // comment may carry several //hotkey:cache lines: their options merge.
-// Every option and its syntax is listed beside its handler in options.go.
+// The options configuring the cache are declared once, in the runtime
+// (runtime/options.go); options.go adds those shaping the generated code,
+// and the syntax of each kind of value.
 //
 // Defaults and the rules relating options to each other belong to the
 // runtime (runtime.DefaultConfig and runtime.Config.Validate), so the

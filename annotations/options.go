@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	declared "github.com/hotkeygen/hotkeygen/internal/option"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -26,10 +27,11 @@ type option struct {
 	set func(s *Spec, v string, at func(int) token.Position) error
 }
 
-// options is the registry of //hotkey:cache options; each row documents its
-// option. Adding an option takes its runtime.Config field and Option (with a default in
-// runtime.DefaultConfig) and a row here.
-var options = map[string]option{
+// options is the registry of //hotkey:cache options: those shaping the
+// generated code, each documented by its row, and every option of the
+// runtime's declaration (runtime/options.go) a directive may set, parsed
+// as its kind says. Adding an option to the runtime adds it here.
+var options = withRuntimeOptions(map[string]option{
 	// key=TEMPLATE (required) is the Redis key: literal text and {Field}
 	// references to fields of the struct, as in key=user:{ID}.
 	"key": {"user:{ID}", func(s *Spec, v string, at func(int) token.Position) error {
@@ -67,98 +69,37 @@ var options = map[string]option{
 		s.Expires, s.ExpiresPos = fieldRef(v, at)
 		return nil
 	}},
+})
 
-	// ttl=DURATION is the Redis expiry of writes; 0 writes without expiry.
-	"ttl": duration(with(runtime.WithTTL)),
-
-	// hot_qps=RATE is the per-instance reads per second promoting a key.
-	"hot_qps": rate(with(runtime.WithHotQPS)),
-	// warm_qps=RATE is the rate below which a hot key is demoted.
-	"warm_qps": rate(with(runtime.WithWarmQPS)),
-	// top_n=COUNT caps how many keys of the entity are hot at once.
-	"top_n": count(with(runtime.WithTopN)),
-
-	// window=DURATION is the span over which read rates are measured.
-	"window": duration(with(runtime.WithWindow)),
-	// promote_every=DURATION paces promotion of keys that became hot.
-	"promote_every": duration(with(runtime.WithPromoteEvery)),
-	// demote_every=DURATION paces demotion of keys that cooled down.
-	"demote_every": duration(with(runtime.WithDemoteEvery)),
-
-	// local_size=COUNT bounds the in-process store of hot values.
-	"local_size": count(with(runtime.WithLocalSize)),
-	// local_ttl=DURATION expires a local value after it was written.
-	"local_ttl": duration(with(runtime.WithLocalTTL)),
-
-	// refresh=DURATION reloads hot keys from Redis at this interval; 0
-	// disables reloading.
-	"refresh": duration(with(runtime.WithRefresh)),
-	// refresh_failures=COUNT drops a local copy after this many reloads
-	// failed in a row.
-	"refresh_failures": count(with(runtime.WithRefreshFailures)),
-
-	// recorder_size=COUNT bounds how many distinct keys detection tracks.
-	"recorder_size": count(with(runtime.WithRecorderSize)),
-	// inactive_after=DURATION makes detection forget keys idle that long.
-	"inactive_after": duration(with(runtime.WithInactiveAfter)),
-
-	// null_ttl=DURATION remembers a row the loader reported absent for
-	// this long, so repeated reads of a missing id skip the loader; 0
-	// disables it.
-	"null_ttl": duration(with(runtime.WithNullTTL)),
-	// jitter=FRACTION spreads each write's TTL within ±FRACTION of it, as
-	// in jitter=0.05 or jitter=5%, so keys written together do not expire
-	// together.
-	"jitter": fraction(with(runtime.WithJitter)),
-	// rebuild_lock=on|off makes one process at a time run the loader for a
-	// key while the others wait for its result; true and false work too.
-	"rebuild_lock": toggle(with(runtime.WithRebuildLock)),
-	// degrade=off|loader says what reads do when Redis fails: return the
-	// error, or fall through to the loader a few at a time.
-	"degrade": choice(with(runtime.WithDegrade), runtime.DegradeOff, runtime.DegradeLoader),
-	// stale_reads=on|off says whether hot keys are served from their local
-	// copies while Redis cannot be reached (stale reads), or fail like
-	// cold reads; true and false work too.
-	"stale_reads": toggle(with(runtime.WithStaleReads)),
-	// invalidate=tracking|pubsub|off says how a write reaches every
-	// instance's local copy: Redis client-side-caching broadcasts (any
-	// writer), the repositories' own announcements, or refresh alone.
-	"invalidate": choice(with(runtime.WithInvalidate), runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff),
-	// max_value_bytes=SIZE warns about values encoded larger than SIZE; 0
-	// disables the warning.
-	"max_value_bytes": size(with(runtime.WithMaxValueBytes)),
-	// max_value_bytes_hard=SIZE rejects writes encoded larger than SIZE; 0
-	// means no limit.
-	"max_value_bytes_hard": size(with(runtime.WithMaxValueBytesHard)),
-	// aggregate=on|off adds cluster-wide detection: every replica reports
-	// its busiest keys to Redis, and a key whose reads over all replicas
-	// reach cluster_hot_qps is hot on each; true and false work too.
-	"aggregate": toggle(with(runtime.WithAggregate)),
-	// cluster_hot_qps=RATE is the reads per second over all replicas that
-	// promote a key with aggregate=on; 0 means hot_qps.
-	"cluster_hot_qps": rate(with(runtime.WithClusterHotQPS)),
-	// changes=on|off turns on the change buffer: Mark<Name>Changed records
-	// ids of rows changed in the database, and a sync worker writes them
-	// to Redis; true and false work too.
-	"changes": toggle(with(runtime.WithChanges)),
-	// sync_every=DURATION is how often the sync worker claims a batch.
-	"sync_every": duration(with(runtime.WithSyncEvery)),
-	// sync_batch=COUNT is how many changed ids a worker claims at once.
-	"sync_batch": count(with(runtime.WithSyncBatch)),
-	// sync_lease=DURATION is how long a claim holds before the ids of a
-	// worker that did not finish return to the buffer.
-	"sync_lease": duration(with(runtime.WithSyncLease)),
-	// sync_ttl=DURATION expires the buffer's keys when nothing marks or
-	// syncs them for that long.
-	"sync_ttl": duration(with(runtime.WithSyncTTL)),
-	// bloom=on|off puts a Bloom filter shared by every instance in front
-	// of the loader; true and false work too.
-	"bloom": toggle(with(runtime.WithBloom)),
-	// bloom_items=COUNT is how many ids the Bloom filter is sized for.
-	"bloom_items": count(with(runtime.WithBloomItems)),
-	// bloom_fp=FRACTION is its false-positive rate at bloom_items ids, as
-	// in bloom_fp=0.01 or bloom_fp=1%.
-	"bloom_fp": fraction(with(runtime.WithBloomFP)),
+// withRuntimeOptions adds to code the runtime's options a directive may
+// set. Each is set through its runtime.Option, the row's With.
+func withRuntimeOptions(code map[string]option) map[string]option {
+	for _, r := range declared.Rows() {
+		if !r.Directive {
+			continue
+		}
+		var opt option
+		switch r.Kind {
+		case declared.Duration:
+			opt = duration(with(r.With.(func(time.Duration) runtime.Option)))
+		case declared.Rate:
+			opt = rate(with(r.With.(func(float64) runtime.Option)))
+		case declared.Fraction:
+			opt = fraction(with(r.With.(func(float64) runtime.Option)))
+		case declared.Count:
+			opt = count(with(r.With.(func(int) runtime.Option)))
+		case declared.Size:
+			opt = size(with(r.With.(func(int) runtime.Option)))
+		case declared.Toggle:
+			opt = toggle(with(r.With.(func(bool) runtime.Option)))
+		case declared.Choice:
+			opt = choice(with(r.With.(func(string) runtime.Option)), r.Words()...)
+		default:
+			panic(fmt.Sprintf("annotations: option %s is of kind %d, which has no syntax", r.Name, r.Kind))
+		}
+		code[r.Name] = opt
+	}
+	return code
 }
 
 // with sets an option through the runtime's own Option, which records that
