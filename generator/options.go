@@ -2,10 +2,11 @@ package generator
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/annotations"
-	"github.com/hotkeygen/hotkeygen/runtime"
+	declared "github.com/hotkeygen/hotkeygen/internal/option"
 )
 
 // runtimeOption names the runtime.Option function an annotation option
@@ -16,52 +17,42 @@ type runtimeOption struct {
 }
 
 // runtimeOptions maps every annotation option that configures the cache
-// to its runtime option. key and name shape the generated code instead.
-// An option annotations accepts but this table lacks is an error at the
-// option, never silently dropped: the table and the annotations registry
-// must grow together (options_test.go checks both ways).
-var runtimeOptions = map[string]runtimeOption{
-	"ttl":                  {"WithTTL", func(s *annotations.Spec) any { return s.TTL }},
-	"hot_qps":              {"WithHotQPS", func(s *annotations.Spec) any { return s.HotQPS }},
-	"warm_qps":             {"WithWarmQPS", func(s *annotations.Spec) any { return s.WarmQPS }},
-	"top_n":                {"WithTopN", func(s *annotations.Spec) any { return s.TopN }},
-	"window":               {"WithWindow", func(s *annotations.Spec) any { return s.Window }},
-	"promote_every":        {"WithPromoteEvery", func(s *annotations.Spec) any { return s.PromoteEvery }},
-	"demote_every":         {"WithDemoteEvery", func(s *annotations.Spec) any { return s.DemoteEvery }},
-	"local_size":           {"WithLocalSize", func(s *annotations.Spec) any { return s.LocalSize }},
-	"local_ttl":            {"WithLocalTTL", func(s *annotations.Spec) any { return s.LocalTTL }},
-	"refresh":              {"WithRefresh", func(s *annotations.Spec) any { return s.Refresh }},
-	"refresh_failures":     {"WithRefreshFailures", func(s *annotations.Spec) any { return s.RefreshFailures }},
-	"recorder_size":        {"WithRecorderSize", func(s *annotations.Spec) any { return s.RecorderSize }},
-	"inactive_after":       {"WithInactiveAfter", func(s *annotations.Spec) any { return s.InactiveAfter }},
-	"null_ttl":             {"WithNullTTL", func(s *annotations.Spec) any { return s.NullTTL }},
-	"jitter":               {"WithJitter", func(s *annotations.Spec) any { return s.Jitter }},
-	"rebuild_lock":         {"WithRebuildLock", func(s *annotations.Spec) any { return s.RebuildLock }},
-	"degrade":              {"WithDegrade", func(s *annotations.Spec) any { return modeConst(s.Degrade) }},
-	"stale_reads":          {"WithStaleReads", func(s *annotations.Spec) any { return s.StaleReads }},
-	"invalidate":           {"WithInvalidate", func(s *annotations.Spec) any { return modeConst(s.Invalidate) }},
-	"max_value_bytes":      {"WithMaxValueBytes", func(s *annotations.Spec) any { return s.MaxValueBytes }},
-	"max_value_bytes_hard": {"WithMaxValueBytesHard", func(s *annotations.Spec) any { return s.MaxValueBytesHard }},
-	"aggregate":            {"WithAggregate", func(s *annotations.Spec) any { return s.Aggregate }},
-	"cluster_hot_qps":      {"WithClusterHotQPS", func(s *annotations.Spec) any { return s.ClusterHotQPS }},
-	"changes":              {"WithChanges", func(s *annotations.Spec) any { return s.Changes }},
-	"sync_every":           {"WithSyncEvery", func(s *annotations.Spec) any { return s.SyncEvery }},
-	"sync_batch":           {"WithSyncBatch", func(s *annotations.Spec) any { return s.SyncBatch }},
-	"sync_lease":           {"WithSyncLease", func(s *annotations.Spec) any { return s.SyncLease }},
-	"sync_ttl":             {"WithSyncTTL", func(s *annotations.Spec) any { return s.SyncTTL }},
-	"bloom":                {"WithBloom", func(s *annotations.Spec) any { return s.Bloom }},
-	"bloom_items":          {"WithBloomItems", func(s *annotations.Spec) any { return s.BloomItems }},
-	"bloom_fp":             {"WithBloomFP", func(s *annotations.Spec) any { return s.BloomFP }},
-}
+// to its runtime option: the rows of the runtime's declaration
+// (runtime/options.go) a directive may set. key, name and the other
+// codeOptions shape the generated code instead. An option annotations
+// accepts but this table lacks is an error at the option, never silently
+// dropped.
+var runtimeOptions = map[string]runtimeOption{}
 
-// modeConsts names the runtime's constant for each degrade= and
-// invalidate= value, so the defaults read
-// runtime.WithDegrade(runtime.DegradeLoader).
-var modeConsts = map[string]string{
-	runtime.DegradeOff:         "DegradeOff",
-	runtime.DegradeLoader:      "DegradeLoader",
-	runtime.InvalidateTracking: "InvalidateTracking",
-	runtime.InvalidatePubSub:   "InvalidatePubSub",
+// modeConsts names the runtime's constant for each value of a choice
+// (degrade=, invalidate=), so the defaults read
+// runtime.WithDegrade(runtime.DegradeLoader). A value two options share
+// ("off") is written with the constant of the first declared.
+var modeConsts = map[string]string{}
+
+func init() {
+	for _, r := range declared.Rows() {
+		for _, w := range r.Choices {
+			if _, ok := modeConsts[w.Text]; !ok {
+				modeConsts[w.Text] = w.Const
+			}
+		}
+		if !r.Directive {
+			continue
+		}
+		runtimeOptions[r.Name] = runtimeOption{r.Func(), func(s *annotations.Spec) any {
+			v := reflect.ValueOf(s.Config).FieldByName(r.Field).Interface()
+			if r.Kind == declared.Choice {
+				return modeConst(v.(string))
+			}
+			return v
+		}}
+	}
+	for _, name := range annotations.OptionNames() {
+		if _, ok := runtimeOptions[name]; !ok {
+			codeOptions[name] = true
+		}
+	}
 }
 
 // runtimeConst is a constant of the runtime package, written by its name.
@@ -70,7 +61,7 @@ type runtimeConst string
 // modeConst is the argument of WithDegrade or WithInvalidate for mode: the
 // runtime's constant, or the string itself for a mode this table does not
 // know (annotations rejects those, so it is only a fallback that still
-// compiles). "off" is the same string in both, and written as such.
+// compiles).
 func modeConst(mode string) any {
 	if name, ok := modeConsts[mode]; ok {
 		return runtimeConst(name)
@@ -78,8 +69,9 @@ func modeConst(mode string) any {
 	return mode
 }
 
-// codeOptions shape the generated code rather than configure the cache.
-var codeOptions = map[string]bool{"key": true, "name": true, "codec": true, "layout": true, "field": true, "expires": true}
+// codeOptions shape the generated code rather than configure the cache:
+// the options annotations accepts that the runtime does not declare.
+var codeOptions = map[string]bool{}
 
 // option is one runtime.Option call among a repository's defaults.
 type option struct {
