@@ -18,7 +18,11 @@ import (
 // test) the README's option table all follow from these rows; the rules
 // relating two options are in Validate. Adding an option takes a row, its
 // Config field and its With function ("With"+field, returning the row's
-// with), and a Default constant when users need to see the value.
+// with), and a Default constant when users need to see the value; a test
+// (options_test.go) checks that each With function and row agree. Why a
+// row and not a struct tag: a row can hold the default and the rules as
+// Go values the compiler checks, and annotations and the generator, which
+// cannot see this package's unexported names, read a copy (internal/option).
 var (
 	optTTL               = duration("ttl", "TTL", 0, disables, expiry)
 	optHotQPS            = rate("hot_qps", "HotQPS", DefaultHotQPS)
@@ -58,7 +62,9 @@ var (
 )
 
 // settings lists the rows above in their order, which is the order of
-// Validate's checks of single values; declare appends each.
+// Validate's checks of single values. declare appends each as the
+// package's variables are initialized, so no package-level variable may
+// call DefaultConfig or Validate.
 var settings []*setting
 
 // setting is one row of the declaration.

@@ -111,3 +111,17 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 		}
 	}
 }
+
+// Every exported field of Config is an option's, but for those that are
+// no annotation's business: an option added without a row is caught.
+func TestEveryConfigFieldIsDeclared(t *testing.T) {
+	fields := map[string]bool{"Entity": true, "Logger": true, "Clock": true}
+	for _, s := range settings {
+		fields[s.Field] = true
+	}
+	for f := range reflect.TypeFor[Config]().Fields() {
+		if f.IsExported() && !fields[f.Name] {
+			t.Errorf("Config.%s has no row in options.go", f.Name)
+		}
+	}
+}
