@@ -124,6 +124,24 @@ func TestPubSubInvalidatesOtherInstances(t *testing.T) {
 	})
 }
 
+// A Pub/Sub session whose connection was lost ends, even though go-redis
+// resubscribes by itself inside its receive: announcements published
+// while it was gone were missed, so its node's copies must be unverified
+// and the next session starts from Redis again. The second subscription
+// confirmation is how the session knows.
+func TestAPubSubSessionThatResubscribedEnds(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidatePubSub))
+	waitFor(t, "the subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	if err := e.raw.ClientKillByFilter(e.ctx, "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session to end and another to start", func() bool {
+		st := e.c.Stats()
+		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
+	})
+}
+
 func TestTrackingOnACluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	newCache := func() *Cache[string, profile] {

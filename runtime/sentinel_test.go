@@ -81,3 +81,30 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 	writeDrops(a, b, "p:2", "after the failover")
 	writeDrops(b, a, "p:3", "after the failover, the other way")
 }
+
+// A Sentinel failover client's master moves under a live pool, so its
+// session checks that the client still reaches the session's server as
+// often as it vouches (followEvery): once the client has moved, the
+// session stops vouching within the bound. Checked every 100 ms, as a
+// plain client's are, a session left on the old master vouched for copies
+// 50-52 ms stale in the switchover back. Counted against the session's own
+// PINGs, one every vouchEvery: at a plain client's pace the checks would
+// be a tenth of them.
+func TestASentinelClientsSessionChecksWhereTheClientGoesAsOftenAsItVouches(t *testing.T) {
+	sn := redistest.StartSentinel(t)
+	rdb := sn.Client(t)
+	checks := new(infoCalls)
+	rdb.AddHook(checks)
+	c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateTracking))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	waitFor(t, "the invalidation session", func() bool { return c.Stats().InvalidationLive == 1 })
+	master := sn.Master.Client(t)
+	pings, infos := commandStat(t, master, "ping", "calls"), checks.n.Load()
+	waitFor(t, "100 PINGs of the session", func() bool { return commandStat(t, master, "ping", "calls")-pings >= 100 })
+	if n := checks.n.Load() - infos; n < 25 {
+		t.Fatalf("%d checks of where the client goes in the time of 100 session PINGs, want about as many (at least 25)", n)
+	}
+}
