@@ -52,7 +52,7 @@ fuzz:
 # transport (MUTATE_FILES in runtime/), with the tests of MUTATE_TESTS, the
 # runtime's tests that guard them: a mutant a test fails on is killed, one
 # every test passes lived. Each run of the tests takes about 35 s; with
-# MUTATE_WORKERS at 3 the whole run takes about half an hour. Its last
+# MUTATE_WORKERS at 3 the whole run takes about 40 minutes. Its last
 # report is in RELIABILITY.md ("Mutation testing").
 MUTATE_FILES ?= freshness.go health.go invalidate.go
 MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect nodes sentinel flight load errors
