@@ -8,9 +8,12 @@ GO ?= go
 # The fault-injection checker (internal/soak) measures staleness in
 # milliseconds, so it runs without the race detector, whose instrumentation
 # slows every goroutine several times; its packages' logic is raced in
-# the runtime's own tests.
+# the runtime's own tests. The timeout finds a hung test, not a slow one:
+# internal/golden compiles every golden case into one module, which on a
+# fresh machine's empty build cache, loaded, took more than go test's
+# default 10 minutes.
 test: vet check
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /internal/soak)
+	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
 	$(GO) test -count=1 ./internal/soak/...
 	cd loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
