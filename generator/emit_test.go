@@ -1,8 +1,10 @@
 package generator
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestWrap(t *testing.T) {
@@ -37,50 +39,28 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-func TestParsePos(t *testing.T) {
+func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
 	tests := []struct {
-		in        string
-		file      string
-		line, col int
-	}{
-		{"/a/b.go:3:7", "/a/b.go", 3, 7},
-		{"/a/b.go:3", "/a/b.go", 3, 0},
-		{"/a/b.go", "/a/b.go", 0, 0},
-		{"C:/a/b.go:3:7", "C:/a/b.go", 3, 7},
-		{"", "", 0, 0},
-		{"-", "", 0, 0},
-	}
-	for _, tt := range tests {
-		p := parsePos(tt.in)
-		if p.Filename != tt.file || p.Line != tt.line || p.Column != tt.col {
-			t.Errorf("parsePos(%q) = %q %d %d; want %q %d %d", tt.in, p.Filename, p.Line, p.Column, tt.file, tt.line, tt.col)
-		}
-	}
-}
-
-func TestKeySpecial(t *testing.T) {
-	tests := []struct {
-		name string
-		lits []string // the template's literal parts
+		v    any
 		want string
 	}{
-		{"a colon separates the parts", []string{"acct:", ":"}, "%:"},
-		{"a slash", []string{"user/"}, "%/"},
-		{"every punctuation byte, once, sorted", []string{"a-b.", "|", "-", " "}, " %-.|"},
-		{"letters and digits are not escaped", []string{"v2x"}, "%"},
-		{"a percent sign is there anyway", []string{"%"}, "%"},
-		{"nor are bytes beyond ASCII", []string{"ключ:"}, "%:"},
-		{"no literal text", nil, "%"},
+		{90 * time.Minute, "90 * time.Minute"},
+		{time.Minute, "time.Minute"},
+		{time.Duration(0), "0"},
+		{2500.5, "2500.5"},
+		{0.1, "0.1"},
+		{10240, "10240"},
+		{true, "true"},
+		{false, "false"},
+		{"user", `"user"`},
+		{modeConst("loader"), "runtime.DegradeLoader"},
+		{modeConst("off"), "runtime.DegradeOff"},
+		{modeConst("later"), `"later"`}, // annotations rejects it; it still compiles
+		{modeConst("pubsub"), "runtime.InvalidatePubSub"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := &entity{}
-			for _, l := range tt.lits {
-				e.Key = append(e.Key, keyPart{Lit: l}, keyPart{Param: &param{Kind: keyString}})
-			}
-			if got := keySpecial(e); got != tt.want {
-				t.Errorf("keySpecial(%q) = %q, want %q", tt.lits, got, tt.want)
-			}
-		})
+		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {
+			t.Errorf("optionValue(%#v) = %s, want %s", tt.v, got, tt.want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -117,32 +116,6 @@ func TestDurationParts(t *testing.T) {
 	for _, tt := range tests {
 		if n, unit := durationParts(tt.d); n != tt.n || unit != tt.unit {
 			t.Errorf("durationParts(%v) = %d, %q; want %d, %q", tt.d, n, unit, tt.n, tt.unit)
-		}
-	}
-}
-
-func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
-	tests := []struct {
-		v    any
-		want string
-	}{
-		{90 * time.Minute, "90 * time.Minute"},
-		{time.Minute, "time.Minute"},
-		{time.Duration(0), "0"},
-		{2500.5, "2500.5"},
-		{0.1, "0.1"},
-		{10240, "10240"},
-		{true, "true"},
-		{false, "false"},
-		{"user", `"user"`},
-		{modeConst("loader"), "runtime.DegradeLoader"},
-		{modeConst("off"), "runtime.DegradeOff"},
-		{modeConst("later"), `"later"`}, // annotations rejects it; it still compiles
-		{modeConst("pubsub"), "runtime.InvalidatePubSub"},
-	}
-	for _, tt := range tests {
-		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {
-			t.Errorf("optionValue(%#v) = %s, want %s", tt.v, got, tt.want)
 		}
 	}
 }
