@@ -1,7 +1,12 @@
 package generator
 
 import (
+	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"slices"
 	"testing"
 	"time"
@@ -62,5 +67,62 @@ func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
 		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {
 			t.Errorf("optionValue(%#v) = %s, want %s", tt.v, got, tt.want)
 		}
+	}
+}
+
+// TestEmitNeedsOnlyTheModel renders a model built by hand, with no source
+// behind it: the emitter reads nothing else.
+func TestEmitNeedsOnlyTheModel(t *testing.T) {
+	self := types.NewPackage("example.com/app", "app")
+	obj := types.NewTypeName(token.NoPos, self, "User", nil)
+	user := types.NewNamed(obj, types.NewStruct([]*types.Var{
+		types.NewField(token.NoPos, self, "ID", types.Typ[types.Int64], false),
+		types.NewField(token.NoPos, self, "Name", types.Typ[types.String], false),
+	}, nil), nil)
+	self.Scope().Insert(obj)
+	id := &param{Name: "id", Field: "ID", Type: types.Typ[types.Int64], Kind: keyInt, Exact: true}
+	clone := &cloneFunc{Name: "cloneUser", Type: user}
+	pkg := &pkgModel{Path: self.Path(), Name: self.Name(), Output: DefaultOutput,
+		Entities: []*entity{{
+			Type: user, Name: "User", Template: "user:{ID}",
+			Key:    []keyPart{{Lit: "user:"}, {Param: id}},
+			Params: []*param{id}, ManyParam: "ids",
+			Options: []option{{Func: "WithEntity", Value: "user"}},
+			Clone:   clone,
+		}},
+		Clones: []*cloneFunc{clone},
+	}
+	pkg.Imports = importNames(self, pkg)
+
+	out, err := emit(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), DefaultOutput, out, 0)
+	if err != nil {
+		t.Fatalf("the output does not parse: %v\n%s", err, out)
+	}
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			declared[d.Name.Name] = true
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				if ts, ok := s.(*ast.TypeSpec); ok {
+					declared[ts.Name.Name] = true
+				}
+			}
+		}
+	}
+	e := pkg.Entities[0]
+	for _, name := range []string{e.Repo(), e.Ctor(), e.MustCtor(), e.Loader(), e.BatchLoader(), e.KeyName(),
+		e.Get(), e.GetMany(), e.Set(), e.Del(), "Stats", "History", "Close", clone.Name} {
+		if !declared[name] {
+			t.Errorf("%s is not declared in:\n%s", name, out)
+		}
+	}
+	if !bytes.HasPrefix(out, []byte(Header+"\n")) {
+		t.Errorf("the output does not start with %q", Header)
 	}
 }
