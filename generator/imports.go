@@ -28,8 +28,9 @@ type importName struct {
 // own name, unless a package-level declaration or an earlier import has
 // it, then the name with the first free number appended.
 func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
-	// The fixed imports come first, so they keep their names.
-	fixed := []string{"context", "maps", "slices", "strconv", "time", runtimePath, redisPath}
+	// The fixed imports, every package the emitters write a name of, come
+	// first, so they keep their names.
+	fixed := []string{"context", "errors", "iter", "maps", "slices", "strconv", "time", runtimePath, redisPath}
 	paths := map[string]string{runtimePath: "runtime", redisPath: "redis"} // path → package name
 	addPkg := func(p *types.Package) {
 		if p != nil && p != self {

@@ -24,16 +24,10 @@ func checkSource(t *testing.T, src string) *pkgInput {
 	return &pkgInput{Path: "example.com/app", Name: "app", Dir: "/src/app", Fset: fset, Files: []*ast.File{f}, Types: pkg, Output: "/src/app/" + DefaultOutput}
 }
 
-func TestTheModelNeedsOnlyATypeCheckedPackage(t *testing.T) {
-	in := checkSource(t, `package app
-
-//hotkey:cache key="acct:{Org}:{UserID}" ttl=5m
-type Account struct {
-	Org    string
-	UserID int64
-	Tags   []string
-}
-`)
+// buildSource models the annotated structs of src.
+func buildSource(t *testing.T, src string) *pkgModel {
+	t.Helper()
+	in := checkSource(t, src)
 	targets, errs := findTargets(in)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -42,6 +36,19 @@ type Account struct {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	return pkg
+}
+
+func TestTheModelNeedsOnlyATypeCheckedPackage(t *testing.T) {
+	pkg := buildSource(t, `package app
+
+//hotkey:cache key="acct:{Org}:{UserID}" ttl=5m
+type Account struct {
+	Org    string
+	UserID int64
+	Tags   []string
+}
+`)
 	if len(pkg.Entities) != 1 {
 		t.Fatalf("%d entities, want 1", len(pkg.Entities))
 	}
@@ -68,5 +75,23 @@ type Account struct {
 	}
 	if !e.Composite() || e.Codec == nil {
 		t.Errorf("Composite() = %v, Codec = %v; want a composite key and a generated codec", e.Composite(), e.Codec)
+	}
+}
+
+func TestImportsGiveWayToThePackagesOwnNames(t *testing.T) {
+	pkg := buildSource(t, `package app
+
+var errors, iter, runtime = 1, 2, 3
+
+//hotkey:cache key="user:{ID}" bloom=on
+type User struct {
+	ID int64
+}
+`)
+	// Set<Name> writes errors.New, Warm<Name>Bloom iter.Seq.
+	for path, want := range map[string]string{"errors": "errors2", "iter": "iter2", runtimePath: "runtime2", "context": "context"} {
+		if got := pkg.Imports[path]; got.Name != want || got.Renamed != (path != "context") {
+			t.Errorf("%s is imported as %+v, want the name %s", path, got, want)
+		}
 	}
 }
