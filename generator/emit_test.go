@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -89,6 +90,7 @@ func TestEmitNeedsOnlyTheModel(t *testing.T) {
 			Params: []*param{id}, ManyParam: "ids",
 			Options: []option{{Func: "WithEntity", Value: "user"}},
 			Clone:   clone,
+			Changes: true, Bloom: true,
 		}},
 		Clones: []*cloneFunc{clone},
 	}
@@ -98,7 +100,19 @@ func TestEmitNeedsOnlyTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := parser.ParseFile(token.NewFileSet(), DefaultOutput, out, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), DefaultOutput, out, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("the output does not parse: %v\n%s", err, out)
+	}
+	// The model chose every import's name, so that none clashes with the
+	// package's own names: the emitter must not import what it has not
+	// named.
+	for _, imp := range f.Imports {
+		if path, _ := strconv.Unquote(imp.Path.Value); pkg.Imports[path].Name == "" {
+			t.Errorf("the output imports %s, which the model has not named", path)
+		}
+	}
+	f, err = parser.ParseFile(token.NewFileSet(), DefaultOutput, out, 0)
 	if err != nil {
 		t.Fatalf("the output does not parse: %v\n%s", err, out)
 	}
@@ -117,7 +131,7 @@ func TestEmitNeedsOnlyTheModel(t *testing.T) {
 	}
 	e := pkg.Entities[0]
 	for _, name := range []string{e.Repo(), e.Ctor(), e.MustCtor(), e.Loader(), e.BatchLoader(), e.KeyName(),
-		e.Get(), e.GetMany(), e.Set(), e.Del(), "Stats", "History", "Close", clone.Name} {
+		e.Get(), e.GetMany(), e.Set(), e.Del(), e.MarkChanged(), e.SyncHook(), e.WarmBloom(), "Stats", "History", "Close", clone.Name} {
 		if !declared[name] {
 			t.Errorf("%s is not declared in:\n%s", name, out)
 		}
