@@ -98,24 +98,3 @@ func TestAnOptionMissingFromTheTableIsAnError(t *testing.T) {
 		t.Errorf("options with an unknown option returned %v; want one error at %v", errs, pos)
 	}
 }
-
-func TestDurationParts(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		n    int64
-		unit string
-	}{
-		{0, 0, ""},
-		{30 * time.Minute, 30, "Minute"},
-		{90 * time.Minute, 90, "Minute"},
-		{2 * time.Hour, 2, "Hour"},
-		{1500 * time.Millisecond, 1500, "Millisecond"},
-		{10*time.Minute + 30*time.Second, 630, "Second"},
-		{time.Nanosecond, 1, "Nanosecond"},
-	}
-	for _, tt := range tests {
-		if n, unit := durationParts(tt.d); n != tt.n || unit != tt.unit {
-			t.Errorf("durationParts(%v) = %d, %q; want %d, %q", tt.d, n, unit, tt.n, tt.unit)
-		}
-	}
-}
