@@ -12,7 +12,7 @@ func emitChanges(f *jen.File, e *entity) {
 	if !e.Changes {
 		return
 	}
-	typ := e.Type.Obj().Name()
+	typ := e.TypeName()
 	doc(f, "%s records that the rows of %s changed in the database, in one round trip to Redis. The sync worker of every repository with a loader reloads them, writes them to Redis (or deletes the keys of rows that are gone) and hands them to the sync hook; an id marked again before it is synced is synced once, after its last mark.", e.MarkChanged(), e.ManyParam)
 	f.Func().Add(recv(e)).Id(e.MarkChanged()).Params(
 		ctxParam(),

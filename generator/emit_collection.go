@@ -29,7 +29,7 @@ func fieldType(e *entity) jen.Code { return typeCode(e.Collection.Field.Type) }
 func collectionMap(e *entity) *jen.Statement { return jen.Map(fieldType(e)).Add(ptrType(e)) }
 
 func emitCollectionType(f *jen.File, e *entity) {
-	doc(f, "%s reads and writes collections of %s items in Redis: one hash per key %q, each item under the field its %s gives, serving the hot collections from memory.", e.Repo(), e.Type.Obj().Name(), e.Template, e.Collection.Field.Field)
+	doc(f, "%s reads and writes collections of %s items in Redis: one hash per key %q, each item under the field its %s gives, serving the hot collections from memory.", e.Repo(), e.TypeName(), e.Template, e.Collection.Field.Field)
 	f.Type().Id(e.Repo()).Struct(
 		jen.Id("c").Op("*").Add(rt("Collection")).Types(keyType(e), fieldType(e), typeCode(e.Type)),
 	)
@@ -53,7 +53,7 @@ func emitCollectionCtor(f *jen.File, e *entity) {
 			jen.Id("ExpiresKey").Op(":").Lit(e.Collection.ExpiresKey),
 		)
 	}
-	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
 	emitCtorBody(f, e, rt("NewCollection"),
 		rt("CollectionGlue").Types(keyType(e), fieldType(e), typeCode(e.Type)).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...))
 }
@@ -73,7 +73,7 @@ func emitCollectionLoader(f *jen.File, e *entity) {
 // emitCollectionMethods writes the reads and writes, each named after
 // its Redis command.
 func emitCollectionMethods(f *jen.File, e *entity) {
-	typ, fp := e.Type.Obj().Name(), e.Collection.Field
+	typ, fp := e.TypeName(), e.Collection.Field
 	key := keyValue(e, paramArg)
 	withField := append(keyParams(e), jen.Id(fp.Name).Add(typeCode(fp.Type)))
 	call := func(method string, args ...jen.Code) jen.Code {
@@ -111,7 +111,7 @@ func emitCollectionMethods(f *jen.File, e *entity) {
 // field's value written as a key part is, escaped the same way.
 func emitFieldFunc(f *jen.File, e *entity) {
 	p := e.Collection.Field
-	doc(f, "%s returns the hash field the %s whose %s is %s is stored under.%s", e.FieldName(), e.Type.Obj().Name(), p.Field, p.Name, escapeDoc([]*param{p}))
+	doc(f, "%s returns the hash field the %s whose %s is %s is stored under.%s", e.FieldName(), e.TypeName(), p.Field, p.Name, escapeDoc([]*param{p}))
 	f.Func().Id(e.FieldName()).Params(jen.Id(p.Name).Add(typeCode(p.Type))).String().Block(
 		partsBody(keySpecial(e), []keyPart{{Param: p}}, paramArg)...,
 	)

@@ -22,7 +22,7 @@ func emitKey(f *jen.File, e *entity) {
 // key: it takes the field's own type, which is what the cache is keyed by.
 func emitKeyFunc(f *jen.File, e *entity) {
 	p := e.Params[0]
-	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.%s", e.KeyName(), e.Type.Obj().Name(), p.Name, e.Template, escapeDoc(e.Params))
+	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.%s", e.KeyName(), e.TypeName(), p.Name, e.Template, escapeDoc(e.Params))
 	f.Func().Id(e.KeyName()).Params(jen.Id(p.Name).Add(typeCode(p.Type))).String().Block(
 		keyBody(e, paramArg)...,
 	)
@@ -37,7 +37,7 @@ func emitKeyType(f *jen.File, e *entity) {
 	for i, p := range e.Params {
 		fields[i] = jen.Id(p.Field).Add(typeCode(p.Type))
 	}
-	doc(f, "%s identifies one %s: the fields of its key template %q.", e.KeyName(), e.Type.Obj().Name(), e.Template)
+	doc(f, "%s identifies one %s: the fields of its key template %q.", e.KeyName(), e.TypeName(), e.Template)
 	f.Type().Id(e.KeyName()).Struct(fields...)
 
 	doc(f, "String returns the Redis key of k, %q filled in.%s", e.Template, escapeDoc(e.Params))
@@ -134,6 +134,6 @@ func emitKeyGuard(f *jen.File, e *entity) {
 		}
 	}
 	// One line, however long, as stringer writes its guard comment.
-	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.Type.Obj().Name())
+	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.TypeName())
 	f.Func().Id("_").Params().Block(body...)
 }

@@ -10,7 +10,7 @@ import (
 
 // emitRepoType writes the repository type, a typed face on runtime.Cache.
 func emitRepoType(f *jen.File, e *entity) {
-	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.Type.Obj().Name(), e.Template)
+	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.TypeName(), e.Template)
 	f.Type().Id(e.Repo()).Struct(
 		jen.Id("c").Op("*").Add(rt("Cache")).Types(keyType(e), typeCode(e.Type)),
 	)
@@ -22,7 +22,7 @@ func emitRepoType(f *jen.File, e *entity) {
 // generated, so an error comes from the caller's own options or client.
 // The glue names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
-	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
 	emitCtorBody(f, e, rt("New"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
 }
 
@@ -218,7 +218,7 @@ func recv(e *entity) *jen.Statement {
 
 // emitGet writes Get<Name>.
 func emitGet(f *jen.File, e *entity) {
-	typ := e.Type.Obj().Name()
+	typ := e.TypeName()
 	doc(f, "%s returns the %s stored under %s, or an error wrapping runtime.ErrNotFound when there is none. The value is the caller's own to change: no other caller sees the change.", e.Get(), typ, keyDoc(e))
 	f.Func().Add(recv(e)).Id(e.Get()).Params(keyParams(e)...).Params(ptrType(e), jen.Error()).Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("Get").Call(jen.Id("ctx"), keyValue(e, paramArg))),
@@ -228,7 +228,7 @@ func emitGet(f *jen.File, e *entity) {
 // emitGetMany writes Get<Names>, the batch read. Its parameter is a slice
 // of K, the type the cache is keyed by, so the runtime takes it as it is.
 func emitGetMany(f *jen.File, e *entity) {
-	typ, keys := e.Type.Obj().Name(), e.ManyParam
+	typ, keys := e.TypeName(), e.ManyParam
 	doc(f, "%s returns the %s stored under each of %s, aligned with %s: nil where there is none. Hot keys are served from memory and the rest are read from Redis in as few round trips as possible; with a loader, keys missing from Redis are loaded. Each value is the caller's own to change.", e.GetMany(), typ, keys, keys)
 	f.Func().Add(recv(e)).Id(e.GetMany()).Params(manyParams(e)...).Params(jen.Index().Add(ptrType(e)), jen.Error()).Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("GetMany").Call(jen.Id("ctx"), jen.Id(keys))),
@@ -264,7 +264,7 @@ func emitSet(f *jen.File, e *entity) {
 // read: the runtime refuses a nil value too, but the key is built here
 // first, and a nil dereference would end the process.
 func refuseNil(e *entity, method string) jen.Code {
-	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call %s to delete it", method, e.Type.Obj().Name(), e.Del())
+	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call %s to delete it", method, e.TypeName(), e.Del())
 	return jen.If(jen.Id("v").Op("==").Nil()).Block(
 		jen.Return(jen.Qual("errors", "New").Call(jen.Lit(msg))),
 	)
@@ -272,7 +272,7 @@ func refuseNil(e *entity, method string) jen.Code {
 
 // emitDel writes Del<Name>.
 func emitDel(f *jen.File, e *entity) {
-	doc(f, "%s deletes the %s stored under %s, in Redis and in memory.", e.Del(), e.Type.Obj().Name(), keyDoc(e))
+	doc(f, "%s deletes the %s stored under %s, in Redis and in memory.", e.Del(), e.TypeName(), keyDoc(e))
 	f.Func().Add(recv(e)).Id(e.Del()).Params(keyParams(e)...).Error().Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("Del").Call(jen.Id("ctx"), keyValue(e, paramArg))),
 	)

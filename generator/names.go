@@ -8,6 +8,11 @@ import (
 	"unicode/utf8"
 )
 
+// TypeName is the annotated struct's own name, which doc comments and
+// messages speak of; Name, which the generated names are built on, is
+// name= when the annotation sets it.
+func (e *entity) TypeName() string { return e.Type.Obj().Name() }
+
 // Repo, Ctor and the others name an entity's generated declarations.
 // KeyName is the key function of a single-field key, and the key struct of
 // a composite one.
