@@ -10,13 +10,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
-// msgpackPath is the codec the runtime stores values with; wirePath writes
-// and reads it on byte slices for the generated codecs.
-const (
-	msgpackPath = "github.com/vmihailenco/msgpack/v5"
-	wirePath    = "github.com/hotkeygen/hotkeygen/runtime/wire"
-)
-
 // codecPlan is a struct's generated msgpack codec: the struct as a map of
 // its exported fields, keyed and ordered as msgpack's reflection writes it,
 // so either side reads what the other wrote.
@@ -110,8 +103,19 @@ var methodsMsgpackUses = []string{
 	"MarshalBinary", "UnmarshalBinary", "MarshalText", "UnmarshalText",
 }
 
-// generatedCodecMethods are the methods the generated codec declares.
-var generatedCodecMethods = []string{"EncodeMsgpack", "DecodeMsgpack", "AppendMsgpack", "ReadMsgpack"}
+// The methods the generated codec declares: appendMethod and readMethod,
+// which the runtime calls on byte slices (Glue.Encode and Glue.Decode), and
+// encodeMethod and decodeMethod over them, which msgpack calls.
+const (
+	appendMethod = "AppendMsgpack"
+	readMethod   = "ReadMsgpack"
+	encodeMethod = "EncodeMsgpack"
+	decodeMethod = "DecodeMsgpack"
+)
+
+// generatedCodecMethods are the methods the generated codec declares,
+// which an annotated struct must not declare already.
+var generatedCodecMethods = []string{encodeMethod, decodeMethod, appendMethod, readMethod}
 
 // planCodec models the codec of an annotated struct, or returns nil with a
 // note saying why msgpack's reflection encodes it. Notes also name each

@@ -20,20 +20,6 @@ type collection struct {
 	ExpiresKey string
 }
 
-// Collection names: the whole collection is many of the entity, and each
-// method is named after the Redis command it runs, so the generated file
-// says what reaches Redis: HGetAllTokens, HGetToken, HSetToken,
-// HSetTokens, HDelToken, DelTokens, HGetAllTokensMany, TokenField and
-// WithTokensLoader.
-func (e *entity) HGetAll() string     { return "HGetAll" + manyName(e.Name) }
-func (e *entity) HGetAllMany() string { return "HGetAll" + manyName(e.Name) + "Many" }
-func (e *entity) HGet() string        { return "HGet" + e.Name }
-func (e *entity) HSet() string        { return "HSet" + e.Name }
-func (e *entity) HSetMany() string    { return "HSet" + manyName(e.Name) }
-func (e *entity) HDel() string        { return "HDel" + e.Name }
-func (e *entity) DelAll() string      { return "Del" + manyName(e.Name) }
-func (e *entity) FieldName() string   { return e.Name + "Field" }
-
 // buildCollection checks the fields a layout=hash directive names: field=
 // must be a field a key can hold (as a key template's are), stored in the
 // value, and not one of the key's own, which are the same for every item

@@ -31,26 +31,12 @@ func emitClone(f *jen.File, fn *cloneFunc) {
 	f.Func().Id(fn.Name).Params(jen.Id("v").Op("*").Add(typeCode(fn.Type))).Op("*").Add(typeCode(fn.Type)).Block(body...)
 }
 
-// expr builds an expression afresh on each call: jennifer statements grow
-// in place, so one must never be used twice.
-type expr func() *jen.Statement
-
-func id(name string) expr { return func() *jen.Statement { return jen.Id(name) } }
-
-func field(x expr, name string) expr {
-	return func() *jen.Statement { return x().Dot(name) }
-}
-
-func index(x expr, i string) expr {
-	return func() *jen.Statement { return x().Index(jen.Id(i)) }
-}
-
 // local names a variable of a nested block: i, i1, i2...
-func local(base string, depth int) string {
+func local(base string, depth int) expr {
 	if depth == 0 {
-		return base
+		return id(base)
 	}
-	return base + strconv.Itoa(depth)
+	return id(base + strconv.Itoa(depth))
 }
 
 // copyCode returns the statements that make dst, which holds a plain copy
@@ -63,36 +49,36 @@ func copyCode(dst, src expr, cp *copyPlan, depth int) []jen.Code {
 	switch cp.Kind {
 	case copyPointer:
 		d := local("d", depth)
-		block := []jen.Code{jen.Id(d).Op(":=").Op("*").Add(src())}
+		block := []jen.Code{d().Op(":=").Add(deref(src)())}
 		if cp.Elem != nil {
-			block = append(block, copyCode(id(d), id(d), cp.Elem, depth+1)...)
+			block = append(block, copyCode(d, d, cp.Elem, depth+1)...)
 		}
-		block = append(block, dst().Op("=").Op("&").Id(d))
+		block = append(block, dst().Op("=").Op("&").Add(d()))
 		return []jen.Code{jen.If(src().Op("!=").Nil()).Block(block...)}
 	case copySlice:
 		i := local("i", depth)
 		return []jen.Code{
 			dst().Op("=").Qual("slices", "Clone").Call(src()),
-			jen.For(jen.Id(i).Op(":=").Range().Add(dst())).Block(
+			jen.For(i().Op(":=").Range().Add(dst())).Block(
 				copyCode(index(dst, i), index(dst, i), cp.Elem, depth+1)...,
 			),
 		}
 	case copyMap:
 		k, e := local("k", depth), local("e", depth)
 		var block []jen.Code
-		if x := copyExpr(id(e), cp.Elem); x != nil {
+		if x := copyExpr(e, cp.Elem); x != nil {
 			block = []jen.Code{index(dst, k)().Op("=").Add(x)}
 		} else {
-			block = append(copyCode(id(e), id(e), cp.Elem, depth+1), index(dst, k)().Op("=").Id(e))
+			block = append(copyCode(e, e, cp.Elem, depth+1), index(dst, k)().Op("=").Add(e()))
 		}
 		return []jen.Code{
 			dst().Op("=").Qual("maps", "Clone").Call(src()),
-			jen.For(jen.List(jen.Id(k), jen.Id(e)).Op(":=").Range().Add(dst())).Block(block...),
+			jen.For(jen.List(k(), e()).Op(":=").Range().Add(dst())).Block(block...),
 		}
 	case copyArray:
 		i := local("i", depth)
 		return []jen.Code{
-			jen.For(jen.Id(i).Op(":=").Range().Add(dst())).Block(
+			jen.For(i().Op(":=").Range().Add(dst())).Block(
 				copyCode(index(dst, i), index(dst, i), cp.Elem, depth+1)...,
 			),
 		}

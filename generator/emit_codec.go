@@ -17,7 +17,7 @@ func failed(results ...jen.Code) jen.Code {
 
 // present is the condition under which an omitempty field of x is
 // written: the negation of msgpack's isEmptyValue for its type.
-func present(x func() *jen.Statement, empty emptyKind) *jen.Statement {
+func present(x expr, empty emptyKind) *jen.Statement {
 	switch empty {
 	case emptyZero:
 		return x().Op("!=").Lit(0)
@@ -43,9 +43,9 @@ func convertTo(x jen.Code, from, to types.Type) jen.Code {
 	return jen.Add(typeCode(to)).Call(x)
 }
 
-// name is a variable of the generated code, numbered by nesting depth so
-// an inner loop never shadows what an outer one assigns to.
-func name(prefix string, depth int) *jen.Statement { return jen.Id(fmt.Sprint(prefix, depth)) }
+// numbered is a variable of the generated code, numbered by nesting depth
+// so an inner loop never shadows what an outer one assigns to.
+func numbered(prefix string, depth int) expr { return id(fmt.Sprint(prefix, depth)) }
 
 // emitCodec writes AppendMsgpack and ReadMsgpack, which the runtime calls
 // on byte slices, and EncodeMsgpack and DecodeMsgpack over them, so the
@@ -54,83 +54,76 @@ func emitCodec(f *jen.File, e *entity) {
 	if e.Codec == nil {
 		return
 	}
-	recv := jen.Id("v").Op("*").Add(typeCode(e.Type))
-	v := func() *jen.Statement { return jen.Id("v") }
+	v := id("v")
 
 	doc(f, "AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's reflection writes: a map of its exported fields.")
 	body := appendStruct(e.Codec, v, 0)
 	body = append(body, jen.Return(jen.Id("b"), jen.Nil()))
-	f.Func().Params(recv.Clone()).Id("AppendMsgpack").Params(jen.Id("b").Index().Byte()).
+	f.Func().Params(valueParam(e)).Id(appendMethod).Params(jen.Id("b").Index().Byte()).
 		Params(jen.Index().Byte(), jen.Error()).Block(body...)
 
 	doc(f, "ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack, EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys skipped, fields the map lacks left as they were.")
 	read := []jen.Code{jen.Var().Err().Error()}
-	deref := func() *jen.Statement { return jen.Op("*").Id("v") }
-	read = append(read, readStruct(e.Codec, v, deref, typeCode(e.Type), 0)...)
+	read = append(read, readStruct(e.Codec, v, deref(v), typeCode(e.Type), 0)...)
 	read = append(read, jen.Return(jen.Nil()))
-	f.Func().Params(recv.Clone()).Id("ReadMsgpack").Params(jen.Id("b").Index().Byte()).Error().Block(read...)
+	f.Func().Params(valueParam(e)).Id(readMethod).Params(jen.Id("b").Index().Byte()).Error().Block(read...)
 
 	doc(f, "EncodeMsgpack writes v as AppendMsgpack does. It implements msgpack.CustomEncoder.")
-	f.Func().Params(recv.Clone()).Id("EncodeMsgpack").Params(jen.Id("enc").Op("*").Qual(msgpackPath, "Encoder")).Error().Block(
-		jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("v").Dot("AppendMsgpack").Call(jen.Nil()),
+	f.Func().Params(valueParam(e)).Id(encodeMethod).Params(jen.Id("enc").Op("*").Qual(msgpackPath, "Encoder")).Error().Block(
+		jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("v").Dot(appendMethod).Call(jen.Nil()),
 		failed(jen.Err()),
 		jen.Return(jen.Id("enc").Dot("Encode").Call(jen.Qual(msgpackPath, "RawMessage").Call(jen.Id("b")))),
 	)
 
 	doc(f, "DecodeMsgpack reads v as ReadMsgpack does. It implements msgpack.CustomDecoder.")
-	f.Func().Params(recv.Clone()).Id("DecodeMsgpack").Params(jen.Id("dec").Op("*").Qual(msgpackPath, "Decoder")).Error().Block(
+	f.Func().Params(valueParam(e)).Id(decodeMethod).Params(jen.Id("dec").Op("*").Qual(msgpackPath, "Decoder")).Error().Block(
 		jen.List(jen.Id("b"), jen.Err()).Op(":=").Id("dec").Dot("DecodeRaw").Call(),
 		failed(jen.Err()),
-		jen.Return(jen.Id("v").Dot("ReadMsgpack").Call(jen.Id("b"))),
+		jen.Return(jen.Id("v").Dot(readMethod).Call(jen.Id("b"))),
 	)
 }
 
 // appendStruct writes the map of plan's fields of x.
-func appendStruct(plan *codecPlan, x func() *jen.Statement, depth int) []jen.Code {
+func appendStruct(plan *codecPlan, x expr, depth int) []jen.Code {
 	required := 0
 	var count []jen.Code
-	n := name("n", depth)
+	n := numbered("n", depth)
 	for _, fc := range plan.Fields {
 		if fc.Empty == emptyNever {
 			required++
 		} else {
-			count = append(count, jen.If(present(fieldOf(x, fc), fc.Empty)).Block(n.Clone().Op("++")))
+			count = append(count, jen.If(present(field(x, fc.Field), fc.Empty)).Block(n().Op("++")))
 		}
 	}
 	var body []jen.Code
 	if len(count) == 0 {
 		body = append(body, appendTo(wr("AppendMapLen").Call(jen.Id("b"), jen.Lit(required))))
 	} else {
-		body = append(body, n.Clone().Op(":=").Lit(required))
+		body = append(body, n().Op(":=").Lit(required))
 		body = append(body, count...)
-		body = append(body, appendTo(wr("AppendMapLen").Call(jen.Id("b"), n.Clone())))
+		body = append(body, appendTo(wr("AppendMapLen").Call(jen.Id("b"), n())))
 	}
 	for _, fc := range plan.Fields {
 		key := string(wireKey(fc.Key))
 		stmts := []jen.Code{jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit(key).Op("..."))}
 		if fc.Wire == nil {
 			stmts = append(stmts,
-				jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("AppendValue")).Call(jen.Id("b"), jen.Op("&").Add(fieldOf(x, fc)())),
+				jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("AppendValue")).Call(jen.Id("b"), jen.Op("&").Add(field(x, fc.Field)())),
 				failed(jen.Nil(), jen.Err()),
 			)
 		} else {
-			stmts = append(stmts, scoped(appendValue(fc.Wire, fieldOf(x, fc), depth))...)
+			stmts = append(stmts, scoped(appendValue(fc.Wire, field(x, fc.Field), depth))...)
 		}
 		if fc.Empty == emptyNever {
 			body = append(body, stmts...)
 		} else {
-			body = append(body, jen.If(present(fieldOf(x, fc), fc.Empty)).Block(stmts...))
+			body = append(body, jen.If(present(field(x, fc.Field), fc.Empty)).Block(stmts...))
 		}
 	}
 	if !allWired(plan) && depth == 0 {
 		body = append([]jen.Code{jen.Var().Err().Error()}, body...)
 	}
 	return body
-}
-
-// fieldOf is x.F.
-func fieldOf(x func() *jen.Statement, fc *codecField) func() *jen.Statement {
-	return func() *jen.Statement { return x().Dot(fc.Field) }
 }
 
 // appendTo is b = call.
@@ -151,24 +144,24 @@ func wireKey(key string) []byte {
 }
 
 // appendValue writes x, of type w.
-func appendValue(w *wireType, x func() *jen.Statement, depth int) []jen.Code {
+func appendValue(w *wireType, x expr, depth int) []jen.Code {
 	switch w.Kind {
 	case wireBasicKind:
 		return []jen.Code{appendTo(wr(w.Basic.Append).Call(jen.Id("b"), convertTo(x(), w.Type, w.Basic.Arg)))}
 	case wireSlice:
-		e := name("e", depth)
+		e := numbered("e", depth)
 		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(
 			appendTo(wr("AppendArrayLen").Call(jen.Id("b"), jen.Len(x()))),
-			jen.For(jen.List(jen.Id("_"), e.Clone()).Op(":=").Range().Add(x())).Block(
-				appendValue(w.Elem, func() *jen.Statement { return e.Clone() }, depth+1)...),
+			jen.For(jen.List(jen.Id("_"), e()).Op(":=").Range().Add(x())).Block(
+				appendValue(w.Elem, e, depth+1)...),
 		)}
 	case wireMap:
-		k, e := name("k", depth), name("e", depth)
-		loop := append(scoped(appendValue(w.Key, func() *jen.Statement { return k.Clone() }, depth+1)),
-			scoped(appendValue(w.Elem, func() *jen.Statement { return e.Clone() }, depth+1))...)
+		k, e := numbered("k", depth), numbered("e", depth)
+		loop := append(scoped(appendValue(w.Key, k, depth+1)),
+			scoped(appendValue(w.Elem, e, depth+1))...)
 		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(
 			appendTo(wr("AppendMapLen").Call(jen.Id("b"), jen.Len(x()))),
-			jen.For(jen.List(k.Clone(), e.Clone()).Op(":=").Range().Add(x())).Block(loop...),
+			jen.For(jen.List(k(), e()).Op(":=").Range().Add(x())).Block(loop...),
 		)}
 	case wirePointer:
 		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(
@@ -184,36 +177,36 @@ func appendValue(w *wireType, x func() *jen.Statement, depth int) []jen.Code {
 // whole is the struct as an assignable value (*v when x is a pointer).
 // Each key, or each position of the array, becomes the index of a field,
 // so each field's reading is written once for both forms.
-func readStruct(plan *codecPlan, x, whole func() *jen.Statement, typ jen.Code, depth int) []jen.Code {
-	n, k, a, i, f := name("n", depth), name("k", depth), name("a", depth), name("i", depth), name("f", depth)
+func readStruct(plan *codecPlan, x, whole expr, typ jen.Code, depth int) []jen.Code {
+	n, k, a, i, f := numbered("n", depth), numbered("k", depth), numbered("a", depth), numbered("i", depth), numbered("f", depth)
 	var keys, cases []jen.Code
 	for at, fc := range plan.Fields {
 		var read []jen.Code
 		if fc.Wire == nil {
-			read = []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadValue")).Call(jen.Id("b"), jen.Op("&").Add(fieldOf(x, fc)())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))}
+			read = []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadValue")).Call(jen.Id("b"), jen.Op("&").Add(field(x, fc.Field)())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))}
 		} else {
-			read = readValue(fc.Wire, fieldOf(x, fc), depth+1)
+			read = readValue(fc.Wire, field(x, fc.Field), depth+1)
 		}
-		keys = append(keys, jen.Case(jen.Lit(fc.Key)).Block(f.Clone().Op("=").Lit(at)))
+		keys = append(keys, jen.Case(jen.Lit(fc.Key)).Block(f().Op("=").Lit(at)))
 		cases = append(cases, jen.Case(jen.Lit(at)).Block(read...))
 	}
-	keys = append(keys, jen.Default().Block(f.Clone().Op("=").Lit(-1)))
+	keys = append(keys, jen.Default().Block(f().Op("=").Lit(-1)))
 	cases = append(cases, jen.Default().Block(
 		jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("Skip")).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 	))
 	return []jen.Code{
-		jen.Var().Add(n.Clone()).Int(),
-		jen.Var().Add(a.Clone()).Bool(),
-		jen.If(jen.List(n.Clone(), a.Clone(), jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadStructLen")).Call(jen.Id("b"), jen.Lit(len(plan.Fields))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.If(n.Clone().Op("<").Lit(0)).Block(whole().Op("=").Add(typ).Values()).Else().Block(
-			jen.For(i.Clone().Op(":=").Range().Add(n.Clone())).Block(
-				f.Clone().Op(":=").Add(i.Clone()),
-				jen.If(jen.Op("!").Add(a.Clone())).Block(
-					jen.Var().Add(k.Clone()).Index().Byte(),
-					readInto(k.Clone(), "ReadStringBytes"),
-					jen.Switch(jen.String().Call(k.Clone())).Block(keys...),
+		jen.Var().Add(n()).Int(),
+		jen.Var().Add(a()).Bool(),
+		jen.If(jen.List(n(), a(), jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadStructLen")).Call(jen.Id("b"), jen.Lit(len(plan.Fields))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(n().Op("<").Lit(0)).Block(whole().Op("=").Add(typ).Values()).Else().Block(
+			jen.For(i().Op(":=").Range().Add(n())).Block(
+				f().Op(":=").Add(i()),
+				jen.If(jen.Op("!").Add(a())).Block(
+					jen.Var().Add(k()).Index().Byte(),
+					readInto(k(), "ReadStringBytes"),
+					jen.Switch(jen.String().Call(k())).Block(keys...),
 				),
-				jen.Switch(f.Clone()).Block(cases...),
+				jen.Switch(f()).Block(cases...),
 			),
 		),
 	}
@@ -226,54 +219,54 @@ func readInto(dst jen.Code, fn string) jen.Code {
 
 // readValue reads a value of type w into x, with variables numbered by
 // depth; the caller gives it a scope of its own (see scoped).
-func readValue(w *wireType, x func() *jen.Statement, depth int) []jen.Code {
+func readValue(w *wireType, x expr, depth int) []jen.Code {
 	switch w.Kind {
 	case wireBasicKind:
 		if types.Identical(w.Type, w.Basic.Result) {
 			return []jen.Code{readInto(x(), w.Basic.Read)}
 		}
-		t := name("x", depth)
+		t := numbered("x", depth)
 		return []jen.Code{
-			jen.Var().Add(t.Clone()).Add(typeCode(w.Basic.Result)),
-			readInto(t.Clone(), w.Basic.Read),
-			x().Op("=").Add(convertTo(t.Clone(), w.Basic.Result, w.Type)),
+			jen.Var().Add(t()).Add(typeCode(w.Basic.Result)),
+			readInto(t(), w.Basic.Read),
+			x().Op("=").Add(convertTo(t(), w.Basic.Result, w.Type)),
 		}
 	case wireSlice, wireMap:
-		n, s := name("n", depth), name("s", depth)
+		n, s := numbered("n", depth), numbered("s", depth)
 		fn := "ReadArrayLen"
 		var fill jen.Code
 		if w.Kind == wireSlice {
-			i := name("i", depth)
-			fill = jen.For(i.Clone().Op(":=").Range().Add(s.Clone())).Block(
-				readValue(w.Elem, func() *jen.Statement { return s.Clone().Index(i.Clone()) }, depth+1)...)
+			i := numbered("i", depth)
+			fill = jen.For(i().Op(":=").Range().Add(s())).Block(
+				readValue(w.Elem, index(s, i), depth+1)...)
 		} else {
 			fn = "ReadMapLen"
-			k, e := name("k", depth), name("e", depth)
-			loop := []jen.Code{jen.Var().Add(k.Clone()).Add(typeCode(w.Key.Type))}
-			loop = append(loop, scoped(readValue(w.Key, func() *jen.Statement { return k.Clone() }, depth+1))...)
-			loop = append(loop, jen.Var().Add(e.Clone()).Add(typeCode(w.Elem.Type)))
-			loop = append(loop, scoped(readValue(w.Elem, func() *jen.Statement { return e.Clone() }, depth+1))...)
-			loop = append(loop, s.Clone().Index(k.Clone()).Op("=").Add(e.Clone()))
-			fill = jen.For(jen.Range().Add(n.Clone())).Block(loop...)
+			k, e := numbered("k", depth), numbered("e", depth)
+			loop := []jen.Code{jen.Var().Add(k()).Add(typeCode(w.Key.Type))}
+			loop = append(loop, scoped(readValue(w.Key, k, depth+1))...)
+			loop = append(loop, jen.Var().Add(e()).Add(typeCode(w.Elem.Type)))
+			loop = append(loop, scoped(readValue(w.Elem, e, depth+1))...)
+			loop = append(loop, s().Index(k()).Op("=").Add(e()))
+			fill = jen.For(jen.Range().Add(n())).Block(loop...)
 		}
 		return []jen.Code{
-			jen.Var().Add(n.Clone()).Int(),
-			readInto(n.Clone(), fn),
-			jen.If(n.Clone().Op("<").Lit(0)).Block(x().Op("=").Nil()).Else().Block(
-				s.Clone().Op(":=").Make(typeCode(w.Type), n.Clone()),
+			jen.Var().Add(n()).Int(),
+			readInto(n(), fn),
+			jen.If(n().Op("<").Lit(0)).Block(x().Op("=").Nil()).Else().Block(
+				s().Op(":=").Make(typeCode(w.Type), n()),
 				fill,
-				x().Op("=").Add(s.Clone()),
+				x().Op("=").Add(s()),
 			),
 		}
 	case wirePointer:
-		p := name("p", depth)
+		p := numbered("p", depth)
 		elem := w.Type.Underlying().(*types.Pointer).Elem()
 		return []jen.Code{jen.If(jen.List(jen.Id("rest"), jen.Id("ok")).Op(":=").Add(wr("ReadNil")).Call(jen.Id("b")), jen.Id("ok")).Block(
 			x().Op("=").Nil(),
 			jen.Id("b").Op("=").Id("rest"),
-		).Else().Block(append(append([]jen.Code{p.Clone().Op(":=").New(typeCode(elem))},
-			readPointee(w, func() *jen.Statement { return p.Clone() }, depth+1)...),
-			x().Op("=").Add(p.Clone()))...)}
+		).Else().Block(append(append([]jen.Code{p().Op(":=").New(typeCode(elem))},
+			readPointee(w, p, depth+1)...),
+			x().Op("=").Add(p()))...)}
 	case wireStruct:
 		return readStruct(w.Plan, x, x, typeCode(w.Type), depth)
 	}
@@ -292,18 +285,17 @@ func scoped(stmts []jen.Code) []jen.Code {
 
 // pointee is what the pointer x, of type w, points to: x itself for a
 // struct, whose fields Go reaches through the pointer, *x otherwise.
-func pointee(w *wireType, x func() *jen.Statement) func() *jen.Statement {
+func pointee(w *wireType, x expr) expr {
 	if w.Elem.Kind == wireStruct {
 		return x
 	}
-	return func() *jen.Statement { return jen.Op("*").Add(x()) }
+	return deref(x)
 }
 
 // readPointee reads what the new pointer p, of type w, points to.
-func readPointee(w *wireType, p func() *jen.Statement, depth int) []jen.Code {
-	deref := func() *jen.Statement { return jen.Op("*").Add(p()) }
+func readPointee(w *wireType, p expr, depth int) []jen.Code {
 	if w.Elem.Kind == wireStruct {
-		return readStruct(w.Elem.Plan, p, deref, typeCode(w.Elem.Type), depth)
+		return readStruct(w.Elem.Plan, p, deref(p), typeCode(w.Elem.Type), depth)
 	}
-	return readValue(w.Elem, deref, depth)
+	return readValue(w.Elem, deref(p), depth)
 }

@@ -22,48 +22,38 @@ func emitCollection(f *jen.File, e *entity) {
 	emitCodec(f, e)
 }
 
-// itemType writes *T, an item.
-func itemType(e *entity) *jen.Statement { return jen.Op("*").Add(typeCode(e.Type)) }
-
 // fieldType writes F, the type the items of a collection are keyed by.
 func fieldType(e *entity) jen.Code { return typeCode(e.Collection.Field.Type) }
 
-// collectionMap writes map[F]*T, a whole collection.
-func collectionMap(e *entity) *jen.Statement { return jen.Map(fieldType(e)).Add(itemType(e)) }
+// collectionMap writes map[F]*T, a whole collection of items.
+func collectionMap(e *entity) *jen.Statement { return jen.Map(fieldType(e)).Add(ptrType(e)) }
 
 func emitCollectionType(f *jen.File, e *entity) {
-	doc(f, "%s reads and writes collections of %s items in Redis: one hash per key %q, each item under the field its %s gives, serving the hot collections from memory.", e.Repo(), e.Type.Obj().Name(), e.Template, e.Collection.Field.Field)
+	doc(f, "%s reads and writes collections of %s items in Redis: one hash per key %q, each item under the field its %s gives, serving the hot collections from memory.", e.Repo(), e.TypeName(), e.Template, e.Collection.Field.Field)
 	f.Type().Id(e.Repo()).Struct(
 		jen.Id("c").Op("*").Add(rt("Collection")).Types(keyType(e), fieldType(e), typeCode(e.Type)),
 	)
 }
 
 func emitCollectionCtor(f *jen.File, e *entity) {
-	v := jen.Id("v").Add(itemType(e))
 	fields := []jen.Code{
 		jen.Id("Key").Op(":").Add(keyFunc(e)),
 		jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit),
 		jen.Id("Clone").Op(":").Id(e.Clone.Name),
 	}
-	if e.Codec != nil {
-		ptr := jen.Parens(itemType(e))
-		fields = append(fields,
-			jen.Id("Encode").Op(":").Add(ptr.Clone()).Dot("AppendMsgpack"),
-			jen.Id("Decode").Op(":").Add(ptr).Dot("ReadMsgpack"),
-		)
-	}
+	fields = append(fields, codecGlue(e)...)
 	fields = append(fields,
-		jen.Id("Owner").Op(":").Func().Params(v.Clone()).Add(keyType(e)).Block(jen.Return(keyValue(e, fieldArg))),
-		jen.Id("Field").Op(":").Func().Params(v.Clone()).Add(fieldType(e)).Block(jen.Return(jen.Id("v").Dot(e.Collection.Field.Field))),
+		jen.Id("Owner").Op(":").Func().Params(valueParam(e)).Add(keyType(e)).Block(jen.Return(keyValue(e, fieldArg))),
+		jen.Id("Field").Op(":").Func().Params(valueParam(e)).Add(fieldType(e)).Block(jen.Return(jen.Id("v").Dot(e.Collection.Field.Field))),
 		jen.Id("FieldName").Op(":").Id(e.FieldName()),
 	)
 	if x := e.Collection.Expires; x != "" {
 		fields = append(fields,
-			jen.Id("Expires").Op(":").Func().Params(v.Clone()).Qual("time", "Time").Block(jen.Return(jen.Id("v").Dot(x))),
+			jen.Id("Expires").Op(":").Func().Params(valueParam(e)).Qual("time", "Time").Block(jen.Return(jen.Id("v").Dot(x))),
 			jen.Id("ExpiresKey").Op(":").Lit(e.Collection.ExpiresKey),
 		)
 	}
-	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
 	emitCtorBody(f, e, rt("NewCollection"),
 		rt("CollectionGlue").Types(keyType(e), fieldType(e), typeCode(e.Type)).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...))
 }
@@ -83,7 +73,7 @@ func emitCollectionLoader(f *jen.File, e *entity) {
 // emitCollectionMethods writes the reads and writes, each named after
 // its Redis command.
 func emitCollectionMethods(f *jen.File, e *entity) {
-	typ, fp := e.Type.Obj().Name(), e.Collection.Field
+	typ, fp := e.TypeName(), e.Collection.Field
 	key := keyValue(e, paramArg)
 	withField := append(keyParams(e), jen.Id(fp.Name).Add(typeCode(fp.Type)))
 	call := func(method string, args ...jen.Code) jen.Code {
@@ -98,14 +88,14 @@ func emitCollectionMethods(f *jen.File, e *entity) {
 	f.Func().Add(recv(e)).Id(e.HGetAll()).Params(keyParams(e)...).Params(collectionMap(e), jen.Error()).Block(call("HGetAll", key))
 
 	doc(f, "%s returns the %s under the field %s gives in the collection of %s (HGET; from memory when the collection is hot), or an error wrapping runtime.ErrNotFound when there is none%s.", e.HGet(), typ, fp.Name, keyDoc(e), map[bool]string{true: " or it has expired", false: ""}[expiry != ""])
-	f.Func().Add(recv(e)).Id(e.HGet()).Params(withField...).Params(itemType(e), jen.Error()).Block(call("HGet", key, jen.Id(fp.Name)))
+	f.Func().Add(recv(e)).Id(e.HGet()).Params(withField...).Params(ptrType(e), jen.Error()).Block(call("HGet", key, jen.Id(fp.Name)))
 
 	writeDoc := "in one round trip: a script that runs HSET, removes the collection's expired items and moves the hash's TTL forward when the item would outlive it, never back. A caller that reads next sees the write, even when the collection is hot."
 	doc(f, "%s stores v in the collection its key fields give, under the field its %s gives, %s", e.HSet(), fp.Field, writeDoc)
-	f.Func().Add(recv(e)).Id(e.HSet()).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("v").Add(itemType(e))).Error().Block(call("HSet", jen.Id("v")))
+	f.Func().Add(recv(e)).Id(e.HSet()).Params(ctxParam(), valueParam(e)).Error().Block(call("HSet", jen.Id("v")))
 
 	doc(f, "%s stores vs, of one collection or several, as %s does each, in one round trip: one script per collection, pipelined.", e.HSetMany(), e.HSet())
-	f.Func().Add(recv(e)).Id(e.HSetMany()).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("vs").Index().Add(itemType(e))).Error().Block(call("HSet", jen.Id("vs").Op("...")))
+	f.Func().Add(recv(e)).Id(e.HSetMany()).Params(ctxParam(), jen.Id("vs").Index().Add(ptrType(e))).Error().Block(call("HSet", jen.Id("vs").Op("...")))
 
 	doc(f, "%s deletes the %s under the field %s gives from the collection of %s (HDEL, in the script that also removes expired items).", e.HDel(), typ, fp.Name, keyDoc(e))
 	f.Func().Add(recv(e)).Id(e.HDel()).Params(withField...).Error().Block(call("HDel", key, jen.Id(fp.Name)))
@@ -121,8 +111,8 @@ func emitCollectionMethods(f *jen.File, e *entity) {
 // field's value written as a key part is, escaped the same way.
 func emitFieldFunc(f *jen.File, e *entity) {
 	p := e.Collection.Field
-	doc(f, "%s returns the hash field the %s whose %s is %s is stored under.%s", e.FieldName(), e.Type.Obj().Name(), p.Field, p.Name, escapeDoc(&entity{Params: []*param{p}}))
+	doc(f, "%s returns the hash field the %s whose %s is %s is stored under.%s", e.FieldName(), e.TypeName(), p.Field, p.Name, escapeDoc([]*param{p}))
 	f.Func().Id(e.FieldName()).Params(jen.Id(p.Name).Add(typeCode(p.Type))).String().Block(
-		partsBody(keySpecial(e), []keyPart{{Param: p}}, func(p *param) *jen.Statement { return jen.Id(p.Name) })...,
+		partsBody(keySpecial(e), []keyPart{{Param: p}}, paramArg)...,
 	)
 }

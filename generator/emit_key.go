@@ -1,8 +1,6 @@
 package generator
 
 import (
-	"unicode/utf8"
-
 	"github.com/dave/jennifer/jen"
 )
 
@@ -24,9 +22,9 @@ func emitKey(f *jen.File, e *entity) {
 // key: it takes the field's own type, which is what the cache is keyed by.
 func emitKeyFunc(f *jen.File, e *entity) {
 	p := e.Params[0]
-	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.%s", e.KeyName(), e.Type.Obj().Name(), p.Name, e.Template, escapeDoc(e))
+	doc(f, "%s returns the Redis key of the %s identified by %s: the template %q filled in, exactly as the repository builds it.%s", e.KeyName(), e.TypeName(), p.Name, e.Template, escapeDoc(e.Params))
 	f.Func().Id(e.KeyName()).Params(jen.Id(p.Name).Add(typeCode(p.Type))).String().Block(
-		keyBody(e, func(p *param) *jen.Statement { return jen.Id(p.Name) })...,
+		keyBody(e, paramArg)...,
 	)
 }
 
@@ -39,58 +37,24 @@ func emitKeyType(f *jen.File, e *entity) {
 	for i, p := range e.Params {
 		fields[i] = jen.Id(p.Field).Add(typeCode(p.Type))
 	}
-	doc(f, "%s identifies one %s: the fields of its key template %q.", e.KeyName(), e.Type.Obj().Name(), e.Template)
+	doc(f, "%s identifies one %s: the fields of its key template %q.", e.KeyName(), e.TypeName(), e.Template)
 	f.Type().Id(e.KeyName()).Struct(fields...)
 
-	doc(f, "String returns the Redis key of k, %q filled in.%s", e.Template, escapeDoc(e))
-	f.Func().Params(jen.Id("k").Id(e.KeyName())).Id("String").Params().String().Block(
-		keyBody(e, func(p *param) *jen.Statement { return jen.Id("k").Dot(p.Field) })...,
+	doc(f, "String returns the Redis key of k, %q filled in.%s", e.Template, escapeDoc(e.Params))
+	f.Func().Params(jen.Id("k").Id(e.KeyName())).Id(keyMethod).Params().String().Block(
+		keyBody(e, keyFieldArg)...,
 	)
 }
 
-// escapeDoc is the sentence key builders add when the key has string
-// parts, whose values are escaped.
-func escapeDoc(e *entity) string {
-	for _, p := range e.Params {
+// escapeDoc is the sentence key builders add when params, the parts they
+// write, include strings, whose values are escaped.
+func escapeDoc(params []*param) string {
+	for _, p := range params {
 		if p.Kind == keyString {
 			return " String parts are percent-escaped: see runtime.AppendKeyString."
 		}
 	}
 	return ""
-}
-
-// keySpecial is the special argument of runtime.AppendKeyString for e's
-// string parts: "%", which escapes, and every other ASCII byte of the
-// template's literal text that is not a letter or a digit, sorted. With
-// those escaped, a string part cannot hold the punctuation that separates
-// it from the next part, so where the template separates its fields with
-// punctuation, two different keys never build the same Redis key
-// ("acct:{Org}:{User}" escapes "%:": Org "a:b" and User "c" give
-// "acct:a%3Ab:c", Org "a" and User "b:c" "acct:a:b%3Ac"). Letters, digits
-// and bytes beyond ASCII are left alone, to keep keys readable, and
-// because runtime.AppendKeyString matches special as runes.
-func keySpecial(e *entity) string {
-	var set [utf8.RuneSelf]bool
-	set['%'] = true
-	for _, part := range e.Key {
-		for i := range len(part.Lit) {
-			if c := part.Lit[i]; c < utf8.RuneSelf && !isAlnum(c) {
-				set[c] = true
-			}
-		}
-	}
-	var b []byte
-	for c, ok := range set {
-		if ok {
-			b = append(b, byte(c))
-		}
-	}
-	return string(b)
-}
-
-// isAlnum reports whether c is an ASCII letter or digit.
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // keyBody builds the Redis key from the values val gives for the key
@@ -170,6 +134,6 @@ func emitKeyGuard(f *jen.File, e *entity) {
 		}
 	}
 	// One line, however long, as stringer writes its guard comment.
-	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.Type.Obj().Name())
+	f.Commentf("A compile error here means a key field of %s changed type: re-run go generate.", e.TypeName())
 	f.Func().Id("_").Params().Block(body...)
 }

@@ -10,7 +10,7 @@ import (
 // adapts it to the key struct the cache is keyed by.
 func emitLoader(f *jen.File, e *entity) {
 	doc(f, "%s reads through to the source of truth: on a Redis miss, %s and %s call load, write its result to Redis and return it. load returns an error wrapping runtime.ErrNotFound for an absent row.", e.Loader(), e.Get(), e.GetMany())
-	result := []jen.Code{jen.Op("*").Add(typeCode(e.Type)), jen.Error()}
+	result := []jen.Code{ptrType(e), jen.Error()}
 	f.Func().Id(e.Loader()).Params(
 		jen.Id("load").Func().Params(keyParams(e)...).Params(result...),
 	).Add(rt("Option")).Block(
@@ -27,9 +27,9 @@ func loaderArg(e *entity, result []jen.Code) jen.Code {
 	}
 	args := []jen.Code{jen.Id("ctx")}
 	for _, p := range e.Params {
-		args = append(args, jen.Id("k").Dot(p.Field))
+		args = append(args, keyFieldArg(p))
 	}
-	return jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("k").Add(keyType(e))).Params(result...).Block(
+	return jen.Func().Params(ctxParam(), jen.Id("k").Add(keyType(e))).Params(result...).Block(
 		jen.Return(jen.Id("load").Call(args...)),
 	)
 }
@@ -41,7 +41,7 @@ func emitBatchLoader(f *jen.File, e *entity) {
 	doc(f, "%s loads many rows at once for %s; it returns the rows it found. Without it, %s calls the function given to %s key by key.", e.BatchLoader(), e.GetMany(), e.GetMany(), e.Loader())
 	f.Func().Id(e.BatchLoader()).Params(
 		jen.Id("load").Func().Params(manyParams(e)...).Params(
-			jen.Map(keyType(e)).Op("*").Add(typeCode(e.Type)), jen.Error(),
+			jen.Map(keyType(e)).Add(ptrType(e)), jen.Error(),
 		),
 	).Add(rt("Option")).Block(
 		jen.Return(rt("WithBatchLoader").Call(jen.Id("load"))),

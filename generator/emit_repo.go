@@ -3,7 +3,6 @@ package generator
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -11,7 +10,7 @@ import (
 
 // emitRepoType writes the repository type, a typed face on runtime.Cache.
 func emitRepoType(f *jen.File, e *entity) {
-	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.Type.Obj().Name(), e.Template)
+	doc(f, "%s reads and writes %s values in Redis under the key %q, serving the hot ones from memory.", e.Repo(), e.TypeName(), e.Template)
 	f.Type().Id(e.Repo()).Struct(
 		jen.Id("c").Op("*").Add(rt("Cache")).Types(keyType(e), typeCode(e.Type)),
 	)
@@ -23,7 +22,7 @@ func emitRepoType(f *jen.File, e *entity) {
 // generated, so an error comes from the caller's own options or client.
 // The glue names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
-	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.Type.Obj().Name(), e.Type.Obj().Name(), ctorErrDoc)
+	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
 	emitCtorBody(f, e, rt("New"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
 }
 
@@ -85,14 +84,19 @@ func glue(e *entity) []jen.Code {
 	if len(e.Key) > 0 && e.Key[0].Param == nil {
 		fields = append(fields, jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit))
 	}
-	if e.Codec != nil {
-		ptr := jen.Parens(jen.Op("*").Add(typeCode(e.Type)))
-		fields = append(fields,
-			jen.Id("Encode").Op(":").Add(ptr.Clone()).Dot("AppendMsgpack"),
-			jen.Id("Decode").Op(":").Add(ptr).Dot("ReadMsgpack"),
-		)
+	return append(fields, codecGlue(e)...)
+}
+
+// codecGlue lists the glue's Encode and Decode fields: the generated
+// codec's methods, or none when the entity has no codec.
+func codecGlue(e *entity) []jen.Code {
+	if e.Codec == nil {
+		return nil
 	}
-	return fields
+	return []jen.Code{
+		jen.Id("Encode").Op(":").Parens(ptrType(e)).Dot(appendMethod),
+		jen.Id("Decode").Op(":").Parens(ptrType(e)).Dot(readMethod),
+	}
 }
 
 // optionValue writes an option's argument the way a person would.
@@ -121,9 +125,37 @@ func optionValue(v any) jen.Code {
 	panic(fmt.Sprintf("optionValue: unexpected %T", v))
 }
 
+// durationUnits are the units durations are written in, largest first.
+var durationUnits = []struct {
+	d    time.Duration
+	name string
+}{
+	{time.Hour, "Hour"},
+	{time.Minute, "Minute"},
+	{time.Second, "Second"},
+	{time.Millisecond, "Millisecond"},
+	{time.Microsecond, "Microsecond"},
+	{time.Nanosecond, "Nanosecond"},
+}
+
+// durationParts splits d into n * unit with the largest unit that divides
+// it exactly, so 90m reads "90 * time.Minute" and 1.5s "1500 *
+// time.Millisecond". Zero has no unit.
+func durationParts(d time.Duration) (n int64, unit string) {
+	if d == 0 {
+		return 0, ""
+	}
+	for _, u := range durationUnits {
+		if d%u.d == 0 {
+			return int64(d / u.d), u.name
+		}
+	}
+	panic("unreachable: every duration is a whole number of nanoseconds")
+}
+
 // keyParams declares the key parameters after ctx.
 func keyParams(e *entity) []jen.Code {
-	params := []jen.Code{jen.Id("ctx").Qual("context", "Context")}
+	params := []jen.Code{ctxParam()}
 	for _, p := range e.Params {
 		params = append(params, jen.Id(p.Name).Add(typeCode(p.Type)))
 	}
@@ -142,14 +174,14 @@ func keyType(e *entity) jen.Code {
 // keyFunc refers to the function that turns K into the Redis key.
 func keyFunc(e *entity) *jen.Statement {
 	if e.Composite() {
-		return jen.Id(e.KeyName()).Dot("String")
+		return jen.Id(e.KeyName()).Dot(keyMethod)
 	}
 	return jen.Id(e.KeyName())
 }
 
 // keyValue writes the K whose fields arg gives: the value itself, or a
 // key struct literal with the fields in template order.
-func keyValue(e *entity, arg func(*param) jen.Code) jen.Code {
+func keyValue(e *entity, arg func(*param) *jen.Statement) jen.Code {
 	if !e.Composite() {
 		return arg(e.Params[0])
 	}
@@ -160,10 +192,16 @@ func keyValue(e *entity, arg func(*param) jen.Code) jen.Code {
 	return jen.Id(e.KeyName()).Values(fields...)
 }
 
-// paramArg and fieldArg give a key field's value: the method's parameter,
-// or the field of the value v.
-func paramArg(p *param) jen.Code { return jen.Id(p.Name) }
-func fieldArg(p *param) jen.Code { return jen.Id("v").Dot(p.Field) }
+// paramArg, fieldArg and keyFieldArg give a key field's value: the
+// method's parameter, the field of the value v, or the field of the key
+// struct k.
+func paramArg(p *param) *jen.Statement    { return jen.Id(p.Name) }
+func fieldArg(p *param) *jen.Statement    { return jen.Id("v").Dot(p.Field) }
+func keyFieldArg(p *param) *jen.Statement { return jen.Id("k").Dot(p.Field) }
+
+// ctxParam declares ctx, the first parameter of the generated methods and
+// of the functions the options take.
+func ctxParam() *jen.Statement { return jen.Id("ctx").Qual("context", "Context") }
 
 // paramList names the parameters for doc comments: "tenant and num".
 func paramList(e *entity) string {
@@ -174,23 +212,15 @@ func paramList(e *entity) string {
 	return joinAnd(names)
 }
 
-// joinAnd joins words as English does: "a", "a and b", "a, b and c".
-func joinAnd(words []string) string {
-	if len(words) <= 1 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
 func recv(e *entity) *jen.Statement {
 	return jen.Params(jen.Id("r").Op("*").Id(e.Repo()))
 }
 
 // emitGet writes Get<Name>.
 func emitGet(f *jen.File, e *entity) {
-	typ := e.Type.Obj().Name()
+	typ := e.TypeName()
 	doc(f, "%s returns the %s stored under %s, or an error wrapping runtime.ErrNotFound when there is none. The value is the caller's own to change: no other caller sees the change.", e.Get(), typ, keyDoc(e))
-	f.Func().Add(recv(e)).Id(e.Get()).Params(keyParams(e)...).Params(jen.Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
+	f.Func().Add(recv(e)).Id(e.Get()).Params(keyParams(e)...).Params(ptrType(e), jen.Error()).Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("Get").Call(jen.Id("ctx"), keyValue(e, paramArg))),
 	)
 }
@@ -198,16 +228,16 @@ func emitGet(f *jen.File, e *entity) {
 // emitGetMany writes Get<Names>, the batch read. Its parameter is a slice
 // of K, the type the cache is keyed by, so the runtime takes it as it is.
 func emitGetMany(f *jen.File, e *entity) {
-	typ, keys := e.Type.Obj().Name(), e.ManyParam
+	typ, keys := e.TypeName(), e.ManyParam
 	doc(f, "%s returns the %s stored under each of %s, aligned with %s: nil where there is none. Hot keys are served from memory and the rest are read from Redis in as few round trips as possible; with a loader, keys missing from Redis are loaded. Each value is the caller's own to change.", e.GetMany(), typ, keys, keys)
-	f.Func().Add(recv(e)).Id(e.GetMany()).Params(manyParams(e)...).Params(jen.Index().Op("*").Add(typeCode(e.Type)), jen.Error()).Block(
+	f.Func().Add(recv(e)).Id(e.GetMany()).Params(manyParams(e)...).Params(jen.Index().Add(ptrType(e)), jen.Error()).Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("GetMany").Call(jen.Id("ctx"), jen.Id(keys))),
 	)
 }
 
 // manyParams declares ctx and the slice of keys of the batch functions.
 func manyParams(e *entity) []jen.Code {
-	return []jen.Code{jen.Id("ctx").Qual("context", "Context"), jen.Id(e.ManyParam).Index().Add(keyType(e))}
+	return []jen.Code{ctxParam(), jen.Id(e.ManyParam).Index().Add(keyType(e))}
 }
 
 // emitSet writes Set<Name>.
@@ -220,12 +250,12 @@ func emitSet(f *jen.File, e *entity) {
 	if len(fields) > 1 {
 		fieldsGive = "fields give"
 	}
-	doc(f, "Set%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot. A nil v is an error: Del%s deletes.", e.Name, joinAnd(fields), fieldsGive, e.Name)
-	f.Func().Add(recv(e)).Id("Set"+e.Name).Params(
-		jen.Id("ctx").Qual("context", "Context"),
-		jen.Id("v").Op("*").Add(typeCode(e.Type)),
+	doc(f, "%s stores v under the key its %s %s, with the repository's TTL. A caller that reads the key next gets v, even when it is hot. A nil v is an error: %s deletes.", e.Set(), joinAnd(fields), fieldsGive, e.Del())
+	f.Func().Add(recv(e)).Id(e.Set()).Params(
+		ctxParam(),
+		valueParam(e),
 	).Error().Block(
-		refuseNil(e, "Set"+e.Name),
+		refuseNil(e, e.Set()),
 		jen.Return(jen.Id("r").Dot("c").Dot("Set").Call(jen.Id("ctx"), keyValue(e, fieldArg), jen.Id("v"))),
 	)
 }
@@ -234,7 +264,7 @@ func emitSet(f *jen.File, e *entity) {
 // read: the runtime refuses a nil value too, but the key is built here
 // first, and a nil dereference would end the process.
 func refuseNil(e *entity, method string) jen.Code {
-	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call Del%s to delete it", method, e.Type.Obj().Name(), e.Name)
+	msg := fmt.Sprintf("hotkey: %s: the %s is nil; call %s to delete it", method, e.TypeName(), e.Del())
 	return jen.If(jen.Id("v").Op("==").Nil()).Block(
 		jen.Return(jen.Qual("errors", "New").Call(jen.Lit(msg))),
 	)
@@ -242,8 +272,8 @@ func refuseNil(e *entity, method string) jen.Code {
 
 // emitDel writes Del<Name>.
 func emitDel(f *jen.File, e *entity) {
-	doc(f, "Del%s deletes the %s stored under %s, in Redis and in memory.", e.Name, e.Type.Obj().Name(), keyDoc(e))
-	f.Func().Add(recv(e)).Id("Del" + e.Name).Params(keyParams(e)...).Error().Block(
+	doc(f, "%s deletes the %s stored under %s, in Redis and in memory.", e.Del(), e.TypeName(), keyDoc(e))
+	f.Func().Add(recv(e)).Id(e.Del()).Params(keyParams(e)...).Error().Block(
 		jen.Return(jen.Id("r").Dot("c").Dot("Del").Call(jen.Id("ctx"), keyValue(e, paramArg))),
 	)
 }

@@ -1,13 +1,11 @@
 package generator
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,15 +33,6 @@ type pkgInput struct {
 	// OutputState says whether that file exists and who wrote it.
 	OutputState outputState
 }
-
-// outputState describes what sits at a package's output path.
-type outputState int
-
-const (
-	noOutput   outputState = iota
-	ourOutput              // starts with Header: ours to rewrite or remove
-	userOutput             // someone else's file: never touched
-)
 
 // loadMode asks go/packages only for what the model reads: names and
 // directories, syntax for the doc comments, and types for the fields.
@@ -146,25 +135,6 @@ func load(cfg Config) ([]*pkgInput, error) {
 		return nil, fmt.Errorf("no packages match %s", strings.Join(cfg.Patterns, " "))
 	}
 	return inputs, nil
-}
-
-// outputStateOf tells whether the file at path exists and whether it is
-// ours.
-func outputStateOf(path string) outputState {
-	b, err := os.ReadFile(path)
-	switch {
-	case err != nil:
-		return noOutput
-	case isGenerated(b):
-		return ourOutput
-	default:
-		return userOutput
-	}
-}
-
-// isGenerated reports whether content was written by this generator.
-func isGenerated(content []byte) bool {
-	return bytes.HasPrefix(content, []byte(Header+"\n"))
 }
 
 // packagesError converts an error of go/packages, whose position is a

@@ -8,6 +8,87 @@ import (
 	"unicode/utf8"
 )
 
+// TypeName is the annotated struct's own name, which doc comments and
+// messages speak of; Name, which the generated names are built on, is
+// name= when the annotation sets it.
+func (e *entity) TypeName() string { return e.Type.Obj().Name() }
+
+// Repo, Ctor and the others name an entity's generated declarations.
+// KeyName is the key function of a single-field key, and the key struct of
+// a composite one.
+func (e *entity) Repo() string     { return e.Name + "Repo" }
+func (e *entity) Ctor() string     { return "New" + e.Name + "Repo" }
+func (e *entity) MustCtor() string { return "MustNew" + e.Name + "Repo" }
+func (e *entity) KeyName() string  { return e.Name + "Key" }
+
+// keyMethod is the method of a composite key's struct that builds the
+// Redis key (the runtime's Glue.Key); it makes the struct a fmt.Stringer,
+// so a key prints as the Redis key it stands for.
+const keyMethod = "String"
+
+// Get, GetMany, Set, Del and the loader options are named after the
+// entity, the batch ones after many of it (see manyName): GetUser,
+// GetUsers, SetUser, DelUser, WithUserLoader, WithUsersLoader.
+func (e *entity) Get() string         { return "Get" + e.Name }
+func (e *entity) GetMany() string     { return "Get" + manyName(e.Name) }
+func (e *entity) Set() string         { return "Set" + e.Name }
+func (e *entity) Del() string         { return "Del" + e.Name }
+func (e *entity) Loader() string      { return "With" + e.Name + "Loader" }
+func (e *entity) BatchLoader() string { return "With" + manyName(e.Name) + "Loader" }
+
+// MarkChanged, SyncHook and WarmBloom name what changes=on and bloom=on
+// add: MarkUserChanged, WithUserSyncHook, WarmUserBloom.
+func (e *entity) MarkChanged() string { return "Mark" + e.Name + "Changed" }
+func (e *entity) SyncHook() string    { return "With" + e.Name + "SyncHook" }
+func (e *entity) WarmBloom() string   { return "Warm" + e.Name + "Bloom" }
+
+// Collection names (layout=hash): the whole collection is many of the
+// entity, and each method is named after the Redis command it runs, so
+// the generated file says what reaches Redis: HGetAllTokens, HGetToken,
+// HSetToken, HSetTokens, HDelToken, DelTokens, HGetAllTokensMany,
+// TokenField and WithTokensLoader (BatchLoader).
+func (e *entity) HGetAll() string     { return "HGetAll" + manyName(e.Name) }
+func (e *entity) HGetAllMany() string { return "HGetAll" + manyName(e.Name) + "Many" }
+func (e *entity) HGet() string        { return "HGet" + e.Name }
+func (e *entity) HSet() string        { return "HSet" + e.Name }
+func (e *entity) HSetMany() string    { return "HSet" + manyName(e.Name) }
+func (e *entity) HDel() string        { return "HDel" + e.Name }
+func (e *entity) DelAll() string      { return "Del" + manyName(e.Name) }
+func (e *entity) FieldName() string   { return e.Name + "Field" }
+
+// generatedName is a package-level name the generated file declares, and
+// what it names, for messages.
+type generatedName struct{ Name, What string }
+
+// generatedNames are an entity's package-level names, which must not be
+// declared already.
+func (e *entity) generatedNames() []generatedName {
+	key := "key function"
+	if e.Composite() {
+		key = "key struct"
+	}
+	names := []generatedName{
+		{e.Repo(), "repository type"},
+		{e.Ctor(), "constructor"},
+		{e.MustCtor(), "MustNew constructor"},
+		{e.KeyName(), key},
+	}
+	if e.Collection != nil {
+		return append(names,
+			generatedName{e.FieldName(), "field function"},
+			generatedName{e.BatchLoader(), "collection loader option"},
+		)
+	}
+	names = append(names,
+		generatedName{e.Loader(), "loader option"},
+		generatedName{e.BatchLoader(), "batch loader option"},
+	)
+	if e.Changes {
+		names = append(names, generatedName{e.SyncHook(), "sync hook option"})
+	}
+	return names
+}
+
 // lowerIdent turns an exported name into the unexported one a Go
 // programmer would write: the leading capitals are lowered, except the last
 // one when it starts the next word ("ID" → "id", "UserID" → "userID",
@@ -122,4 +203,12 @@ func plural(name string) string {
 		return name[:len(name)-1] + "ies"
 	}
 	return name + "s"
+}
+
+// joinAnd joins words as English does: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

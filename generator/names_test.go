@@ -131,3 +131,55 @@ func TestManyParamName(t *testing.T) {
 		})
 	}
 }
+
+func TestEntityNames(t *testing.T) {
+	user, news, token := &entity{Name: "User"}, &entity{Name: "News"}, &entity{Name: "Token"}
+	tests := []struct{ got, want string }{
+		{user.Repo(), "UserRepo"},
+		{user.Ctor(), "NewUserRepo"},
+		{user.MustCtor(), "MustNewUserRepo"},
+		{user.KeyName(), "UserKey"},
+		{user.Get(), "GetUser"},
+		{user.GetMany(), "GetUsers"}, // the batch names are the plural's
+		{user.Set(), "SetUser"},
+		{user.Del(), "DelUser"},
+		{user.Loader(), "WithUserLoader"},
+		{user.BatchLoader(), "WithUsersLoader"},
+		{user.MarkChanged(), "MarkUserChanged"},
+		{user.SyncHook(), "WithUserSyncHook"},
+		{user.WarmBloom(), "WarmUserBloom"},
+		{news.Get(), "GetNews"},
+		{news.GetMany(), "GetNewsList"}, // never the single name again
+		{news.BatchLoader(), "WithNewsListLoader"},
+		{token.HGetAll(), "HGetAllTokens"}, // a collection's names are its Redis commands'
+		{token.HGetAllMany(), "HGetAllTokensMany"},
+		{token.HGet(), "HGetToken"},
+		{token.HSet(), "HSetToken"},
+		{token.HSetMany(), "HSetTokens"},
+		{token.HDel(), "HDelToken"},
+		{token.DelAll(), "DelTokens"},
+		{token.FieldName(), "TokenField"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %s, want %s", tt.got, tt.want)
+		}
+	}
+}
+
+func TestJoinAnd(t *testing.T) {
+	tests := []struct {
+		words []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a and b"},
+		{[]string{"a", "b", "c"}, "a, b and c"}, // no comma before "and"
+	}
+	for _, tt := range tests {
+		if got := joinAnd(tt.words); got != tt.want {
+			t.Errorf("joinAnd(%q) = %q, want %q", tt.words, got, tt.want)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package generator
 import (
 	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/hotkeygen/hotkeygen/annotations"
 	declared "github.com/hotkeygen/hotkeygen/internal/option"
@@ -99,32 +98,4 @@ func options(entity string, spec *annotations.Spec) ([]option, ErrorList) {
 		opts = append(opts, option{Func: ro.Func, Value: ro.Value(spec)})
 	}
 	return opts, errs
-}
-
-// durationUnits are the units durations are written in, largest first.
-var durationUnits = []struct {
-	d    time.Duration
-	name string
-}{
-	{time.Hour, "Hour"},
-	{time.Minute, "Minute"},
-	{time.Second, "Second"},
-	{time.Millisecond, "Millisecond"},
-	{time.Microsecond, "Microsecond"},
-	{time.Nanosecond, "Nanosecond"},
-}
-
-// durationParts splits d into n * unit with the largest unit that divides
-// it exactly, so 90m reads "90 * time.Minute" and 1.5s "1500 *
-// time.Millisecond". Zero has no unit.
-func durationParts(d time.Duration) (n int64, unit string) {
-	if d == 0 {
-		return 0, ""
-	}
-	for _, u := range durationUnits {
-		if d%u.d == 0 {
-			return int64(d / u.d), u.name
-		}
-	}
-	panic("unreachable: every duration is a whole number of nanoseconds")
 }

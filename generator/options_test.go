@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -97,52 +96,5 @@ func TestAnOptionMissingFromTheTableIsAnError(t *testing.T) {
 	_, errs := options("user", spec)
 	if len(errs) != 1 || errs[0].Pos != pos || !strings.Contains(errs[0].Msg, "shiny_new") {
 		t.Errorf("options with an unknown option returned %v; want one error at %v", errs, pos)
-	}
-}
-
-func TestDurationParts(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		n    int64
-		unit string
-	}{
-		{0, 0, ""},
-		{30 * time.Minute, 30, "Minute"},
-		{90 * time.Minute, 90, "Minute"},
-		{2 * time.Hour, 2, "Hour"},
-		{1500 * time.Millisecond, 1500, "Millisecond"},
-		{10*time.Minute + 30*time.Second, 630, "Second"},
-		{time.Nanosecond, 1, "Nanosecond"},
-	}
-	for _, tt := range tests {
-		if n, unit := durationParts(tt.d); n != tt.n || unit != tt.unit {
-			t.Errorf("durationParts(%v) = %d, %q; want %d, %q", tt.d, n, unit, tt.n, tt.unit)
-		}
-	}
-}
-
-func TestOptionValuesReadAsAPersonWouldWriteThem(t *testing.T) {
-	tests := []struct {
-		v    any
-		want string
-	}{
-		{90 * time.Minute, "90 * time.Minute"},
-		{time.Minute, "time.Minute"},
-		{time.Duration(0), "0"},
-		{2500.5, "2500.5"},
-		{0.1, "0.1"},
-		{10240, "10240"},
-		{true, "true"},
-		{false, "false"},
-		{"user", `"user"`},
-		{modeConst("loader"), "runtime.DegradeLoader"},
-		{modeConst("off"), "runtime.DegradeOff"},
-		{modeConst("later"), `"later"`}, // annotations rejects it; it still compiles
-		{modeConst("pubsub"), "runtime.InvalidatePubSub"},
-	}
-	for _, tt := range tests {
-		if got := fmt.Sprintf("%#v", optionValue(tt.v)); got != tt.want {
-			t.Errorf("optionValue(%#v) = %s, want %s", tt.v, got, tt.want)
-		}
 	}
 }
