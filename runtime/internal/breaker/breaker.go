@@ -70,7 +70,7 @@ type Breaker struct {
 	// answers counts the answers the node's session and breaker heard
 	// (PONGs, pings): while the node answers, however late, a copy whose
 	// key was written before the last of them is not served as a stale
-	// read (the runtime's copyMeta.overtaken).
+	// read (see Answers).
 	answers atomic.Uint64
 	// answered is when the last of them was heard (the Clock's UnixNano).
 	answered atomic.Int64
@@ -124,8 +124,8 @@ const ProbeEvery = 20 * time.Millisecond
 
 // AnswerWithin is how long a node may take to answer a ping before it
 // counts as down: a ping of the breaker's that takes longer fails, and a
-// session whose PING goes unanswered that long opens the breaker (the
-// runtime's keepingUp.quiet, through Heard). A node that is hung, paused,
+// session whose PING goes unanswered that long says so (Heard), which
+// opens the breaker once a ping confirms it. A node that is hung, paused,
 // partitioned away or too busy looks to its callers like a dead one, only
 // slower, and a hot key's node is slow before it dies: hot reads must not
 // wait on it for the client's ReadTimeout (3 s by default) any more than
