@@ -81,6 +81,7 @@ type Breaker struct {
 type Config struct {
 	// Now is the Cache's Clock: it dates the breaker's evidence.
 	Now func() time.Time
+	// Log says when a breaker opens (Warn) and closes (Info).
 	Log *slog.Logger
 	// Spawn runs f on a goroutine of the Cache's, one its Close waits
 	// for, unless Close has begun, and reports whether f runs.
@@ -88,7 +89,8 @@ type Config struct {
 	// FailedFast counts the calls refused because a node is unreachable
 	// (Stats.FailedFast).
 	FailedFast *atomic.Uint64
-	// ProbeEvery paces the probe of an open breaker; 0 means ProbeEvery.
+	// ProbeEvery paces the probe of an open breaker; 0 means the
+	// constant ProbeEvery. Tests slow it to show readers do not need it.
 	ProbeEvery time.Duration
 	// Unavailable is the error a refused call's cause wraps: the
 	// runtime's ErrUnavailable, which callers match with errors.Is.
