@@ -51,22 +51,34 @@ fuzz:
 
 
 # mutate runs mutation testing (gremlins, every operator it has that
-# applies) over the freshness protocol, the breaker and the invalidation
-# transport (MUTATE_FILES in runtime/), with the tests of MUTATE_TESTS, the
-# runtime's tests that guard them: a mutant a test fails on is killed, one
-# every test passes lived. Each run of the tests takes about 35 s; with
-# MUTATE_WORKERS at 3 the whole run takes about 40 minutes. Its last
-# report is in RELIABILITY.md ("Mutation testing").
-MUTATE_FILES ?= freshness.go health.go invalidate.go
+# applies) over the freshness protocol and the invalidation transport
+# (MUTATE_FILES in runtime/) and over the breaker (MUTATE_PKGS, every file
+# of each), with the tests of MUTATE_TESTS, the runtime's tests that guard
+# them, and each package's own tests: a mutant a test fails on is killed,
+# one every test passes lived. Each run of the tests takes about 35 s; with
+# MUTATE_WORKERS at 3 the runtime's files take about 40 minutes. The
+# runtime's tests guard a package not their own, so a mutant of
+# MUTATE_PKGS is tested in gremlins' integration mode, the same -run over
+# go test ./..., which also builds every test binary of the module that
+# imports the package, and its coverage is of the package (--coverpkg).
+# The reports are mutate.json and mutate-<package>.json; the last is in
+# RELIABILITY.md ("Mutation testing").
+MUTATE_FILES ?= freshness.go invalidate.go
+MUTATE_PKGS ?= runtime/internal/breaker
 MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect nodes sentinel flight load errors
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATE_OPS = --workers $(MUTATE_WORKERS) --timeout-coefficient 3 --invert-logical --invert-loopctrl --remove-self-assignments
 mutate:
 	@tests=$$(for f in $(MUTATE_TESTS); do sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' runtime/$${f}_test.go; done | paste -sd'|'); \
 	skip=$$(cd runtime && ls *.go | grep -v _test.go | grep -vxF $(patsubst %,-e %,$(MUTATE_FILES)) | sed 's/^/-E ^/; s/$$/$$/'); \
-	GOFLAGS="-run=^($$tests)$$" $(GO) run $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient 3 \
-		--invert-logical --invert-loopctrl --remove-self-assignments \
-		$$skip -E / $(MUTATE_FLAGS) -o mutate.json ./runtime
+	GOFLAGS="-run=^($$tests)$$" $(GO) run $(GREMLINS) unleash $(MUTATE_OPS) \
+		$$skip -E / $(MUTATE_FLAGS) -o mutate.json ./runtime || exit 1; \
+	for pkg in $(MUTATE_PKGS); do \
+		own=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' $$pkg/*_test.go | paste -sd'|'); \
+		GOFLAGS="-run=^($$tests|$$own)$$" $(GO) run $(GREMLINS) unleash $(MUTATE_OPS) \
+			--integration --coverpkg ./$$pkg $(MUTATE_FLAGS) -o mutate-$$(basename $$pkg).json ./$$pkg || exit 1; \
+	done
 
 # demo runs the userstore example under a skewed load with a flash crowd,
 # serves the live page on http://127.0.0.1:8080/debug/hotkeys/ and runs

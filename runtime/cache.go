@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 
 	"github.com/Yiling-J/theine-go"
@@ -113,8 +114,10 @@ type Cache[K comparable, V any] struct {
 	// and failed announcements.
 	refreshLog, publishLog logThrottle
 	// probeClient is the breaker's own connection to a single server (see
-	// probeOptions); nil for a cluster, whose nodes have theirs.
+	// breaker.ProbeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client
+	// breakers is what the breaker of every node shares (newNode).
+	breakers breaker.Config
 
 	ctx       context.Context // cancelled by Close; bounds background I/O
 	cancel    context.CancelFunc
@@ -157,9 +160,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.probeEvery == 0 {
-		cfg.probeEvery = probeEvery
-	}
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
@@ -187,20 +187,21 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.breakers = breaker.Config{Now: cfg.Clock.Now, Log: c.log, Spawn: c.spawn, FailedFast: &c.count.failedFast, ProbeEvery: cfg.probeEvery, Unavailable: ErrUnavailable}
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	if one, ok := rdb.(*redis.Client); ok {
-		c.probeClient = redis.NewClient(probeOptions(connOptions(one.Options())))
+		c.probeClient = redis.NewClient(breaker.ProbeOptions(connOptions(one.Options())))
 		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
 		// The probe's connection is made now and kept: a verdict asked
 		// later pings on it, not on a new connection, which a server out
 		// of connections, or a network that drops new ones, would refuse
 		// while it still answers the caller's, opening the breaker on a
 		// Redis that takes other writers' writes.
-		warm, cancel := context.WithTimeout(c.ctx, answerWithin)
+		warm, cancel := context.WithTimeout(c.ctx, breaker.AnswerWithin)
 		c.probeClient.Ping(warm)
 		cancel()
 	}
-	c.nodes.one = newNode(c.ctx, nodeName(rdb), cfg.Clock.Now(), ping)
+	c.nodes.one = newNode(c.ctx, nodeName(rdb), cfg.Clock.Now(), ping, &c.breakers)
 	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
@@ -322,8 +323,8 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	patient := false
 	if held {
 		n := c.nodes.of(c.key(key))
-		opened = n.whenOpened()
-		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.answering(now) {
+		opened = n.WhenOpened()
+		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true
 			opened = c.patience()
@@ -339,7 +340,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.nodes.of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.answering(c.cfg.Clock.Now()) {
+		if n := c.nodes.of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			v, err = c.resolveUntil(ctx, key, e, missed{}, c.patience(), true)
 		}
 	}
@@ -354,7 +355,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 // hot read for the client's ReadTimeout.
 func (c *Cache[K, V]) patience() <-chan struct{} {
 	done := make(chan struct{})
-	time.AfterFunc(slowFor, func() { close(done) })
+	time.AfterFunc(breaker.SlowFor, func() { close(done) })
 	return done
 }
 
@@ -391,12 +392,12 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 // even while the key's node is believed down.
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
 	n := c.nodes.of(key)
-	if !patient && c.down(ctx, n) {
-		return nil, 0, 0, opErr(c.readOp(), key, c.refuse(n))
+	if !patient && n.Down(ctx) {
+		return nil, 0, 0, opErr(c.readOp(), key, n.Refuse())
 	}
 	rctx, release := ctx, func() {}
 	if !patient {
-		rctx, release = c.untilOpened(ctx, n)
+		rctx, release = n.UntilOpened(ctx)
 	}
 	b, exp, err := c.readRaw(rctx, key)
 	release()
@@ -404,11 +405,11 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 		if errors.Is(err, redis.Nil) {
 			return nil, 0, 0, opErr(c.readOp(), key, noKey{})
 		}
-		if !patient && n.unreachable() && ctx.Err() == nil {
-			return nil, 0, 0, opErr(c.readOp(), key, c.refuse(n)) // the breaker opened while it waited
+		if !patient && n.Unreachable() && ctx.Err() == nil {
+			return nil, 0, 0, opErr(c.readOp(), key, n.Refuse()) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)
-		c.failed(ctx, n, err)
+		n.Failed(ctx, err)
 		return nil, 0, 0, opErr(c.readOp(), key, err)
 	}
 	v, err = c.decodeValue(key, b)
@@ -444,14 +445,14 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return opErr("set", key, err)
 	}
 	t := c.begin(key)
-	if c.down(ctx, t.n) {
-		return opErr("set", key, c.refuse(t.n))
+	if t.n.Down(ctx) {
+		return opErr("set", key, t.n.Refuse())
 	}
 	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
 	if err := c.setValue(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
-		c.failed(ctx, t.n, err)
-		if !notSent(err) {
+		t.n.Failed(ctx, err)
+		if !breaker.NotSent(err) {
 			c.uncertain(k, key) // the write may have landed
 		}
 		return opErr("set", key, err)
@@ -468,15 +469,15 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 		return opErr("del", key, ErrClosed)
 	}
 	t := c.begin(key)
-	if c.down(ctx, t.n) {
-		return opErr("del", key, c.refuse(t.n))
+	if t.n.Down(ctx) {
+		return opErr("del", key, t.n.Refuse())
 	}
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {
-		if !notSent(err) {
+		if !breaker.NotSent(err) {
 			c.uncertain(k, key) // the delete may have landed
 		}
 		c.countRedisError(ctx, err)
-		c.failed(ctx, t.n, err)
+		t.n.Failed(ctx, err)
 		return opErr("del", key, err)
 	}
 	c.wrote(k, key, t, nil, 0, 0)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,8 +46,8 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			}
 		}
 		w.t = c.begin(w.key)
-		if c.down(ctx, w.t.n) {
-			return fmt.Errorf("write %q: %w", w.key, c.refuse(w.t.n))
+		if w.t.n.Down(ctx) {
+			return fmt.Errorf("write %q: %w", w.key, w.t.n.Refuse())
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)
@@ -62,8 +64,8 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 	for _, w := range writes {
 		if err := w.cmd.Err(); err != nil {
 			c.countRedisError(ctx, err)
-			c.failed(ctx, w.t.n, err)
-			if !notSent(err) {
+			w.t.n.Failed(ctx, err)
+			if !breaker.NotSent(err) {
 				c.uncertain(w.k, w.key)
 			}
 			errs = append(errs, fmt.Errorf("write %q: %w", w.key, err))

@@ -83,11 +83,11 @@ func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
 			pinging, returned := make(chan struct{}), make(chan struct{})
 			release := sync.OnceFunc(func() { close(returned) })
 			t.Cleanup(func() { release(); c.Close() })
-			c.nodes.one.ping = func(context.Context) error {
+			answerPings(c, func(context.Context) error {
 				close(pinging)
 				<-returned
 				return nil
-			}
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {

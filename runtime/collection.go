@@ -184,10 +184,10 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
 	n := c.nodes.of(key)
-	if c.down(ctx, n) {
-		return nil, fieldErr("hget", key, name, c.refuse(n))
+	if n.Down(ctx) {
+		return nil, fieldErr("hget", key, name, n.Refuse())
 	}
-	rctx, release := c.untilOpened(ctx, n)
+	rctx, release := n.UntilOpened(ctx)
 	b, err := c.rdb.HGet(rctx, key, name).Bytes()
 	release()
 	switch {
@@ -197,7 +197,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		return nil, fieldErr("hget", key, name, ErrNotFound)
 	case err != nil:
 		c.countRedisError(ctx, err)
-		c.failed(ctx, n, err)
+		n.Failed(ctx, err)
 		return nil, fieldErr("hget", key, name, err)
 	}
 	c.checkSize("read", key, len(b))

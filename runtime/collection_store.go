@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -121,7 +123,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 		lefts = make([]*redis.DurationCmd, len(keys))
 	}
 	for i, key := range keys {
-		if nodes[i] = c.nodes.of(key); !c.down(ctx, nodes[i]) {
+		if nodes[i] = c.nodes.of(key); !nodes[i].Down(ctx) {
 			cmds[i] = pipe.HGetAll(ctx, key)
 			if lefts != nil {
 				lefts[i] = pipe.PTTL(ctx, key)
@@ -132,7 +134,7 @@ func (c *Cache[K, V]) hgetallMany(ctx context.Context, keys []string) ([][]byte,
 	c.execBatch(ctx, pipe, nodes)
 	for i, cmd := range cmds {
 		if cmd == nil {
-			fail(i, c.refuse(nodes[i]))
+			fail(i, nodes[i].Refuse())
 			continue
 		}
 		m, err := cmd.Result()
@@ -534,8 +536,8 @@ type ownerWrite[K comparable, V any] struct {
 // unreachable.
 func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K, V]) error {
 	for _, w := range ws {
-		if n := c.nodes.of(w.key); c.down(ctx, n) {
-			return opErr(op, w.key, c.refuse(n))
+		if n := c.nodes.of(w.key); n.Down(ctx) {
+			return opErr(op, w.key, n.Refuse())
 		}
 	}
 	ts := make([]token, len(ws))
@@ -558,14 +560,14 @@ func (c *Cache[K, V]) writeOwners(ctx context.Context, op string, ws []ownerWrit
 			if e := c.det.lookup(w.k); e != nil {
 				hot = append(hot, e)
 			}
-		case !notSent(err):
+		case !breaker.NotSent(err):
 			c.uncertain(w.k, w.key)
 		}
 		if err != nil {
 			if len(ws) == 1 {
 				c.countRedisError(ctx, err)
 			}
-			c.failed(ctx, c.nodes.of(w.key), err)
+			c.nodes.of(w.key).Failed(ctx, err)
 			if first == nil {
 				first = opErr(op, w.key, err)
 			}

@@ -134,7 +134,8 @@ type Config struct {
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
-	// probeEvery, for tests, paces the breaker's probe; 0 means probeEvery.
+	// probeEvery, for tests, paces the breaker's probe; 0 means
+	// breaker.ProbeEvery.
 	// A test slows it to show that readers do not depend on it.
 	probeEvery time.Duration
 	// topologyEvery, for tests, paces the reading of a cluster's

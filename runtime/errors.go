@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"strconv"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
 // The sentinel errors carry no prefix: the runtime returns them wrapped,
@@ -73,4 +76,16 @@ func causeOf(err error) error {
 		return oe.err
 	}
 	return err
+}
+
+// countRedisError counts err, the failure of a command sent under ctx, as a
+// Redis error (Stats.RedisErrors), unless it says only that ctx ended
+// (breaker.RedisError). It reports whether err counted, for the callers
+// that log what did.
+func (c *Cache[K, V]) countRedisError(ctx context.Context, err error) bool {
+	if !breaker.RedisError(ctx, err) {
+		return false
+	}
+	c.count.redisErrors.Add(1)
+	return true
 }

@@ -100,7 +100,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-ctx.Done():
 		return nil, opErr(c.readOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.readOp(), key, t.n.unavailable())
+		return nil, opErr(c.readOp(), key, t.n.Unavailable())
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
 // This file holds the one protocol that decides whether a local copy may
@@ -55,10 +57,10 @@ import (
 // server of a single client, one master of a cluster, or the whole
 // keyspace for Pub/Sub and for invalidation off. It carries the coverage
 // state of the session that listens to it, and the breaker that makes
-// reads fail fast while it cannot be reached (health.go).
+// reads fail fast while it cannot be reached (runtime/internal/breaker),
+// which also knows whether the node answers.
 type node struct {
 	name string
-	ctx  context.Context // ends when the node is no longer followed
 	// state is odd while a session covering the node is live and even
 	// while none is; each start and each end of a session adds one, so a
 	// state seen once is never seen again after the session ends.
@@ -67,19 +69,12 @@ type node struct {
 	// session sent and saw answered: every invalidation Redis sent before
 	// it was handled.
 	vouched atomic.Int64
-	// answers counts the answers the node's session and breaker heard
-	// (PONGs, pings): while the node answers, however late, a copy whose
-	// key was written before the last of them is not served as a stale
-	// read (see copyMeta.overtaken).
-	answers atomic.Uint64
-	// answered is when the last of them was heard (the Clock's UnixNano).
-	answered atomic.Int64
 	// moved guards since, when state last moved (or the node was made),
 	// so that Stats can say since when a node is uncovered. Only the
 	// listener and Stats take it; reads load state alone.
 	moved sync.Mutex
 	since time.Time
-	health
+	*breaker.Breaker
 }
 
 // sessionStarted and sessionEnded bracket a live session, at now; the
@@ -109,7 +104,7 @@ const (
 // voucher is what a session needs to vouch for its node: the Clock that
 // stamps its PINGs, the node the answers vouch for, and heard, which
 // takes the session's verdict on whether the node answers (nil) or not,
-// reached at now (health.go).
+// reached at now (the node's Breaker.Heard).
 type voucher struct {
 	clock Clock
 	n     *node
@@ -243,26 +238,8 @@ func (m *copyMeta) verified() bool {
 // opened had its old copy served 1.5 s late without it.
 func (m *copyMeta) overtaken(n *node, now time.Time) bool {
 	h := m.heard.Load()
-	return m.superseded.Load() || h != 0 && n.answers.Load()+1 != h && n.answering(now)
+	return m.superseded.Load() || h != 0 && n.Answers()+1 != h && n.Answering(now)
 }
-
-// heardFrom counts an answer of n's, heard at now.
-func (n *node) heardFrom(now time.Time) {
-	n.answers.Add(1)
-	n.answered.Store(now.UnixNano())
-}
-
-// answering reports whether n answered within slowFor of now, however
-// late: a slow node, whose reads are worth waiting for, as opposed to a
-// silent one.
-func (n *node) answering(now time.Time) bool {
-	return now.UnixNano()-n.answered.Load() < int64(slowFor)
-}
-
-// slowFor is how long after its last answer a node counts as slow rather
-// than silent, and how long a read waits for a slow node (patience): a
-// node answering 300 ms late has gaps that long between its answers.
-const slowFor = 4 * answerWithin
 
 // fresh reports whether the copy may be served without asking Redis: it
 // is verified, its session vouched for its node within vouchFor, and its
@@ -323,18 +300,18 @@ func wroteExpiry(sent time.Time, ttl time.Duration) int64 {
 // servable reports whether a hit on k's copy m may be answered locally,
 // and whether that answer is a stale read: an unverified copy is served
 // only while the node that owns the key now cannot be reached, as seen
-// within staleLease (health.go), and no write of the key was heard since
-// it could not. Not the copy's own node: on a cluster whose master died
-// and whose replica took the key over, the dead master stays unreachable
-// while the new one holds newer writes; and an instance that learns of
-// the promotion later than the others still hears their writes from the
-// promoted replica's session (superseded). With StaleReads off, an
-// unverified copy is never served.
+// within breaker.StaleLease (Breaker.Down), and no write of the key was
+// heard since it could not. Not the copy's own node: on a cluster whose
+// master died and whose replica took the key over, the dead master stays
+// unreachable while the new one holds newer writes; and an instance that
+// learns of the promotion later than the others still hears their writes
+// from the promoted replica's session (superseded). With StaleReads off,
+// an unverified copy is never served.
 func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
 	if c.fresh(m) {
 		return true, false
 	}
-	if n, now := c.nodes.of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && c.down(ctx, n) {
+	if n, now := c.nodes.of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false
@@ -509,12 +486,12 @@ func (c *Cache[K, V]) flushed() {
 // stale read would return a value older than an acknowledged write.
 func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
 	n := c.nodes.of(e.key)
-	down := n.unreachable()
+	down := n.Unreachable()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c.revokeLocked(e)
 	if e.held != nil {
-		e.held.heard.Store(n.answers.Load() + 1)
+		e.held.heard.Store(n.Answers() + 1)
 		if down {
 			e.held.superseded.Store(true)
 		}

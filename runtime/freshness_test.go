@@ -17,11 +17,12 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // These tests attack the freshness protocol (freshness.go) and the breaker
-// (health.go) with the faults of issue 11, each checking what a read
+// (internal/breaker) with the faults of issue 11, each checking what a read
 // returns. Each would fail on the runtime before the protocol: the finding
 // it reproduces is named in its comment.
 
@@ -286,13 +287,13 @@ func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
 		t.Fatal("a cold read of a dead Redis succeeded")
 	}
 	e.wants("p:1", "v1", "during the outage")
-	e.clock.Advance(staleLease)
+	e.clock.Advance(breaker.StaleLease)
 	e.wants("p:1", "v1", "during the outage, once the breaker's evidence is old") // the read asks, and Redis still refuses
 
 	srv.RestartWith(t, "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-client")
 	e.put("p:1", sample(1, "v2")) // another program's write
-	e.clock.Advance(staleLease)
-	e.wants("p:1", "v2", "a read staleLease after another program's write to the restarted Redis")
+	e.clock.Advance(breaker.StaleLease)
+	e.wants("p:1", "v2", "a read StaleLease after another program's write to the restarted Redis")
 	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("cold read after the restart = %v, want ErrNotFound", err)
 	}
@@ -513,34 +514,6 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 	}
 	if lines := log.linesWith("invalidation connection lost"); len(lines) != 1 {
 		t.Fatalf("the refusal was logged %d times, want once: %v", len(lines), log.String())
-	}
-}
-
-// A read that waits for a ping already in flight, and whose context ends
-// first, is told "not down": told "down", it would be answered from a copy
-// nobody vouches for, when the node may well be answering. It fails on its
-// context instead. The asker's own ping is not cut short by the waiter.
-func TestAReaderWhoseContextEndsIsNotToldDown(t *testing.T) {
-	e := newEnv(t)
-	release, pinging := make(chan struct{}), make(chan struct{})
-	began := sync.OnceFunc(func() { close(pinging) }) // check pings twice
-	n := newNode(e.ctx, "held", e.clock.Now(), func(context.Context) error {
-		began()
-		<-release
-		return errors.New("no answer")
-	})
-	n.open(e.clock.Now())
-	first := make(chan bool)
-	go func() { first <- e.c.ask(e.ctx, n) }()
-	<-pinging
-	ended, cancel := context.WithCancel(e.ctx)
-	cancel()
-	if e.c.ask(ended, n) {
-		t.Fatal("a waiter whose context ended was told the node is down")
-	}
-	close(release)
-	if !<-first {
-		t.Fatal("the asker whose ping failed was told the node answers")
 	}
 }
 

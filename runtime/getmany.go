@@ -146,7 +146,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		}
 		if n := c.nodes.of(todo[j].key); !seen[n] {
 			seen[n] = true
-			defer context.AfterFunc(n.opened.Load().ctx, stop)()
+			defer n.AfterOpened(stop)()
 		}
 	}
 	if first == nil {
@@ -168,7 +168,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 	case r := <-done:
 		return r.raw, r.exps, r.err
 	case <-opened.Done():
-		return nil, nil, opErr(c.readOp(), first.key, c.nodes.of(first.key).unavailable())
+		return nil, nil, opErr(c.readOp(), first.key, c.nodes.of(first.key).Unavailable())
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -82,7 +84,8 @@ func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
 }
 
 // pong takes the answer to a PING: it vouches for the node up to its
-// stamp, and one answered within answerWithin says the node answers.
+// stamp, and one answered within breaker.AnswerWithin says the node
+// answers.
 func (k *keepingUp) pong(m *redis.Pong) {
 	if k.v == nil {
 		return
@@ -92,13 +95,13 @@ func (k *keepingUp) pong(m *redis.Pong) {
 		return // not ours
 	}
 	k.v.n.vouched.Store(stamp)
-	k.v.n.heardFrom(k.v.clock.Now())
+	k.v.n.Answered(k.v.clock.Now())
 	i := 0
 	for i < k.n && k.out[i] <= stamp {
 		i++
 	}
 	k.n = copy(k.out[:], k.out[i:k.n])
-	if now := k.v.clock.Now(); now.UnixNano()-stamp < int64(answerWithin) {
+	if now := k.v.clock.Now(); now.UnixNano()-stamp < int64(breaker.AnswerWithin) {
 		k.v.heard(nil, now)
 	}
 }
@@ -114,12 +117,12 @@ func (k *keepingUp) asked() time.Time {
 
 // quiet is called when the session read its connection dry and nothing
 // came until the wait that began before (asked) gave up: a PING
-// unanswered for answerWithin by then says the node does not answer,
-// hung, paused, too busy or cut off, as a refused connection would, and
-// its breaker opens or stays open. The verdict is dated by that wait, not
-// by when the session's goroutine got back to it, so a session held up by
-// the scheduler reaches it later, never wrongly: an answer that came
-// meanwhile is read first on the next call.
+// unanswered for breaker.AnswerWithin by then says the node does not
+// answer, hung, paused, too busy or cut off, as a refused connection
+// would, and its breaker opens or stays open. The verdict is dated by
+// that wait, not by when the session's goroutine got back to it, so a
+// session held up by the scheduler reaches it later, never wrongly: an
+// answer that came meanwhile is read first on the next call.
 func (k *keepingUp) quiet(until time.Time) {
 	if k.v == nil || k.n == 0 {
 		return
@@ -127,17 +130,9 @@ func (k *keepingUp) quiet(until time.Time) {
 	if now := k.v.clock.Now(); until.After(now) {
 		until = now // a Clock that does not move with the wall, in tests
 	}
-	if waited := time.Duration(until.UnixNano() - k.out[0]); waited >= answerWithin {
-		k.v.heard(noAnswer{waited: waited}, until)
+	if waited := time.Duration(until.UnixNano() - k.out[0]); waited >= breaker.AnswerWithin {
+		k.v.heard(breaker.NoAnswer{Waited: waited}, until)
 	}
-}
-
-// noAnswer is the verdict on a node that left a PING unanswered for
-// waited.
-type noAnswer struct{ waited time.Duration }
-
-func (e noAnswer) Error() string {
-	return fmt.Sprintf("no answer to a PING for %v", e.waited.Round(time.Millisecond))
 }
 
 // listener keeps the session of one node alive. Between the end of one
@@ -156,7 +151,7 @@ const (
 	sessionBackoffMax = time.Second
 )
 
-// errRedial is the cause suspect is given when a session's client
+// errRedial is the cause Suspect is given when a session's client
 // redials its lost connection by itself.
 var errRedial = errors.New("the invalidation connection was lost")
 
@@ -191,8 +186,8 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 				// and the node may be too. Ask it now, not when go-redis
 				// gives up redialling.
 				end()
-				c.spawn(func() { c.suspect(l.n, errRedial) })
-			}, voucher{clock: c.cfg.Clock, n: l.n, heard: func(err error, at time.Time) { c.heardFrom(l.n, err, at) }})
+				c.spawn(func() { l.n.Suspect(errRedial) })
+			}, voucher{clock: c.cfg.Clock, n: l.n, heard: l.n.Heard})
 			c.revalidate(ctx, l.n)
 			err = c.receive(ctx, s)
 			end()
@@ -200,12 +195,12 @@ func (c *Cache[K, V]) listen(ctx context.Context, l listener) {
 			if ctx.Err() != nil {
 				return
 			}
-			if connectionFailure(err) {
-				c.suspect(l.n, err)
+			if breaker.ConnectionFailure(err) {
+				l.n.Suspect(err)
 			}
 			c.count.invalidationResets.Add(1)
 		} else if ctx.Err() == nil {
-			c.failed(ctx, l.n, err)
+			l.n.Failed(ctx, err)
 		}
 		if ctx.Err() != nil {
 			return
@@ -492,7 +487,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, answerWithin)
+		cctx, cancel := context.WithTimeout(ctx, breaker.AnswerWithin)
 		id, err := serverID(cctx, s.follow)
 		cancel()
 		if err == nil && id != *want {

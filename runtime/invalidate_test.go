@@ -19,6 +19,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
 // instances returns n caches on one server, each with its own client, as n
@@ -360,8 +361,8 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			setup: func(f *keepFixture) { f.send(time.Millisecond) },
 			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
 			check: func(t *testing.T, f *keepFixture) {
-				if v := f.n.vouched.Load(); v != prior || f.n.answers.Load() != 0 || f.k.n != 1 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 0, 1", v, f.n.answers.Load(), f.k.n, prior)
+				if v := f.n.vouched.Load(); v != prior || f.n.Answers() != 0 || f.k.n != 1 {
+					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 0, 1", v, f.n.Answers(), f.k.n, prior)
 				}
 			},
 		},
@@ -372,8 +373,8 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
 			check: func(t *testing.T, f *keepFixture) {
 				want := f.clock.Now().Add(-time.Millisecond).UnixNano()
-				if v := f.n.vouched.Load(); v != want || f.n.answers.Load() != 1 || f.k.n != 0 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 1, 0", v, f.n.answers.Load(), f.k.n, want)
+				if v := f.n.vouched.Load(); v != want || f.n.Answers() != 1 || f.k.n != 0 {
+					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 1, 0", v, f.n.Answers(), f.k.n, want)
 				}
 			},
 		},
@@ -383,8 +384,8 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			setup: func(f *keepFixture) { f.send(time.Millisecond) },
 			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: ""}) },
 			check: func(t *testing.T, f *keepFixture) {
-				if v := f.n.vouched.Load(); v != prior || f.n.answers.Load() != 0 || f.k.n != 1 || len(f.verdicts) != 0 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d, verdicts %v; want %d, 0, 1, none", v, f.n.answers.Load(), f.k.n, f.verdicts, prior)
+				if v := f.n.vouched.Load(); v != prior || f.n.Answers() != 0 || f.k.n != 1 || len(f.verdicts) != 0 {
+					t.Fatalf("vouched %d, answers %d, outstanding %d, verdicts %v; want %d, 0, 1, none", v, f.n.Answers(), f.k.n, f.verdicts, prior)
 				}
 			},
 		},
@@ -400,11 +401,11 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
-			rule:  "an answer within answerWithin of its PING says the node answers, as of now",
+			rule:  "an answer within AnswerWithin of its PING says the node answers, as of now",
 			armed: true,
-			setup: func(f *keepFixture) { f.send(answerWithin - time.Nanosecond) },
+			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin - time.Nanosecond) },
 			act: func(t *testing.T, f *keepFixture) {
-				f.k.pong(&redis.Pong{Payload: f.stamp(answerWithin - time.Nanosecond)})
+				f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin - time.Nanosecond)})
 			},
 			check: func(t *testing.T, f *keepFixture) {
 				if len(f.verdicts) != 1 || f.verdicts[0] != nil || !f.at[0].Equal(f.clock.Now()) {
@@ -413,12 +414,12 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
-			rule:  "an answer answerWithin or more after its PING still vouches, but says nothing of whether the node answers",
+			rule:  "an answer AnswerWithin or more after its PING still vouches, but says nothing of whether the node answers",
 			armed: true,
-			setup: func(f *keepFixture) { f.send(answerWithin) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(answerWithin)}) },
+			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin)}) },
 			check: func(t *testing.T, f *keepFixture) {
-				want := f.clock.Now().Add(-answerWithin).UnixNano()
+				want := f.clock.Now().Add(-breaker.AnswerWithin).UnixNano()
 				if v := f.n.vouched.Load(); v != want || len(f.verdicts) != 0 {
 					t.Fatalf("vouched %d, verdicts %v; want %d, none", v, f.verdicts, want)
 				}
@@ -442,9 +443,9 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
-			rule:  "a PING unanswered for less than answerWithin is no verdict yet",
+			rule:  "a PING unanswered for less than AnswerWithin is no verdict yet",
 			armed: true,
-			setup: func(f *keepFixture) { f.send(answerWithin - time.Nanosecond) },
+			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin - time.Nanosecond) },
 			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now()) },
 			check: func(t *testing.T, f *keepFixture) {
 				if len(f.verdicts) != 0 {
@@ -453,33 +454,33 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
-			rule:  "the oldest PING unanswered for answerWithin says the node does not answer, dated by the wait",
+			rule:  "the oldest PING unanswered for AnswerWithin says the node does not answer, dated by the wait",
 			armed: true,
-			setup: func(f *keepFixture) { f.send(answerWithin+time.Millisecond, time.Millisecond) },
+			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin+time.Millisecond, time.Millisecond) },
 			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now().Add(-time.Millisecond)) },
 			check: func(t *testing.T, f *keepFixture) {
-				var na noAnswer
-				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.waited != answerWithin || !f.at[0].Equal(f.clock.Now().Add(-time.Millisecond)) {
-					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at the wait's end %v", f.verdicts, f.at, answerWithin, f.clock.Now().Add(-time.Millisecond))
+				var na breaker.NoAnswer
+				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.Waited != breaker.AnswerWithin || !f.at[0].Equal(f.clock.Now().Add(-time.Millisecond)) {
+					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at the wait's end %v", f.verdicts, f.at, breaker.AnswerWithin, f.clock.Now().Add(-time.Millisecond))
 				}
 			},
 		},
 		{
 			rule:  "a wait that ends after the Clock's now is dated now",
 			armed: true,
-			setup: func(f *keepFixture) { f.send(answerWithin) },
+			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
 			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now().Add(time.Hour)) },
 			check: func(t *testing.T, f *keepFixture) {
-				var na noAnswer
-				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.waited != answerWithin || !f.at[0].Equal(f.clock.Now()) {
-					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at %v", f.verdicts, f.at, answerWithin, f.clock.Now())
+				var na breaker.NoAnswer
+				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.Waited != breaker.AnswerWithin || !f.at[0].Equal(f.clock.Now()) {
+					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at %v", f.verdicts, f.at, breaker.AnswerWithin, f.clock.Now())
 				}
 			},
 		},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			f := &keepFixture{clock: fakeclock.New(epoch), n: &node{}}
+			f := &keepFixture{clock: fakeclock.New(epoch), n: &node{Breaker: breaker.New(t.Context(), "", nil, &breaker.Config{})}}
 			f.n.vouched.Store(prior)
 			if r.armed {
 				f.arm()

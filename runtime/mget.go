@@ -37,7 +37,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 	}
 	for g, idx := range groups {
 		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
-		if c.down(ctx, nodes[g]) {
+		if nodes[g].Down(ctx) {
 			continue
 		}
 		args := make([]string, len(idx))
@@ -57,7 +57,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		var res []any
 		var err error
 		if cmds[g] == nil {
-			err = c.refuse(nodes[g])
+			err = nodes[g].Refuse()
 		} else if res, err = cmds[g].Result(); err != nil {
 			err = c.batchFailed(ctx, nodes[g], err)
 		}
@@ -176,7 +176,7 @@ func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes
 		}
 		seen[n] = true
 		var release func()
-		rctx, release = c.untilOpened(rctx, n)
+		rctx, release = n.UntilOpened(rctx)
 		defer release()
 	}
 	if _, err := pipe.Exec(rctx); err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
@@ -189,9 +189,9 @@ func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes
 // breaker opened while the batch waited (execBatch), err otherwise, told
 // to the breaker.
 func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, err error) error {
-	if n.unreachable() && ctx.Err() == nil {
-		return c.refuse(n)
+	if n.Unreachable() && ctx.Err() == nil {
+		return n.Refuse()
 	}
-	c.failed(ctx, n, err)
+	n.Failed(ctx, err)
 	return err
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -45,13 +47,10 @@ func (s *nodeSet) all() []*node {
 	return out
 }
 
-// newNode returns the node called name, uncovered since now.
-func newNode(ctx context.Context, name string, now time.Time, ping func(context.Context) error) *node {
-	n := &node{name: name, since: now}
-	n.ping = ping
-	n.ctx = ctx
-	n.rearm()
-	return n
+// newNode returns the node called name, uncovered since now, whose
+// breaker asks it with ping until ctx ends.
+func newNode(ctx context.Context, name string, now time.Time, ping func(context.Context) error, brk *breaker.Config) *node {
+	return &node{name: name, since: now, Breaker: breaker.New(ctx, name, ping, brk)}
 }
 
 // Topology timing: the runtime reads a cluster's topology every
@@ -213,7 +212,7 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 // again there with go-redis's backoff.
 func readTopology(ctx context.Context, r *redis.ClusterClient, known map[string]*clusterNode) ([]shard, error) {
 	for _, cn := range known {
-		if cn.n.unreachable() {
+		if cn.n.Unreachable() {
 			continue
 		}
 		if shards, err := clusterShards(ctx, cn.client); err == nil && len(shards) > 0 {
@@ -229,7 +228,7 @@ func (c *Cache[K, V]) topologyPace() time.Duration {
 		return c.cfg.topologyEvery
 	}
 	for _, n := range c.nodes.all() {
-		if n.unreachable() {
+		if n.Unreachable() {
 			return topologyEveryDown
 		}
 	}
@@ -322,9 +321,9 @@ func (c *Cache[K, V]) inStep(r *redis.ClusterClient) bool {
 func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix string) *clusterNode {
 	o := clusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(c.ctx)
-	client := redis.NewClient(probeOptions(o))
+	client := redis.NewClient(breaker.ProbeOptions(o))
 	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
-	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping)
+	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping, &c.breakers)
 	c.spawnListener(ctx, listener{name: addr, n: n, connect: trackingListener(o, prefix, nil)})
 	return &clusterNode{n: n, stop: stop, client: client}
 }

@@ -216,7 +216,8 @@ var hostname = sync.OnceValue(func() string {
 
 // downSince returns when the earliest breaker of the entity's nodes opened
 // and when the earliest of their sessions was lost: the zero time when
-// none is. The nodes are the one source of both (health.go, freshness.go).
+// none is. The nodes are the one source of both (their breakers,
+// freshness.go).
 func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 	earliest := func(t *time.Time, since time.Time) {
 		if !since.IsZero() && (t.IsZero() || since.Before(*t)) {
@@ -224,7 +225,7 @@ func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 		}
 	}
 	for _, n := range c.nodes.all() {
-		earliest(&redis, n.unreachableSince())
+		earliest(&redis, n.UnreachableSince())
 		earliest(&invalidation, n.uncoveredSince())
 	}
 	return redis, invalidation
