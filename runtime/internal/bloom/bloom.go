@@ -188,7 +188,8 @@ func (f *Filter) AddTo(ctx context.Context, pipe redis.Pipeliner, id string) Op 
 
 // Added returns the first error of the addition op, counting it: an id
 // whose addition failed may read as absent later, which the caller must
-// answer for. A nil op never failed.
+// answer for. A nil op, the addition of a cache without a filter, never
+// failed, whatever f.
 func (f *Filter) Added(op Op) error {
 	for _, cmd := range op {
 		if err := cmd.Err(); err != nil {
