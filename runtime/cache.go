@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 
@@ -84,10 +85,10 @@ type Cache[K comparable, V any] struct {
 	gens  *generations
 	agg   *aggregator[K] // nil unless cfg.Aggregate
 	// chg is the change buffer (changes.go), bloom the filter in front of
-	// the loader (bloom.go); nil unless turned on.
+	// the loader (internal/bloom); nil unless turned on.
 	chg      *changeBuffer
 	syncHook func(context.Context, map[K]*V) error
-	bloom    *bloomFilter
+	bloom    *bloom.Filter
 
 	flightMu sync.Mutex // guards flights, and wg.Add against Close (see spawn)
 	flights  map[K]*loadCall[V]

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -464,7 +465,7 @@ func (c *Cache[K, V]) setupChanges() error {
 		c.chg = newChangeBuffer(cfg.Entity)
 	}
 	if cfg.Bloom {
-		c.bloom = newBloomFilter(cfg.Entity, cfg.BloomItems, cfg.BloomFP)
+		c.bloom = bloom.New(c.rdb, cfg.Entity, cfg.BloomItems, cfg.BloomFP)
 	}
 	return nil
 }

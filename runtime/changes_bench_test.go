@@ -72,7 +72,7 @@ func BenchmarkBloomCheckPaired(b *testing.B) {
 		keys[i] = "absent:" + strconv.Itoa(i)
 	}
 	check := func(i int) {
-		if c.bloomMayHold(ctx, keys[i%len(keys)]) && c.bloom.errors.Load() > 0 {
+		if c.bloom.MayHold(ctx, keys[i%len(keys)]) && c.bloom.Stats().Errors > 0 {
 			b.Fatal("a Bloom check failed")
 		}
 	}

@@ -1,8 +1,9 @@
 package runtime
 
 import (
-	"math"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 )
 
 // minSyncIntervals is how many sync intervals the change buffer's keys must
@@ -50,7 +51,7 @@ func (r *Config) validateBloom() []error {
 	case !(r.BloomFP > 0 && r.BloomFP < 1):
 		err = optBloomFP.errorf("must be a fraction between 0 and 1, as in 0.01 or 1%%, got %v", r.BloomFP)
 	default:
-		if m, _ := bloomSize(r.BloomItems, r.BloomFP); m > maxBloomBits {
+		if m, _ := bloom.Size(r.BloomItems, r.BloomFP); m > maxBloomBits {
 			err = optBloomItems.errorf("%d ids at bloom_fp %v need %d MiB of Redis memory, more than the %d MiB allowed; lower bloom_items or raise bloom_fp", r.BloomItems, r.BloomFP, m>>23, maxBloomBits>>23)
 		}
 	}
@@ -70,17 +71,4 @@ func (r *Config) writtenWhileOff(on bool, feature, turnOn string, opts ...anySet
 		}
 	}
 	return errs
-}
-
-// bloomSize returns the bits m and hash functions k of a Bloom filter
-// holding n items at false-positive rate p, by the standard formulas
-// m = -n·ln p / (ln 2)² and k = (m/n)·ln 2, rounded.
-func bloomSize(n int, p float64) (m uint64, k int) {
-	bits := math.Ceil(-float64(n) * math.Log(p) / (math.Ln2 * math.Ln2))
-	if bits > math.MaxInt64/2 {
-		return math.MaxInt64 / 2, 1
-	}
-	m = max(uint64(bits), 64)
-	k = max(1, int(math.Round(float64(m)/float64(n)*math.Ln2)))
-	return m, k
 }

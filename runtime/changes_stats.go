@@ -56,14 +56,15 @@ func (c *Cache[K, V]) changeStats(st *Stats) {
 			st.Changes.OldestAge = max(0, c.cfg.Clock.Now().Sub(time.UnixMilli(ms)))
 		}
 	}
-	if f := c.bloom; f != nil {
+	if c.bloom != nil {
+		f := c.bloom.Stats()
 		st.Bloom = BloomStats{
 			On:      true,
-			Checks:  f.checks.Load(),
-			Absent:  f.absent.Load(),
-			Unready: f.unready.Load(),
-			Adds:    f.adds.Load(),
-			Errors:  f.errors.Load(),
+			Checks:  f.Checks,
+			Absent:  f.Absent,
+			Unready: f.Unready,
+			Adds:    f.Adds,
+			Errors:  f.Errors,
 		}
 	}
 }

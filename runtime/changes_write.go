@@ -8,6 +8,8 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 )
 
 // writeSynced writes a synced batch to Redis in one pipeline, as Set and
@@ -27,7 +29,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		exp  int64 // of a copy of v, should the write land
 		t    token
 		cmd  redis.Cmder
-		add  bloomOp // the Bloom filter's, nil without one
+		add  bloom.Op // the Bloom filter's, nil without one
 	}
 	writes := make([]write, 0, len(ks))
 	pipe := c.rdb.Pipeline()
@@ -73,10 +75,9 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		c.announce(ctx, w.key)
 		c.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
-		if err := w.add.err(); err != nil {
+		if err := c.bloom.Added(w.add); err != nil {
 			// The row is stored but the filter may not know it: the batch
 			// is synced again rather than let the id read as absent later.
-			c.bloom.errors.Add(1)
 			errs = append(errs, fmt.Errorf("add %q to the Bloom filter: %w", w.key, err))
 		}
 	}

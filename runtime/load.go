@@ -45,7 +45,7 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // stored something newer. exp is the expiry of a copy of what Redis
 // holds then (see live).
 func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
-	if !c.bloomMayHold(ctx, key) { // certainly absent: no load, no placeholder
+	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
 		return nil, 0, false, opErr(c.readOp(), key, ErrNotFound)
 	}
 	if c.cfg.RebuildLock {
