@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 
 	"github.com/Yiling-J/theine-go"
@@ -84,7 +85,7 @@ type Cache[K comparable, V any] struct {
 	agg   *aggregator[K] // nil unless cfg.Aggregate
 	// chg is the change buffer (changes.go), bloom the filter in front of
 	// the loader (bloom.go); nil unless turned on.
-	chg      *changeBuffer
+	chg      *changes.Buffer
 	syncHook func(context.Context, map[K]*V) error
 	bloom    *bloomFilter
 
@@ -109,9 +110,9 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog and publishLog space the lines about failed refreshes
-	// and failed announcements.
-	refreshLog, publishLog logThrottle
+	// refreshLog, publishLog and syncLog space the lines about failed
+	// refreshes, failed announcements and failed sync batches.
+	refreshLog, publishLog, syncLog logThrottle
 	// probeClient is the breaker's own connection to a single server (see
 	// probeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client
