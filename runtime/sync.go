@@ -151,22 +151,15 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 // comes back short, so a backlog drains at full speed and an idle buffer
 // costs one claim per interval.
 func (c *Cache[K, V]) runSync() {
-	ticks, stop := c.cfg.Clock.NewTicker(c.cfg.SyncEvery)
-	defer stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-ticks:
-		}
+	every(c.cfg.Clock, c.cfg.SyncEvery, c.done, func() {
 		for c.ctx.Err() == nil {
 			step, err := c.syncOnce(c.ctx)
 			c.chg.SampleRate()
 			if err != nil || step.claimed < c.cfg.SyncBatch {
-				break
+				return
 			}
 		}
-	}
+	})
 }
 
 // startSync starts the sync worker when the change buffer is on and there
