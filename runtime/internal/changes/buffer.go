@@ -71,10 +71,11 @@ type Options struct {
 	// Lease is how long a claim holds before another worker may take its
 	// ids (sync_lease).
 	Lease time.Duration
-	// TTL is the expiry of both keys, renewed by every mark and claim: the
-	// safety net that reaps the buffer of an entity no one syncs any more
-	// (sync_ttl).
-	TTL   time.Duration
+	// TTL is the keys' expiry, the buffer's renewed by every mark and
+	// both by every claim: the safety net that reaps the buffer of an
+	// entity no one syncs any more (sync_ttl).
+	TTL time.Duration
+	// Clock is the runtime's, so marks and deadlines follow its time.
 	Clock Clock
 }
 
