@@ -58,16 +58,7 @@ func (s *schedule) due(next *time.Time, every time.Duration, now time.Time) bool
 }
 
 func (c *Cache[K, V]) run() {
-	ticks, stop := c.cfg.Clock.NewTicker(c.sched.period)
-	defer stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-ticks:
-			c.tick(c.cfg.Clock.Now())
-		}
-	}
+	every(c.cfg.Clock, c.sched.period, c.done, func() { c.tick(c.cfg.Clock.Now()) })
 }
 
 // tick advances the detection window to now, runs the jobs that are due

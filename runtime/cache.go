@@ -18,6 +18,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 
 	"github.com/Yiling-J/theine-go"
@@ -84,9 +85,9 @@ type Cache[K comparable, V any] struct {
 	nodes nodeSet
 	gens  *generations
 	agg   *aggregator[K] // nil unless cfg.Aggregate
-	// chg is the change buffer (changes.go), bloom the filter in front of
-	// the loader (internal/bloom); nil unless turned on.
-	chg      *changeBuffer
+	// chg is the change buffer (internal/changes), bloom the filter in
+	// front of the loader (internal/bloom); nil unless turned on.
+	chg      *changes.Buffer
 	syncHook func(context.Context, map[K]*V) error
 	bloom    *bloom.Filter
 
@@ -111,9 +112,9 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog and publishLog space the lines about failed refreshes
-	// and failed announcements.
-	refreshLog, publishLog logThrottle
+	// refreshLog, publishLog and syncLog space the lines about failed
+	// refreshes, failed announcements and failed sync batches.
+	refreshLog, publishLog, syncLog logThrottle
 	// probeClient is the breaker's own connection to a single server (see
 	// breaker.ProbeOptions); nil for a cluster, whose nodes have theirs.
 	probeClient *redis.Client

@@ -43,17 +43,16 @@ type BloomStats struct {
 // changeStats fills st's Changes and Bloom.
 func (c *Cache[K, V]) changeStats(st *Stats) {
 	if b := c.chg; b != nil {
+		s := b.Stats()
 		st.Changes = ChangeStats{
 			On:            true,
-			Pending:       b.pending.Load(),
-			Synced:        b.synced.Load(),
-			SyncedPerSec:  b.rate.perSec(),
-			Failures:      b.failures.Load(),
-			ClaimsExpired: b.expired.Load(),
-			Dropped:       b.undecodable.Load(),
-		}
-		if ms := b.oldestMs.Load(); ms > 0 {
-			st.Changes.OldestAge = max(0, c.cfg.Clock.Now().Sub(time.UnixMilli(ms)))
+			Pending:       s.Pending,
+			OldestAge:     s.OldestAge,
+			Synced:        s.Synced,
+			SyncedPerSec:  s.SyncedPerSec,
+			Failures:      s.Failures,
+			ClaimsExpired: s.ClaimsExpired,
+			Dropped:       s.Dropped,
 		}
 	}
 	if c.bloom != nil {

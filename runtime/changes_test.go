@@ -16,6 +16,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 )
 
 // rowDB stands in for the database behind the change buffer: rows whose
@@ -209,7 +210,7 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 func (f *changeFleet) drain(live ...*Cache[string, profile]) {
 	f.t.Helper()
 	f.clock.Advance(DefaultSyncLease + time.Second)
-	buf, claims := changeKeys("profile")
+	buf, claims := changes.Keys("profile")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
@@ -422,7 +423,7 @@ func TestChangeBufferSurvivesRestartWithAOF(t *testing.T) {
 	if err := srv.Relaunch(); err != nil {
 		t.Fatal(err)
 	}
-	buf, claims := changeKeys("profile")
+	buf, claims := changes.Keys("profile")
 	if n, err := f.raw.ZCard(ctx, claims).Result(); err != nil || n != int64(len(held)) {
 		t.Fatalf("after the restart the claims hold %d ids (%v), want the %d held when Redis died", n, err, len(held))
 	}
@@ -512,7 +513,7 @@ func TestChangeStats(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	buf, _ := changeKeys("profile")
+	buf, _ := changes.Keys("profile")
 	raw := srv.Client(t)
 	raw.ZAdd(ctx, buf, redis.Z{Score: float64(epoch.Add(-time.Hour).UnixMilli()), Member: "\xc1junk"},
 		redis.Z{Score: float64(epoch.Add(-2 * time.Hour).UnixMilli()), Member: "\xdb\x7f\xff\xff\xffab"}) // a 2 GiB string, declared

@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
+)
+
+// syncStep is what one step of the sync worker did.
+type syncStep struct {
+	claimed, synced int
+}
+
+// syncOnce is one step of the sync worker: it claims the oldest SyncBatch
+// ids, reloads them through the loader, writes each row to Redis through
+// the repository's write path (deleting the key of a row that is gone),
+// hands the batch to the sync hook, and acknowledges it. A batch that
+// fails is returned to the buffer at once, unless ctx ended: a worker
+// stopped mid-batch behaves as a dead one, whose claims lapse.
+func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
+	cl, err := c.chg.Claim(ctx, c.cfg.SyncBatch)
+	if err != nil || len(cl.IDs) == 0 {
+		return syncStep{}, err
+	}
+	step := syncStep{claimed: len(cl.IDs)}
+	ks := make([]K, 0, len(cl.IDs))
+	ids := make([]string, 0, len(cl.IDs))
+	var junk []string
+	for _, id := range cl.IDs {
+		var k K
+		if err := wire.Unmarshal([]byte(id), &k); err != nil { // checked: anyone can write the buffer
+			junk = append(junk, id)
+			continue
+		}
+		ks = append(ks, k)
+		ids = append(ids, id)
+	}
+	if len(junk) > 0 {
+		// Not an id of this entity (another program wrote it): syncing it
+		// again can never succeed, so it is dropped, counted and logged.
+		c.chg.CountDropped(len(junk))
+		c.log.Warn("hotkey: dropping change-buffer members that are not ids of the entity", "count", len(junk), "first", fmt.Sprintf("%q", junk[0]))
+		if _, err := c.chg.Settle(ctx, cl, junk, false); err != nil {
+			return step, c.syncFailed(ctx, cl, ids, err)
+		}
+	}
+	if len(ks) == 0 {
+		return step, nil
+	}
+	rows, err := c.loadRows(ctx, ks)
+	if err != nil {
+		return step, c.syncFailed(ctx, cl, ids, err)
+	}
+	if cl.Lapsed(c.cfg.Clock.Now()) {
+		// The claim lapsed while the rows were read: another worker may
+		// hold these ids now, and must be the only one writing them.
+		return step, c.syncFailed(ctx, cl, nil, fmt.Errorf("the claim's lease of %v ran out before the batch was written; raise sync_lease or lower sync_batch", c.cfg.SyncLease))
+	}
+	if err := c.writeSynced(ctx, ks, rows); err != nil {
+		return step, c.syncFailed(ctx, cl, ids, err)
+	}
+	if hook := c.syncHook; hook != nil {
+		batch := make(map[K]*V, len(ks))
+		for _, k := range ks {
+			batch[k] = rows[k]
+		}
+		if err := c.callHook(ctx, hook, batch); err != nil {
+			return step, c.syncFailed(ctx, cl, ids, fmt.Errorf("sync hook: %w", err))
+		}
+	}
+	n, err := c.chg.Settle(ctx, cl, ids, false)
+	if err != nil {
+		return step, c.syncFailed(ctx, cl, nil, err)
+	}
+	step.synced = n
+	c.chg.CountSynced(n)
+	return step, nil
+}
+
+// callHook runs the user's hook, turning a panic into an error so one bad
+// batch does not take the worker, and the process, down.
+func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
+	_, err := unattended(ctx, func() (_ struct{}, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return struct{}{}, hook(ctx, batch)
+	})
+	return err
+}
+
+// syncFailed counts and logs a failed batch and returns its ids (release)
+// to the buffer, unless ctx ended: then they are left to lapse. It returns
+// the error, wrapped.
+func (c *Cache[K, V]) syncFailed(ctx context.Context, cl changes.Claim, release []string, err error) error {
+	c.chg.CountFailure()
+	err = fmt.Errorf("hotkey: sync %d changed ids of %s: %w", len(cl.IDs), c.cfg.Entity, err)
+	if ctx.Err() != nil {
+		return err
+	}
+	if _, rerr := c.chg.Settle(ctx, cl, release, true); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	if _, ok := c.syncLog.allow(c.cfg.Clock.Now(), time.Minute); ok {
+		c.log.Warn("hotkey: syncing changed rows failed; the batch returns to the buffer and is retried", "err", err)
+	}
+	return err
+}
+
+// loadRows reads the rows of ks through the batch loader, or the loader id by
+// id; an absent row is nil in the result.
+func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
+	c.count.loads.Add(1)
+	if c.batchLoader != nil {
+		rows, err := unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
+		if errors.Is(err, errAbandoned) {
+			return nil, err
+		}
+		if err != nil {
+			c.count.loadErrors.Add(1)
+			return nil, fmt.Errorf("load: %w", err)
+		}
+		return rows, nil
+	}
+	rows := make(map[K]*V, len(ks))
+	for _, k := range ks {
+		v, err := unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
+		switch {
+		case errors.Is(err, errAbandoned):
+			return nil, err
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			c.count.loadErrors.Add(1)
+			return nil, fmt.Errorf("load %q: %w", c.key(k), err)
+		default:
+			rows[k] = v
+		}
+	}
+	return rows, nil
+}
+
+// runSync is the sync worker: every SyncEvery it syncs batches until one
+// comes back short, so a backlog drains at full speed and an idle buffer
+// costs one claim per interval.
+func (c *Cache[K, V]) runSync() {
+	every(c.cfg.Clock, c.cfg.SyncEvery, c.done, func() {
+		for c.ctx.Err() == nil {
+			step, err := c.syncOnce(c.ctx)
+			c.chg.SampleRate()
+			if err != nil || step.claimed < c.cfg.SyncBatch {
+				return
+			}
+		}
+	})
+}
+
+// startSync starts the sync worker when the change buffer is on and there
+// is a loader to read rows with. A program that only marks changes, such
+// as a binlog reader, needs no loader: workers elsewhere sync them.
+func (c *Cache[K, V]) startSync() {
+	if c.chg == nil {
+		return
+	}
+	if c.loader == nil && c.batchLoader == nil {
+		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
+		return
+	}
+	c.spawn(c.runSync)
+}
+
+// writeSynced writes a synced batch to Redis in one pipeline, as Set and
+// Del would key by key: each row of ks found in rows is SET with the
+// entity's TTL, and the key of each row that is gone is deleted. Plain SET,
+// not the loader's SET NX: the row was read after its mark, so it is at
+// least as new as what Redis holds, and a change racing this write marks
+// the id again, which syncs it again. Every instance's local copy follows
+// through invalidation, this one's at once, as after Set. A row too large
+// to store is deleted instead, so Redis never keeps the stale one.
+func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) error {
+	type write struct {
+		k    K
+		key  string
+		v    *V
+		size int
+		exp  int64 // of a copy of v, should the write land
+		t    token
+		cmd  redis.Cmder
+		add  bloom.Op // the Bloom filter's, nil without one
+	}
+	writes := make([]write, 0, len(ks))
+	pipe := c.rdb.Pipeline()
+	sent := c.cfg.Clock.Now() // before anything is sent
+	for _, k := range ks {
+		w := write{k: k, key: c.key(k), v: rows[k]}
+		var b []byte
+		if w.v != nil {
+			var err error
+			if b, err = c.codec.encode(w.v); err != nil {
+				return fmt.Errorf("encode %q: %w", w.key, err)
+			}
+			if err := c.checkSize("write", w.key, len(b)); err != nil {
+				c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", w.key, "err", err)
+				w.v = nil
+			}
+		}
+		w.t = c.begin(w.key)
+		if w.t.n.Down(ctx) {
+			return fmt.Errorf("write %q: %w", w.key, w.t.n.Refuse())
+		}
+		if w.v != nil {
+			ttl := c.ttl(c.cfg.TTL)
+			w.size, w.exp = len(b), wroteExpiry(sent, ttl)
+			w.cmd = pipe.Set(ctx, w.key, b, ttl)
+			w.add = c.bloomAddTo(ctx, pipe, w.key)
+		} else {
+			w.cmd = pipe.Del(ctx, w.key)
+		}
+		writes = append(writes, w)
+	}
+	_, _ = pipe.Exec(ctx) // each command's own error is looked at below
+	var errs []error
+	for _, w := range writes {
+		if err := w.cmd.Err(); err != nil {
+			c.countRedisError(ctx, err)
+			w.t.n.Failed(ctx, err)
+			if !breaker.NotSent(err) {
+				c.uncertain(w.k, w.key)
+			}
+			errs = append(errs, fmt.Errorf("write %q: %w", w.key, err))
+			continue
+		}
+		c.announce(ctx, w.key)
+		c.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
+		if err := c.bloom.Added(w.add); err != nil {
+			// The row is stored but the filter may not know it: the batch
+			// is synced again rather than let the id read as absent later.
+			errs = append(errs, fmt.Errorf("add %q to the Bloom filter: %w", w.key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
