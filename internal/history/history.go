@@ -13,6 +13,7 @@ package history
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -119,6 +120,43 @@ type Run struct {
 	// Resets are the moments Redis lost data. An expiry (Op.TTL) is one
 	// too, of its key, which the checker finds itself.
 	Resets []Reset
+	// Heated, when not nil, says whether the workload had made op's key
+	// hot on op's instance by the time outage w began (see HeatedBefore):
+	// only then is a hot read in w judged for availability. Nil: every
+	// read marked Hot is.
+	Heated func(w Window, op Op) bool
+}
+
+// HeatedBefore returns a Run.Heated for the outages of a run whose
+// runtime makes a key hot at qps reads a second, counted in one-second
+// slots: a key is hot on an instance when the instance read it at least
+// twice qps times in the second before the outage began, so that one of
+// the two slots that second overlaps held qps of them before the outage.
+// A workload the machine could not drive (two cores shared with other
+// work) leaves its keys cold, and a read of a cold key is not one the
+// promise keeps available: judging it so would fail the run on the
+// machine's load, not on the runtime.
+func HeatedBefore(ops []Op, outages []Window, qps float64) func(Window, Op) bool {
+	need := int(math.Ceil(2 * qps))
+	heated := map[time.Duration]map[[2]int64]bool{}
+	for _, w := range outages {
+		from := w.From - time.Second
+		counts := map[[2]int64]int{}
+		for _, op := range ops[sort.Search(len(ops), func(i int) bool { return ops[i].Start >= from }):] {
+			if op.Start >= w.From {
+				break
+			}
+			if op.Kind == Read {
+				counts[[2]int64{int64(op.Instance), op.Key}]++
+			}
+		}
+		hot := map[[2]int64]bool{}
+		for k, n := range counts {
+			hot[k] = n >= need
+		}
+		heated[w.From] = hot
+	}
+	return func(w Window, op Op) bool { return heated[w.From][[2]int64{int64(op.Instance), op.Key}] }
 }
 
 // Stale is a read that returned a version older than one acknowledged
@@ -155,6 +193,9 @@ type Report struct {
 	// During outages: hot reads, and those served; cold reads that
 	// failed, and how long those after the first failure took, sorted.
 	OutageHotReads, OutageHotServed int
+	// OutageUnheated counts the reads marked Hot in outages whose keys the
+	// workload had not made hot (Run.Heated): judged neither hot nor cold.
+	OutageUnheated int
 	// SlowestOutageHotRead is the longest a hot read that began during an
 	// outage took, served or not: a hot key answered only after seconds
 	// was not kept available.
@@ -236,7 +277,11 @@ func Check(ops []Op, run Run) Report {
 		instances[op.Instance] = true
 		w, in := run.window(op)
 		if in {
-			r.windowRead(op, w, firstFailure)
+			if op.Hot && run.Heated != nil && !run.Heated(run.Outages[w], op) {
+				r.OutageUnheated++
+			} else {
+				r.windowRead(op, w, firstFailure)
+			}
 		}
 		for i, w := range run.Outages {
 			k := [2]int{i, op.Instance}

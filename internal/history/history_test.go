@@ -153,6 +153,50 @@ func TestAvailability(t *testing.T) {
 	}
 }
 
+// TestOnlyKeysTheWorkloadHeatedAreJudgedHot: with Run.Heated, a read of a
+// key its instance did not read twice hot_qps times in the second before
+// the outage is judged neither hot nor cold.
+func TestOnlyKeysTheWorkloadHeatedAreJudgedHot(t *testing.T) {
+	const qps = 10 // twice that in the second before: 20 reads
+	outage := Window{From: 2 * time.Second, To: 3 * time.Second}
+	// reads returns n reads of key by inst spread over [from, from+1s).
+	reads := func(inst int, key int64, from time.Duration, n int) []Op {
+		var ops []Op
+		for i := range n {
+			ops = append(ops, r(inst, key, 0, from+time.Duration(i)*(time.Second/time.Duration(n))))
+		}
+		return ops
+	}
+	cases := []struct {
+		name   string
+		before []Op // reads before the outage
+		hot    bool // the failed read of key 1 by instance 0 is judged hot
+	}{
+		{"read twice hot_qps times in the second before", reads(0, 1, time.Second, 20), true},
+		{"one read short", reads(0, 1, time.Second, 19), false},
+		{"read only before that second", reads(0, 1, 0, 100), false},
+		{"read by another instance", reads(1, 1, time.Second, 20), false},
+		{"another key read as often", reads(0, 2, time.Second, 20), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			failed := r(0, 1, 0, 2500*ms)
+			failed.Failed = true
+			ops := Merge(&Log{Ops: append(slices.Clone(tc.before), failed)})
+			run := Run{Bound: 50 * ms, Outages: []Window{outage}}
+			run.Heated = HeatedBefore(ops, run.Outages, qps)
+			rep := Check(ops, run)
+			hot, unheated := 0, 1
+			if tc.hot {
+				hot, unheated = 1, 0
+			}
+			if rep.OutageHotReads != hot || rep.OutageHotServed != 0 || rep.OutageUnheated != unheated {
+				t.Fatalf("hot reads %d (served %d), unheated %d; want %d (0), %d", rep.OutageHotReads, rep.OutageHotServed, rep.OutageUnheated, hot, unheated)
+			}
+		})
+	}
+}
+
 func TestRecoveryIsPerInstance(t *testing.T) {
 	cold := func(inst int, start time.Duration, failed bool) Op {
 		return Op{Kind: Read, Instance: inst, Key: 99, Start: start, End: start + ms, Failed: failed}

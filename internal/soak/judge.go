@@ -11,7 +11,8 @@ import (
 // history and by counts, never by how long something took: reads stale
 // beyond the bound (past a TTL's expiry included; the history checker's
 // verdict), reads older than their instance's own write and, where Redis
-// failed (history.Window), fewer than 99% of hot reads served or an
+// failed (history.Window), fewer than 99% of hot reads served (of keys
+// the workload had made hot: history.HeatedBefore), none judged, or an
 // instance that never read a cold key again after Redis answered. A
 // cut-off instance's stale reads are not problems: they are counted apart
 // (history.Report.Partitioned). How long the slowest hot read and the
@@ -23,11 +24,16 @@ func Problems(r *history.Report) []string {
 		out = append(out, fmt.Sprintf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
 			len(r.BeyondBound), len(r.OwnWrites), r.Reads, r.Summary(10)))
 	}
+	if r.OutageHotReads == 0 && r.OutageUnheated > 0 {
+		// Not a pass by default: a runtime too slow to drive the
+		// workload would otherwise never be judged.
+		out = append(out, fmt.Sprintf("while Redis failed no read was of a key the workload had made hot (%d reads of keys it had not): availability was not judged", r.OutageUnheated))
+	}
 	if r.OutageHotReads == 0 && len(r.Recovery) == 0 {
 		return out // Redis never failed
 	}
 	if float64(r.OutageHotServed) < 0.99*float64(r.OutageHotReads) {
-		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads were served, want 99%%", r.OutageHotServed, r.OutageHotReads))
+		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads were served, want 99%% (%d more of keys the workload had not made hot, not judged)", r.OutageHotServed, r.OutageHotReads, r.OutageUnheated))
 	}
 	for _, rc := range r.Recovery {
 		if rc.Never {

@@ -224,6 +224,11 @@ func (r *run) now() time.Duration { return time.Since(r.start) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// hotQPS is the runtime's hot_qps in every run: the paced readers read
+// each hot key thousands of times a second on each instance, far above
+// it, on a machine that can drive them.
+const hotQPS = 100
+
 func (r *run) run(ctx context.Context) (*Result, error) {
 	r.admin = r.client(redis.Options{MaxRetries: -1})
 	defer func() { r.admin.Close() }() // a failover replaces it
@@ -232,7 +237,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	plain := r.connect(r.cfg.Instances)
 	defer plain.Close()
 
-	r.opts = []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
+	r.opts = []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(hotQPS), runtime.WithWarmQPS(10),
 		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(quiet)}
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Refresh bounds staleness here, five times a second; a copy is
@@ -310,6 +315,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 	ops := history.Merge(append(logs, seedLog)...)
 	base := history.Run{Bound: r.cfg.Bound, Outages: r.outages, Resets: r.resets}
+	base.Heated = history.HeatedBefore(ops, base.Outages, hotQPS)
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Only a refresh vouches for a copy, and none completes while
 		// Redis sleeps or is paused.

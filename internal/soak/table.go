@@ -43,6 +43,9 @@ func row(w io.Writer, mode, readers, fault string, r *history.Report) {
 	if r.OutageHotReads > 0 {
 		served = fmt.Sprintf("%.2f%% of %d, slowest %s", 100*float64(r.OutageHotServed)/float64(r.OutageHotReads), r.OutageHotReads, dur(r.SlowestOutageHotRead))
 	}
+	if r.OutageUnheated > 0 {
+		served += fmt.Sprintf(" (%d of keys not hot yet)", r.OutageUnheated)
+	}
 	slowest, cut := "-", "-"
 	if r.OutageColdFailed > 0 {
 		slowest = dur(r.ColdFailure(0.99)) + ", " + dur(r.ColdFailure(1))
