@@ -39,7 +39,7 @@ func keyClashes(targets []target, rel func(string) string) ErrorList {
 }
 
 // entityKeys are the Redis keys the runtime names after the entity, not
-// after the key template (runtime/changes.go, runtime/bloom.go,
+// after the key template (runtime/internal/changes, runtime/internal/bloom,
 // internal/aggregate), and the option that turns each on. Two entities
 // of one name in one run would share them, whatever their templates.
 var entityKeys = []struct {
