@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 // writeSynced writes a synced batch to Redis in one pipeline, as Set and
@@ -49,11 +51,11 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)
-			w.size, w.exp = len(b), wroteExpiry(sent, ttl)
-			w.cmd = pipe.Set(ctx, w.key, b, ttl)
+			w.size, w.exp = len(b), layout.WroteExpiry(sent, ttl)
+			w.cmd = c.store.Set(ctx, pipe, w.key, b, ttl)
 			w.add = c.bloomAddTo(ctx, pipe, w.key)
 		} else {
-			w.cmd = pipe.Del(ctx, w.key)
+			w.cmd = c.store.Del(ctx, pipe, w.key)
 		}
 		writes = append(writes, w)
 	}
