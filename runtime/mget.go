@@ -73,8 +73,9 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		}
 		// A key whose PTTL failed fails the read.
 		for j, i := range idx {
-			if exps[i], err = r.Expiry(j, sent); err != nil {
-				fail(i, opErr("pttl", keys[i], err))
+			var perr error
+			if exps[i], perr = r.Expiry(j, sent); perr != nil {
+				fail(i, opErr("pttl", keys[i], perr))
 			}
 		}
 	}
