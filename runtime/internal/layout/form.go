@@ -8,14 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The runtime's form of a collection's hash is a sequence of items, each
-// a uvarint length and the field name, a varint expiry in Unix
-// milliseconds (0: none or unknown), a uvarint length and the item's
-// msgpack. Items read from Redis are sorted by field, so the same hash
-// always gives the same bytes, whose hash the refresh compares. The
-// expiry is only set on the way to Redis, where the write script records
-// it.
-
 // Field names of a collection's hash that hold no item. Item fields are
 // key parts, escaped as the runtime's AppendKeyString escapes them, where
 // '%' is always followed by two upper-case hex digits: a '%' and a
@@ -62,9 +54,15 @@ func reserved(field string) bool {
 	return len(field) > 1 && field[0] == '%' && 'a' <= field[1] && field[1] <= 'z'
 }
 
-// AppendItem appends one item in the runtime's form: a collection's
-// whole value, encoded for a loader's write-back, is its items appended
-// one after another.
+// AppendItem appends one item to b in the runtime's form of a
+// collection, a sequence of items, each a uvarint length and the field
+// name, a varint expiry in Unix milliseconds (0: none or unknown), a
+// uvarint length and the item's msgpack. A collection's whole value,
+// encoded for a loader's write-back, is its items appended one after
+// another. Items read from Redis are sorted by field, so the same hash
+// always gives the same bytes, whose hash the refresh compares; their
+// expiry is only set on the way to Redis, where the write script records
+// it.
 func AppendItem(b []byte, field string, exp int64, value []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(field)))
 	b = append(b, field...)

@@ -14,7 +14,7 @@ import (
 // (HGETALL, a pipeline of HGETALLs, and a script that writes items,
 // removes expired ones and moves the hash's TTL in one round trip; see
 // writeScript). A value read or written whole is the hash in the
-// runtime's form (see form.go).
+// runtime's form (see AppendItem, ReadItems).
 type Hash struct {
 	base
 	// expires is the msgpack map key of the items' expiry field (the
