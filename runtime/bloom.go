@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,47 +23,6 @@ func (c *Cache[K, V]) bloomAddTo(ctx context.Context, pipe redis.Pipeliner, key 
 		return nil
 	}
 	return c.bloom.AddTo(ctx, pipe, key)
-}
-
-// setValue is the SET of a write through the repository: with a filter,
-// the key is added to it in the same round trip, and a failed addition
-// fails the write, since the id could read as absent later.
-func (c *Cache[K, V]) setValue(ctx context.Context, key string, b []byte, ttl time.Duration) error {
-	if c.bloom == nil {
-		return c.rdb.Set(ctx, key, b, ttl).Err()
-	}
-	pipe := c.rdb.Pipeline()
-	set := pipe.Set(ctx, key, b, ttl)
-	add := c.bloomAddTo(ctx, pipe, key)
-	_, _ = pipe.Exec(ctx)
-	if err := set.Err(); err != nil {
-		return err
-	}
-	if err := c.bloom.Added(add); err != nil {
-		return fmt.Errorf("add to the Bloom filter: %w", err)
-	}
-	return nil
-}
-
-// writeBackRow is writeBack of a row the loader found, adding its key to
-// the filter in the same round trip. A failed addition is counted and
-// logged; the read still returns the row. It reports what writeBack
-// does.
-func (c *Cache[K, V]) writeBackRow(ctx context.Context, key string, b []byte, ttl time.Duration) (bool, int64) {
-	if c.bloom == nil {
-		return c.writeBack(ctx, key, b, ttl)
-	}
-	pipe := c.rdb.Pipeline()
-	set, sent := pipe.SetNX(ctx, key, b, ttl), c.cfg.Clock.Now()
-	add := c.bloomAddTo(ctx, pipe, key)
-	_, _ = pipe.Exec(ctx)
-	if err := c.bloom.Added(add); err != nil {
-		c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", key, "err", err)
-	}
-	if err := set.Err(); err != nil && c.countRedisError(ctx, err) {
-		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
-	}
-	return set.Val(), wroteExpiry(sent, ttl)
 }
 
 // WarmBloom adds every id ids yields to the Bloom filter, a pipeline per

@@ -20,6 +20,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -44,8 +45,10 @@ type Glue[K comparable, V any] struct {
 	Decode func(v *V, b []byte) error
 
 	// hash, set by NewCollection, stores each value as a Redis hash
-	// (collection_store.go); nil stores it as a String.
-	hash *hashStore
+	// (layout.Hash) whose items keep their expiry under hashExpires in
+	// their msgpack; false stores it as a String.
+	hash        bool
+	hashExpires string
 }
 
 // Cache reads and writes values of type V, identified by keys of type K, in
@@ -63,9 +66,9 @@ type Cache[K comparable, V any] struct {
 	// isCluster is set on a Redis Cluster, where one MGET holds keys of
 	// one hash slot only.
 	isCluster bool
-	// hash is set for a collection, whose values are Redis hashes: it
-	// replaces GET, MGET and SET NX (collection_store.go).
-	hash *hashStore
+	// store is how values sit in Redis: a String per key, or a hash for
+	// a collection (runtime/internal/layout).
+	store layout.Layout
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
@@ -184,10 +187,13 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		landed:      newLandings(),
 		done:        make(chan struct{}),
 		gens:        &generations{seed: maphash.MakeSeed()},
-		hash:        glue.hash,
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
+	c.store = layout.NewString(cfg.Clock, c.learnsTTL)
+	if glue.hash {
+		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0)
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.breakers = breaker.Config{Now: cfg.Clock.Now, Log: c.log, Spawn: c.spawn, FailedFast: &c.count.failedFast, ProbeEvery: cfg.probeEvery, Unavailable: ErrUnavailable}
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
@@ -243,12 +249,7 @@ func nodeName(rdb redis.UniversalClient) string {
 
 // readOp names a read of one value in errors: GET, or HGETALL for a
 // collection's.
-func (c *Cache[K, V]) readOp() string {
-	if c.hash != nil {
-		return "hgetall"
-	}
-	return "get"
-}
+func (c *Cache[K, V]) readOp() string { return c.store.ReadOp() }
 
 // loaders checks that the loaders given as options fit the Cache's types.
 func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, error), func(context.Context, []K) (map[K]*V, error), error) {
@@ -390,8 +391,8 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 }
 
 // fetchSized is fetch, also returning the size of the bytes read and
-// the expiry of a copy of them (see readRaw); a patient fetch reads Redis
-// even while the key's node is believed down.
+// the expiry of a copy of them (see layout.Layout.Read); a patient fetch
+// reads Redis even while the key's node is believed down.
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
 	n := c.nodes.of(key)
 	if !patient && n.Down(ctx) {
@@ -401,7 +402,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 	if !patient {
 		rctx, release = n.UntilOpened(ctx)
 	}
-	b, exp, err := c.readRaw(rctx, key)
+	b, exp, err := c.store.Read(rctx, c.rdb, key)
 	release()
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
@@ -416,16 +417,6 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 	}
 	v, err = c.decodeValue(key, b)
 	return v, len(b), exp, err
-}
-
-func (c *Cache[K, V]) decode(key string, b []byte) (*V, error) {
-	c.checkSize("read", key, len(b))
-	v, err := c.codec.decode(b)
-	if err != nil {
-		c.count.decodeErrors.Add(1)
-		return nil, opErr(c.readOp(), key, fmt.Errorf("%w: %w", ErrDecode, err))
-	}
-	return v, nil
 }
 
 // Set writes v to Redis under k with the configured TTL. When k is hot, its
@@ -460,7 +451,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return opErr("set", key, err)
 	}
 	c.announce(ctx, key)
-	c.wrote(k, key, t, v, len(b), wroteExpiry(sent, ttl))
+	c.wrote(k, key, t, v, len(b), layout.WroteExpiry(sent, ttl))
 	return nil
 }
 
@@ -474,7 +465,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if t.n.Down(ctx) {
 		return opErr("del", key, t.n.Refuse())
 	}
-	if err := c.rdb.Del(ctx, key).Err(); err != nil {
+	if err := c.store.Del(ctx, c.rdb, key).Err(); err != nil {
 		if !breaker.NotSent(err) {
 			c.uncertain(k, key) // the delete may have landed
 		}

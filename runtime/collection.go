@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 // CollectionGlue is what generated code supplies for a collection entity
@@ -50,9 +52,10 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 // Items with an expiry (CollectionGlue.Expires) are never returned once
 // it has passed, whatever the hash holds; every write also deletes the
 // owner's expired items and moves the hash's TTL only forward (see
-// writeScript).
+// layout.Hash).
 type Collection[K comparable, F comparable, V any] struct {
 	c     *Cache[K, map[F]*V]
+	store *layout.Hash // the Cache's
 	glue  CollectionGlue[K, F, V]
 	item  *codec[V]
 	clock Clock // the Cache's
@@ -86,14 +89,15 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 			}
 			return &out
 		},
-		Encode: col.encodeAll,
-		Decode: col.decodeAll,
-		hash:   &hashStore{expires: glue.ExpiresKey},
+		Encode:      col.encodeAll,
+		Decode:      col.decodeAll,
+		hash:        true,
+		hashExpires: glue.ExpiresKey,
 	}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	col.c = c
+	col.c, col.store = c, c.store.(*layout.Hash)
 	return col, nil
 }
 
@@ -188,7 +192,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		return nil, fieldErr("hget", key, name, n.Refuse())
 	}
 	rctx, release := n.UntilOpened(ctx)
-	b, err := c.rdb.HGet(rctx, key, name).Bytes()
+	b, err := col.store.ReadItem(rctx, c.rdb, key, name)
 	release()
 	switch {
 	case errors.Is(err, redis.Nil) && c.loader != nil:
@@ -200,11 +204,9 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		n.Failed(ctx, err)
 		return nil, fieldErr("hget", key, name, err)
 	}
-	c.checkSize("read", key, len(b))
-	v, err := col.item.decode(b)
+	v, err := decodeRead(c, col.item, key, b)
 	if err != nil {
-		c.count.decodeErrors.Add(1)
-		return nil, fieldErr("hget", key, name, fmt.Errorf("%w: %w", ErrDecode, err))
+		return nil, fieldErr("hget", key, name, err)
 	}
 	if col.expired(v, col.clock.Now()) {
 		return nil, fieldErr("hget", key, name, fmt.Errorf("expired: %w", ErrNotFound))
@@ -235,7 +237,7 @@ func (col *Collection[K, F, V]) pick(m map[F]*V, k K, f F) (*V, error) {
 // HSet writes items, each to the hash of its owner under its field: one
 // script per owner, all in one round trip (one pipeline), which also
 // deletes the owners' expired items and moves each hash's TTL forward
-// when an item needs it (see writeScript). Each owner's local copy is
+// when an item needs it (see layout.Hash). Each owner's local copy is
 // then unverified, so the next read asks Redis and sees the write.
 func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	c := col.c
@@ -245,7 +247,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	type owner struct {
 		k     K
 		key   string
-		items []hashWrite
+		items []layout.Item
 		vs    []*V
 	}
 	var owners []*owner
@@ -270,14 +272,13 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 		if err := c.checkSize("write", o.key, len(b)); err != nil {
 			return fieldErr("hset", o.key, name, err)
 		}
-		exp := col.expiry(v)
-		o.items = append(o.items, hashWrite{field: name, value: b, exp: exp, until: c.untilItem(exp, ttl)})
+		o.items = append(o.items, layout.Item{Field: name, Value: b, Exp: col.expiry(v)})
 		o.vs = append(o.vs, v)
 	}
 	writes := make([]ownerWrite[K, map[F]*V], len(owners))
 	for i, o := range owners {
 		set := o.vs
-		writes[i] = ownerWrite[K, map[F]*V]{k: o.k, key: o.key, args: c.hashArgs(modeSet, o.items),
+		writes[i] = ownerWrite[K, map[F]*V]{k: o.k, w: col.store.SetItems(o.key, o.items, ttl),
 			apply: func(old *map[F]*V) *map[F]*V {
 				m := col.copyOf(old)
 				for _, v := range set {
@@ -286,7 +287,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 				return &m
 			}}
 	}
-	return c.writeOwners(ctx, "hset", writes)
+	return col.writeOwners(ctx, "hset", writes)
 }
 
 // HDel deletes items fs of owner k (and the owner's expired items) in
@@ -299,12 +300,11 @@ func (col *Collection[K, F, V]) HDel(ctx context.Context, k K, fs ...F) error {
 	if len(fs) == 0 {
 		return nil
 	}
-	items := make([]hashWrite, len(fs))
+	fields := make([]string, len(fs))
 	for i, f := range fs {
-		items[i] = hashWrite{field: col.glue.FieldName(f)}
+		fields[i] = col.glue.FieldName(f)
 	}
-	key := c.key(k)
-	return c.writeOwners(ctx, "hdel", []ownerWrite[K, map[F]*V]{{k: k, key: key, args: c.hashArgs(modeDel, items),
+	return col.writeOwners(ctx, "hdel", []ownerWrite[K, map[F]*V]{{k: k, w: col.store.DelItems(c.key(k), fields),
 		apply: func(old *map[F]*V) *map[F]*V {
 			m := col.copyOf(old)
 			for _, f := range fs {
@@ -368,7 +368,7 @@ func (col *Collection[K, F, V]) live(m map[F]*V) map[F]*V {
 }
 
 // encodeAll writes a whole collection in the runtime's form (see
-// collection_store.go), with each item's expiry, for a loader's
+// layout.AppendItem), with each item's expiry, for a loader's
 // write-back.
 func (col *Collection[K, F, V]) encodeAll(m *map[F]*V, b []byte) ([]byte, error) {
 	for _, v := range *m {
@@ -379,7 +379,7 @@ func (col *Collection[K, F, V]) encodeAll(m *map[F]*V, b []byte) ([]byte, error)
 		if err != nil {
 			return nil, err
 		}
-		b = appendHashItem(b, col.glue.FieldName(col.glue.Field(v)), col.expiry(v), item)
+		b = layout.AppendItem(b, col.glue.FieldName(col.glue.Field(v)), col.expiry(v), item)
 	}
 	return b, nil
 }
@@ -389,7 +389,7 @@ func (col *Collection[K, F, V]) encodeAll(m *map[F]*V, b []byte) ([]byte, error)
 func (col *Collection[K, F, V]) decodeAll(m *map[F]*V, b []byte) error {
 	out := map[F]*V{}
 	now := col.clock.Now()
-	err := readHashItems(b, func(field string, _ int64, value []byte) error {
+	err := layout.ReadItems(b, func(field string, _ int64, value []byte) error {
 		v, err := col.item.decode(value)
 		if err != nil {
 			return fmt.Errorf("field %q: %w", field, err)

@@ -446,57 +446,6 @@ func TestCollectionHostile(t *testing.T) {
 	}
 }
 
-// TestWriteScriptReadsEveryTimestampForm has a write find expired items
-// in bytes other clients may have written: each form of the msgpack
-// timestamp, the expiry under another map key, and items it cannot read,
-// which it keeps (reads still leave them out once expired).
-func TestWriteScriptReadsEveryTimestampForm(t *testing.T) {
-	srv := redistest.Start(t)
-	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue)
-	now := e.clock.Now()
-	type stored struct {
-		name  string
-		value any // encoded with msgpack.Marshal
-		gone  bool
-	}
-	past := now.Add(-time.Minute)
-	for _, c := range []stored{
-		{"whole seconds (fixext4), expired", map[string]any{"Token": "a", "ExpiresAt": past.Truncate(time.Second)}, true},
-		{"nanoseconds (fixext8), expired", map[string]any{"Token": "b", "ExpiresAt": past.Add(time.Nanosecond)}, true},
-		{"before 1970 (ext8), read as none", map[string]any{"Token": "c", "ExpiresAt": time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
-		{"year 2600 (ext8), alive", map[string]any{"Token": "d", "ExpiresAt": time.Date(2600, 1, 1, 0, 0, 0, 0, time.UTC)}, false},
-		{"alive", map[string]any{"Token": "e", "ExpiresAt": now.Add(time.Hour)}, false},
-		{"the zero time: no expiry", map[string]any{"Token": "f", "ExpiresAt": time.Time{}}, false},
-		{"expiry after nested values", map[string]any{"A": []any{map[string]any{"x": []byte("y")}, 1.5, nil}, "ExpiresAt": past}, true},
-		{"another key only", map[string]any{"Until": past}, false},
-		{"an array, not a map", []any{"g", past}, false},
-		{"not msgpack", "\xc1", false},
-	} {
-		b, err := msgpack.Marshal(c.value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.raw.HSet(e.ctx, "login:1:ios", c.name, b).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// No %next yet: the first write reads every item.
-	e.hset(&login{User: 1, Platform: "ios", Token: "new", ExpiresAt: now.Add(2 * time.Hour)})
-	left := e.fields("login:1:ios")
-	for _, name := range []string{"whole seconds (fixext4), expired", "nanoseconds (fixext8), expired", "expiry after nested values"} {
-		if slices.Contains(left, name) {
-			t.Errorf("%q is still in the hash after a write", name)
-		}
-	}
-	if len(left) != 9 { // 7 kept, "new" and %next
-		t.Errorf("fields left: %q", left)
-	}
-	next, err := e.raw.HGet(e.ctx, "login:1:ios", "%next").Int64()
-	if want := now.Add(time.Hour).UnixMilli(); err != nil || next != want {
-		t.Errorf("%%next = %d, %v; want the earliest expiry left, %d", next, err, want)
-	}
-}
-
 // TestHotCollectionUnderLoad keeps a collection hot with four paced
 // readers while another client adds items with plain HSETs: each item is
 // seen by a read within 50 ms of its write, and most reads are served

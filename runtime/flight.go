@@ -121,11 +121,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {
-			// Corrupt bytes: replace them with the row, as go-zero does.
-			c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", key, "err", call.err)
-			if err := c.rdb.Del(ctx, key).Err(); err != nil {
-				c.countRedisError(ctx, err)
-			}
+			c.dropUndecodable(ctx, key, call.err)
 		}
 		call.v, exp, inRedis, call.err = c.loadThrough(ctx, k, key)
 		size = 0 // unknown: the loaded value is not encoded again to count it

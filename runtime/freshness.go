@@ -203,9 +203,9 @@ type copyMeta struct {
 	// was heard, 0 when none was.
 	heard atomic.Uint64
 	// expires is when Redis expires the key, as the Clock's UnixNano, no
-	// later than Redis does (see expiresAt); 0 for a key without a TTL,
-	// or one whose TTL the entity does not learn (learnsTTL). A reload
-	// that finds the same bytes sets it again.
+	// later than Redis does (see layout.ExpiresAt); 0 for a key without a
+	// TTL, or one whose TTL the entity does not learn (learnsTTL). A
+	// reload that finds the same bytes sets it again.
 	expires atomic.Int64
 	sum     uint64 // hash of the bytes it was decoded from; 0 for unknown
 	size    int    // encoded size, counted once when stored
@@ -264,37 +264,6 @@ func (c *Cache[K, V]) fresh(m *copyMeta) bool {
 func (m *copyMeta) live(now int64) bool {
 	exp := m.expires.Load()
 	return exp == 0 || now < exp
-}
-
-// Replies of PTTL that are not a time left.
-const (
-	pttlNoExpiry = time.Duration(-1) // the key has no TTL
-	pttlNoKey    = time.Duration(-2) // there is no key
-)
-
-// expiresAt is the local expiry (copyMeta.expires) of a copy of a key
-// that Redis, asked by a command sent at sent (the Clock's time), said
-// expires in left, a PTTL reply. It is never later than Redis's own
-// expiry: Redis counted left from when it ran the command, in whole
-// milliseconds, at or after sent's millisecond, and it still holds a key
-// during the millisecond it expires at.
-func expiresAt(sent time.Time, left time.Duration) int64 {
-	switch left {
-	case pttlNoExpiry:
-		return 0
-	case pttlNoKey: // gone by the PTTL: expired when the read was sent
-		left = 0
-	}
-	return max(1, sent.UnixMilli()*int64(time.Millisecond)+int64(left))
-}
-
-// wroteExpiry is the local expiry of a copy of what a write sent at sent
-// stored with ttl (0: no expiry), as expiresAt.
-func wroteExpiry(sent time.Time, ttl time.Duration) int64 {
-	if ttl <= 0 {
-		return 0
-	}
-	return expiresAt(sent, ttl)
 }
 
 // servable reports whether a hit on k's copy m may be answered locally,
@@ -372,9 +341,9 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) b
 }
 
 // wrote applies this process's own acknowledged write of k (key) to the
-// local copy: v becomes the copy, until exp (see wroteExpiry), verified
-// when nothing touched the key since t, the token taken before the write
-// was sent, unverified otherwise. A nil v is a delete, which drops the
+// local copy: v becomes the copy, until exp (see layout.WroteExpiry),
+// verified when nothing touched the key since t, the token taken before
+// the write was sent, unverified otherwise. A nil v is a delete, which drops the
 // copy. The generation moves on either way, so no read begun before the
 // write can store or share its older result.
 func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 // pending is a key of a GetMany that was not a local hit.
@@ -78,8 +80,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		case err != nil && c.loader == nil && c.batchLoader == nil:
 			return nil, err
 		case err != nil:
-			c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", p.key, "err", err)
-			c.rdb.Del(ctx, p.key)
+			c.dropUndecodable(ctx, p.key, err)
 			load = append(load, p)
 			continue
 		}
@@ -233,7 +234,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	}
 	pipe := c.rdb.Pipeline()
 	type writeBack struct {
-		done func() (bool, error) // nil: nothing written
+		done layout.Written // nil: nothing written
 		size int
 		exp  int64
 	}
@@ -246,11 +247,11 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		switch v := rows[p.k]; {
 		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
-			w.done, w.exp = c.setNX(ctx, pipe, p.key, nullValue, c.ttl(c.cfg.NullTTL))
-			w.size = len(nullValue)
+			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, layout.Null, c.ttl(c.cfg.NullTTL))
+			w.size = len(layout.Null)
 		case v != nil:
 			if b, err := c.codec.encode(v); err == nil {
-				w.done, w.exp = c.setNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL))
+				w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL))
 				w.size = len(b)
 				c.bloomAddTo(ctx, pipe, p.key)
 			}
@@ -262,7 +263,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	}
 	for _, p := range load {
 		v := rows[p.k]
-		if w := written[p.k]; p.e != nil && w.done != nil && landed(w.done) {
+		if w := written[p.k]; p.e != nil && w.done != nil && w.done.Landed() {
 			c.keep(p.e, p.t, v, 0, w.size, w.exp)
 		}
 		if v != nil {

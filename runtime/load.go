@@ -1,21 +1,17 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
-// nullValue is the placeholder written for a row the loader reported
-// absent. It starts with 0xc1, a byte msgpack never uses, so no value of
-// any entity can be mistaken for it.
-var nullValue = []byte("\xc1hotkeygen:null")
-
 // noKey reports a key absent from Redis, as opposed to one holding
-// nullValue: only a missing key sends a read to the loader. It prints and
+// layout.Null: only a missing key sends a read to the loader. It prints and
 // matches as ErrNotFound.
 type noKey struct{}
 
@@ -35,7 +31,7 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 }
 
 // loadThrough calls the loader for k, whose Redis key is key, and writes
-// the result back: the row with the entity's TTL, or nullValue for
+// the result back: the row with the entity's TTL, or layout.Null for
 // NullTTL when the row is absent. Write-backs use SET NX, so a value a
 // writer stored while the loader ran is never overwritten by an older row.
 // With RebuildLock, a process that finds another loading the key waits for
@@ -62,7 +58,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		return nil, 0, false, opErr(c.readOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			inRedis, exp = c.writeBack(ctx, key, nullValue, c.ttl(c.cfg.NullTTL))
+			inRedis, exp = c.writeBack(ctx, key, layout.Null, c.ttl(c.cfg.NullTTL))
 		}
 		return nil, exp, inRedis, opErr(c.readOp(), key, ErrNotFound)
 	case err != nil:
@@ -143,26 +139,4 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, opErr(c.readOp(), c.key(k), ErrNotFound)
 	}
 	return v, nil
-}
-
-// writeBack stores what the loader returned unless the key holds a value
-// already, and reports whether it did, and the expiry of a copy of what
-// it wrote (see setNX). A failed write-back costs the next reader a load,
-// nothing more, so it is counted and logged but not returned.
-func (c *Cache[K, V]) writeBack(ctx context.Context, key string, b []byte, ttl time.Duration) (bool, int64) {
-	done, exp := c.setNX(ctx, c.rdb, key, b, ttl)
-	ok, err := done()
-	if err != nil && c.countRedisError(ctx, err) {
-		c.log.Warn("hotkey: write-back failed", "key", key, "err", err)
-	}
-	return ok, exp
-}
-
-// decodeValue turns bytes read from Redis into a value: nil with an error
-// wrapping ErrNotFound for nullValue, or an ErrDecode error.
-func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
-	if bytes.Equal(b, nullValue) {
-		return nil, opErr(c.readOp(), key, ErrNotFound)
-	}
-	return c.decode(key, b)
 }

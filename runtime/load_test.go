@@ -239,6 +239,40 @@ func TestCorruptValueIsReloaded(t *testing.T) {
 	}
 }
 
+// A value that does not decode is deleted before the loader's row
+// replaces it, by Get and GetMany alike; a DEL Redis refuses is counted
+// as a Redis error on both paths, and the read still returns the row.
+func TestAFailedDeleteOfACorruptValueIsCounted(t *testing.T) {
+	srv := redistest.Start(t)
+	raw := srv.Client(t)
+	ctx := context.Background()
+	if err := raw.Do(ctx, "ACL", "SETUSER", "nodel", "on", ">secret", "~*", "&*", "+@all", "-del").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: raw.Options().Addr, Username: "nodel", Password: "secret"})
+	t.Cleanup(func() { rdb.Close() })
+	tb := newTable(sample(1, "ada"), sample(2, "bob"))
+	e := newEnvClient(t, srv, rdb, WithLoader(tb.load))
+	for _, key := range []string{"p:1", "p:2"} {
+		if err := raw.Set(ctx, key, []byte{0xc1}, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.get("p:1"); got.Name != "ada" {
+		t.Fatalf("Get = %q, want the loaded ada", got.Name)
+	}
+	if st := e.c.Stats(); st.RedisErrors != 1 {
+		t.Fatalf("after Get: RedisErrors %d, want 1, the refused DEL", st.RedisErrors)
+	}
+	vs, err := e.c.GetMany(ctx, []string{"p:2"})
+	if err != nil || vs[0] == nil || vs[0].Name != "bob" {
+		t.Fatalf("GetMany = %v, %v; want the loaded bob", vs, err)
+	}
+	if st := e.c.Stats(); st.RedisErrors != 2 || st.DecodeErrors != 2 {
+		t.Fatalf("after GetMany: RedisErrors %d, DecodeErrors %d; want 2 and 2", st.RedisErrors, st.DecodeErrors)
+	}
+}
+
 func TestLoaderErrorsAreWrappedAndNotCached(t *testing.T) {
 	boom := errors.New("database down")
 	calls := 0

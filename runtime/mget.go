@@ -3,38 +3,40 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
-// mgetChunk bounds the keys of one MGET: a reply of a few hundred values
-// keeps Redis's latency for other clients low, and batches of this size
-// already make the round trip per key negligible.
-const mgetChunk = 500
-
-// mget reads keys with MGETs of at most mgetChunk keys, all in one
-// pipeline: one round trip on a single server, one per node (in parallel)
-// on a cluster, where each MGET holds keys of one hash slot. It returns
-// each key's bytes, nil where Redis has none, the expiry of a copy of
-// each (a PTTL per key in the same pipeline, when the entity learns its
-// keys' TTLs), and the error of each key whose MGET failed, or a nil
-// slice when none did. The keys of a node that is unreachable fail at
-// once, without a command.
+// mget reads keys in as few commands as the layout allows (PerRead),
+// all in one pipeline: MGETs of at most layout.MGetChunk keys, or an
+// HGETALL per collection. That is one round trip on a single server, one
+// per node (in parallel) on a cluster, where each MGET holds keys of one
+// hash slot. It returns each key's bytes, nil where Redis has none, the
+// expiry of a copy of each (a PTTL per key in the same pipeline, when the
+// entity learns its keys' TTLs), and the error of each key whose read
+// failed, or a nil slice when none did. The keys of a node that is
+// unreachable fail at once, without a command.
 func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiries, []error) {
-	if c.hash != nil {
-		return c.hgetallMany(ctx, keys)
-	}
 	vals := make([][]byte, len(keys))
-	var errs []error
-	groups := mgetGroups(keys, c.isCluster)
-	pipe := c.rdb.Pipeline()
-	cmds := make([]*redis.SliceCmd, len(groups))
-	nodes := make([]*node, len(groups))
-	var lefts []*redis.DurationCmd
+	var exps expiries
 	if c.learnsTTL {
-		lefts = make([]*redis.DurationCmd, len(keys))
+		exps = make(expiries, len(keys))
 	}
+	var errs []error
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = make([]error, len(keys))
+		}
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	groups := readGroups(keys, c.isCluster, c.store.PerRead())
+	pipe := c.rdb.Pipeline()
+	replies := make([]*layout.Reply, len(groups))
+	nodes := make([]*node, len(groups))
 	for g, idx := range groups {
 		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
 		if nodes[g].Down(ctx) {
@@ -44,48 +46,45 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		for j, i := range idx {
 			args[j] = keys[i]
 		}
-		cmds[g] = pipe.MGet(ctx, args...)
-		if lefts != nil {
-			for _, i := range idx {
-				lefts[i] = pipe.PTTL(ctx, keys[i])
-			}
-		}
+		replies[g] = c.store.Queue(ctx, pipe, args)
 	}
 	sent := c.cfg.Clock.Now()
 	c.execBatch(ctx, pipe, nodes)
 	for g, idx := range groups {
-		var res []any
+		r := replies[g]
+		var got [][]byte
 		var err error
-		if cmds[g] == nil {
+		if r == nil {
 			err = nodes[g].Refuse()
-		} else if res, err = cmds[g].Result(); err != nil {
+		} else if got, err = r.Values(); err != nil {
 			err = c.batchFailed(ctx, nodes[g], err)
-		}
-		if err == nil && len(res) != len(idx) {
-			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(res))
-		}
-		if err != nil {
-			if errs == nil {
-				errs = make([]error, len(keys))
-			}
-			for _, i := range idx {
-				errs[i] = opErr("get", keys[i], err)
-			}
-			continue
+		} else if len(got) != len(idx) { // only an MGET reads several keys
+			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(got))
 		}
 		for j, i := range idx {
-			if s, ok := res[j].(string); ok {
-				vals[i] = []byte(s)
+			if err != nil {
+				fail(i, opErr(c.readOp(), keys[i], err))
+			} else {
+				vals[i] = got[j]
+			}
+		}
+		if r == nil || exps == nil {
+			continue
+		}
+		// A key whose PTTL failed fails the read.
+		for j, i := range idx {
+			var perr error
+			if exps[i], perr = r.Expiry(j, sent); perr != nil {
+				fail(i, opErr("pttl", keys[i], perr))
 			}
 		}
 	}
-	exps, errs := learnExpiries(sent, keys, lefts, errs)
 	return vals, exps, errs
 }
 
 // expiries holds the expiry of a copy of each key of a batch read (see
-// expiresAt); nil when the entity learns no TTL, for which every copy's
-// is 0.
+// layout.ExpiresAt); nil when the entity learns no TTL, for which every
+// copy's is 0.
 type expiries []int64
 
 func (x expiries) of(i int) int64 {
@@ -95,41 +94,15 @@ func (x expiries) of(i int) int64 {
 	return x[i]
 }
 
-// learnExpiries turns the replies of the PTTLs of a batch read sent at
-// sent (nil where the key's read was not sent) into expiries. A key
-// whose PTTL failed fails the read, with the error added to errs (made
-// when nil), which it returns.
-func learnExpiries(sent time.Time, keys []string, lefts []*redis.DurationCmd, errs []error) (expiries, []error) {
-	if lefts == nil {
-		return nil, errs
-	}
-	exps := make(expiries, len(keys))
-	for i, left := range lefts {
-		if left == nil {
-			continue
-		}
-		if err := left.Err(); err != nil {
-			if errs == nil {
-				errs = make([]error, len(keys))
-			}
-			if errs[i] == nil {
-				errs[i] = opErr("pttl", keys[i], err)
-			}
-			continue
-		}
-		exps[i] = expiresAt(sent, left.Val())
-	}
-	return exps, errs
-}
-
-// mgetGroups splits the indexes of keys into MGETs: chunks of mgetChunk
-// in order, or, on a cluster, chunks of the keys of each hash slot.
-func mgetGroups(keys []string, cluster bool) [][]int {
+// readGroups splits the indexes of keys into the commands of a batch
+// read, each of at most per keys: chunks in order, or, on a cluster,
+// chunks of the keys of each hash slot.
+func readGroups(keys []string, cluster bool, per int) [][]int {
 	var groups [][]int
 	if !cluster {
-		for start := 0; start < len(keys); start += mgetChunk {
-			idx := make([]int, 0, min(mgetChunk, len(keys)-start))
-			for i := start; i < min(start+mgetChunk, len(keys)); i++ {
+		for start := 0; start < len(keys); start += per {
+			idx := make([]int, 0, min(per, len(keys)-start))
+			for i := start; i < min(start+per, len(keys)); i++ {
 				idx = append(idx, i)
 			}
 			groups = append(groups, idx)
@@ -140,7 +113,7 @@ func mgetGroups(keys []string, cluster bool) [][]int {
 	for i, k := range keys {
 		s := hashSlot(k)
 		g, ok := bySlot[s]
-		if !ok || len(groups[g]) == mgetChunk {
+		if !ok || len(groups[g]) == per {
 			g = len(groups)
 			groups = append(groups, nil)
 			bySlot[s] = g

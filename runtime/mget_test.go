@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 func TestHashSlot(t *testing.T) {
@@ -29,12 +30,12 @@ func TestHashSlot(t *testing.T) {
 	}
 }
 
-func TestMgetGroups(t *testing.T) {
+func TestReadGroups(t *testing.T) {
 	keys := make([]string, 1200)
 	for i := range keys {
 		keys[i] = "k:" + strconv.Itoa(i)
 	}
-	single := mgetGroups(keys, false)
+	single := readGroups(keys, false, layout.MGetChunk)
 	if len(single) != 3 || len(single[0]) != 500 || len(single[1]) != 500 || len(single[2]) != 200 {
 		t.Fatalf("one server: groups of %v, want 500, 500, 200", groupSizes(single))
 	}
@@ -44,8 +45,8 @@ func TestMgetGroups(t *testing.T) {
 	}
 	keys = append(keys, tagged...)
 	seen := make([]bool, len(keys))
-	for _, g := range mgetGroups(keys, true) {
-		if len(g) > mgetChunk {
+	for _, g := range readGroups(keys, true, layout.MGetChunk) {
+		if len(g) > layout.MGetChunk {
 			t.Fatalf("a cluster MGET of %d keys", len(g))
 		}
 		for _, i := range g {

@@ -11,6 +11,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -219,11 +220,11 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)
-			w.size, w.exp = len(b), wroteExpiry(sent, ttl)
-			w.cmd = pipe.Set(ctx, w.key, b, ttl)
+			w.size, w.exp = len(b), layout.WroteExpiry(sent, ttl)
+			w.cmd = c.store.Set(ctx, pipe, w.key, b, ttl)
 			w.add = c.bloomAddTo(ctx, pipe, w.key)
 		} else {
-			w.cmd = pipe.Del(ctx, w.key)
+			w.cmd = c.store.Del(ctx, pipe, w.key)
 		}
 		writes = append(writes, w)
 	}
