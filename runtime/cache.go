@@ -1,8 +1,3 @@
-// Package runtime is the engine behind every repository hotkeygen
-// generates. It reads and writes msgpack values in Redis, watches per-key
-// traffic, serves the few hot keys from an in-process theine cache, keeps
-// those local copies fresh, and reports stats. Generated code only supplies
-// typed keys, values and a deep-copy function.
 package runtime
 
 import (

@@ -1,0 +1,48 @@
+// Package runtime is the engine behind every repository hotkeygen
+// generates. It reads and writes msgpack values in Redis, watches per-key
+// traffic, serves the few hot keys from an in-process theine cache, keeps
+// those local copies fresh, and reports stats. Generated code only supplies
+// typed keys, values and a deep-copy function.
+package runtime
+
+// A map of the package, for whoever changes it. The typed facade:
+//
+//	cache.go        Cache: New, Get (the read path, top to bottom), Set, Del, Close
+//	getmany.go      GetMany: a batch of Gets, one round trip per node
+//	flight.go       one load per key for concurrent misses (singleflight)
+//	load.go         the loader behind a miss: placeholders, jitter, degrade
+//	store.go        the writes and decodes of a Cache, through its layout
+//	mget.go         batched reads per node, the refresh's and GetMany's
+//	freshness.go    the one protocol that decides whether a copy may be kept and served
+//	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
+//	invalidate.go   the invalidation sessions (tracking, Pub/Sub) and what they change
+//	nodes.go        which node owns a key; a cluster's topology followed
+//	slot.go         the cluster hash slot of a key
+//	detector.go     which keys are hot: the recorder and the hot set
+//	aggregate.go    cluster-wide detection (aggregate=on)
+//	background.go   the one ticking goroutine and the jobs it starts
+//	collection.go   Collection: a value kept as a Redis hash, read and written by item
+//	collection_write.go  the write script's runs for a Collection's owners
+//	changes.go      MarkChanged, onto the change buffer
+//	sync.go         the sync worker: claims changed ids, reloads them, writes them
+//	bloom.go        WarmBloom and the Bloom filter's typed glue
+//	rebuildlock.go  the rebuild lock around a load of a key
+//	bigvalue.go     max_value_bytes: the size limits of a value
+//	encode.go       codec: values to msgpack and back, where Redis bytes are checked
+//	keys.go         AppendKeyString, for generated key builders
+//	options.go      every option, declared once; config.go, validate.go and
+//	                changes_config.go derive Config, With… and the checks from it
+//	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
+//	errors.go       the errors a caller matches, and the one prefix rule
+//	clock.go, throttle.go  Clock and the ticker loop; spaced log lines
+//
+// Mechanisms that need no key or value type live in internal packages,
+// each tested alone against a real redis-server:
+//
+//	internal/breaker  a node's breaker: verdicts, the probe, waiting callers, error classes
+//	internal/layout   how a value sits in Redis: a String or a hash (read, read many, set, set if absent, delete)
+//	internal/bloom    the Bloom filter in front of the loader, its bits in Redis
+//	internal/changes  the change buffer: mark, claim, settle
+//	internal/detect   the recorder and the selector of hot keys
+//	wire              the msgpack reader that checks every length before it allocates
+//	livepage, prom    the live page and the Prometheus collector
