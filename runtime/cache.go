@@ -205,7 +205,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		cancel()
 	}
 	c.nodes.one = newNode(c.ctx, nodeName(rdb), cfg.Clock.Now(), ping, &c.breakers)
-	c.det = newDetector(cfg, glue.Key, c.forgetLocked)
+	c.det = newDetector(cfg, glue.Key, c.demote)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
 	}

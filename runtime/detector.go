@@ -5,45 +5,9 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
-
-// hotEntry is the runtime's record of one hot key. Its mutex orders every
-// change of the key's local copy (see freshness.go): a copy is stored only
-// if nothing invalidated, wrote, deleted or demoted the key since the
-// value was read from Redis, so a slow reader can never put back a value
-// older than a newer write.
-type hotEntry[K comparable] struct {
-	k     K
-	key   string // the Redis key
-	since time.Time
-	// hits counts local hits since promotion, sampled like the recorder
-	// (see hit), so cores reading the key do not contend on it.
-	hits atomic.Uint64
-
-	mu         sync.Mutex
-	dead       bool      // demoted: nothing may be stored for it any more
-	registered bool      // holds a local copy that refresh reloads
-	held       *copyMeta // the local copy's metadata, nil when none was stored
-	failures   int       // consecutive refresh failures
-}
-
-// hotSet is an immutable set of hot keys, swapped whole on every change so
-// the read path looks it up without a lock.
-type hotSet[K comparable] struct {
-	m      map[K]*hotEntry[K]
-	byName map[string]*hotEntry[K] // by Redis key, for invalidations
-}
-
-func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
-	s := &hotSet[K]{m: m, byName: make(map[string]*hotEntry[K], len(m))}
-	for _, e := range m {
-		s.byName[e.key] = e
-	}
-	return s
-}
 
 // detector owns the recorder and the hot set: it decides which keys are
 // hot and applies those decisions in order.
@@ -52,9 +16,9 @@ type detector[K comparable] struct {
 	th    detect.Thresholds
 	clock Clock
 	log   *slog.Logger
-	// forget drops a demoted key's local copy and registration; it runs
-	// under the entry's mutex.
-	forget func(*hotEntry[K])
+	// demote marks a demoted key's entry dead and drops its local copy
+	// and registration (freshness.go).
+	demote func(*hotEntry[K])
 
 	hot atomic.Pointer[hotSet[K]]
 	mu  sync.Mutex // serialises changes of hot
@@ -82,13 +46,13 @@ func (c Config) detection() detect.Params {
 	}
 }
 
-func newDetector[K comparable](cfg Config, name func(K) string, forget func(*hotEntry[K])) *detector[K] {
+func newDetector[K comparable](cfg Config, name func(K) string, demote func(*hotEntry[K])) *detector[K] {
 	d := &detector[K]{
 		rec:    detect.NewRecorder(cfg.detection(), cfg.Clock.Now(), name),
 		th:     detect.Thresholds{Hot: cfg.HotQPS, Warm: cfg.WarmQPS, TopN: cfg.TopN},
 		clock:  cfg.Clock,
 		log:    cfg.Logger,
-		forget: forget,
+		demote: demote,
 
 		clusterScale: cfg.HotQPS / cfg.clusterHotQPS(),
 	}
@@ -231,10 +195,7 @@ func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[
 
 	changed := make([]hotChange, 0, len(demoted)+len(dec.Promote))
 	for _, e := range demoted {
-		e.mu.Lock()
-		e.dead = true
-		d.forget(e)
-		e.mu.Unlock()
+		d.demote(e)
 		d.demotions.Add(1)
 		changed = append(changed, hotChange{"hotkey: demoted", append(d.rateAttrs(e.key, rates[e.k]), "hot_for", now.Sub(e.since))})
 	}

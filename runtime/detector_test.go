@@ -114,6 +114,9 @@ func TestInlinePromotionRetriesAsTheRateClimbs(t *testing.T) {
 	}
 }
 
+// TestDemotionCleansUp: the detector hands a key that cooled to demote
+// once (a Cache's demote marks it dead and drops its copy:
+// TestADemotedKeyStoresNoReadInFlight).
 func TestDemotionCleansUp(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10))
 	for range 100 {
@@ -133,9 +136,6 @@ func TestDemotionCleansUp(t *testing.T) {
 	d.reselect(detect.DemotePass)
 	if d.lookup("k") != nil {
 		t.Fatal("still in the hot set after cooling")
-	}
-	if !e.dead {
-		t.Fatal("the demoted entry still takes stores")
 	}
 	if !slices.Equal(d.dropped, []string{"k"}) {
 		t.Fatalf("keys forgotten: %v, want [k]", d.dropped)

@@ -131,6 +131,41 @@ func (n *node) uncoveredSince() time.Time {
 	return n.since
 }
 
+// hotEntry is the runtime's record of one hot key. Its mutex orders every
+// change of the key's local copy (see freshness.go): a copy is stored only
+// if nothing invalidated, wrote, deleted or demoted the key since the
+// value was read from Redis, so a slow reader can never put back a value
+// older than a newer write.
+type hotEntry[K comparable] struct {
+	k     K
+	key   string // the Redis key
+	since time.Time
+	// hits counts local hits since promotion, sampled like the recorder
+	// (see hit), so cores reading the key do not contend on it.
+	hits atomic.Uint64
+
+	mu         sync.Mutex
+	dead       bool      // demoted: nothing may be stored for it any more
+	registered bool      // holds a local copy that refresh reloads
+	held       *copyMeta // the local copy's metadata, nil when none was stored
+	failures   int       // consecutive refresh failures
+}
+
+// hotSet is an immutable set of hot keys, swapped whole on every change so
+// the read path looks it up without a lock.
+type hotSet[K comparable] struct {
+	m      map[K]*hotEntry[K]
+	byName map[string]*hotEntry[K] // by Redis key, for invalidations
+}
+
+func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
+	s := &hotSet[K]{m: m, byName: make(map[string]*hotEntry[K], len(m))}
+	for _, e := range m {
+		s.byName[e.key] = e
+	}
+	return s
+}
+
 // genStripes is the number of key generations: invalidations are counted
 // per stripe of the key space, so every key has a generation without a
 // map entry per key. Two keys that share a stripe only cost each other a
@@ -471,6 +506,37 @@ func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
 func (c *Cache[K, V]) dropLocked(e *hotEntry[K]) {
 	c.local.Delete(e.k)
 	e.held = nil
+}
+
+// demote marks e dead, demoted: nothing is stored for it any more, and
+// its copy and registration are dropped (forgetLocked).
+func (c *Cache[K, V]) demote(e *hotEntry[K]) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.dead = true
+	c.forgetLocked(e)
+}
+
+// refreshable reports whether e holds a copy that refresh reloads.
+func (e *hotEntry[K]) refreshable() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.registered
+}
+
+// unverifiedOn reports whether e holds a copy of n's that no session
+// vouches for: one a session of n starting revalidates.
+func (e *hotEntry[K]) unverifiedOn(n *node) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.registered && e.held != nil && e.held.n == n && !e.held.verified()
+}
+
+// refreshed clears e's count of failed reloads: one succeeded.
+func (e *hotEntry[K]) refreshed() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures = 0
 }
 
 // forgetLocked drops e's copy, its refresh registration and failure count,

@@ -694,3 +694,31 @@ func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
 	}
 	e.wants("p:1", "v2", "after a refresh of changed bytes")
 }
+
+// TestADemotedKeyStoresNoReadInFlight: a read or a write of a hot key
+// begun before the key was demoted stores nothing when it returns, so no
+// copy is left behind that nothing refreshes or invalidates: the next
+// read of the key reads Redis and gets the value another writer wrote.
+func TestADemotedKeyStoresNoReadInFlight(t *testing.T) {
+	e := newEnv(t)
+	e.put("p:1", sample(1, "ada"))
+	e.heat("p:1")
+	entry := e.c.det.lookup("p:1")
+	t0 := e.c.begin("p:1") // a read sent now, answered after the demotion
+	// The entry stays in the hot set here, as it does for a read or a
+	// write that looked it up just before the demotion.
+	e.c.demote(entry)
+	if e.c.keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
+		t.Fatal("a read begun before the demotion stored its value after it")
+	}
+	if err := e.c.Set(e.ctx, "p:1", sample(1, "bob")); err != nil {
+		t.Fatal(err)
+	}
+	if holds(e.c, "p:1") {
+		t.Fatal("a write after the demotion left a copy")
+	}
+	e.put("p:1", sample(1, "carl")) // by another writer, unseen with invalidation off
+	if got := e.get("p:1"); got.Name != "carl" {
+		t.Fatalf("read %q after the demotion, want Redis's carl", got.Name)
+	}
+}

@@ -12,11 +12,9 @@ import (
 func (c *Cache[K, V]) refresh() {
 	var es []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
-		e.mu.Lock()
-		if e.registered {
+		if e.refreshable() {
 			es = append(es, e)
 		}
-		e.mu.Unlock()
 	}
 	c.logRefreshFailures(c.reload(c.ctx, es))
 }
@@ -28,11 +26,9 @@ func (c *Cache[K, V]) refresh() {
 func (c *Cache[K, V]) revalidate(ctx context.Context, n *node) {
 	var es []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
-		e.mu.Lock()
-		if e.registered && e.held != nil && e.held.n == n && !e.held.verified() {
+		if e.unverifiedOn(n) {
 			es = append(es, e)
 		}
-		e.mu.Unlock()
 	}
 	c.reload(ctx, es)
 }
@@ -80,9 +76,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 		}
 		c.count.refreshes.Add(1)
 		if c.keep(e, t, v, sum, len(raw[i]), exps.of(i)) {
-			e.mu.Lock()
-			e.failures = 0
-			e.mu.Unlock()
+			e.refreshed()
 		}
 	}
 	return failed

@@ -149,11 +149,9 @@ func (c *Cache[K, V]) Stats() Stats {
 	cluster := c.det.clusterRates()
 	for k, e := range hs.m {
 		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.since, Hits: e.hits.Load()})
-		e.mu.Lock()
-		if e.registered {
+		if e.refreshable() {
 			registered++
 		}
-		e.mu.Unlock()
 	}
 	slices.SortFunc(hot, func(a, b HotKey) int {
 		if c := cmp.Compare(b.QPS, a.QPS); c != 0 {
