@@ -65,7 +65,7 @@ fuzz:
 # RELIABILITY.md ("Mutation testing").
 MUTATE_FILES ?= freshness.go invalidate.go
 MUTATE_PKGS ?= runtime/internal/breaker
-MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect nodes sentinel flight load errors
+MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_OPS = --workers $(MUTATE_WORKERS) --timeout-coefficient 3 --invert-logical --invert-loopctrl --remove-self-assignments

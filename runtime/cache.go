@@ -16,6 +16,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -193,7 +194,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.breakers = breaker.Config{Now: cfg.Clock.Now, Log: c.log, Spawn: c.spawn, FailedFast: &c.count.failedFast, ProbeEvery: cfg.probeEvery, Unavailable: ErrUnavailable}
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	if one, ok := rdb.(*redis.Client); ok {
-		c.probeClient = redis.NewClient(breaker.ProbeOptions(connOptions(one.Options())))
+		c.probeClient = redis.NewClient(breaker.ProbeOptions(track.ConnOptions(one.Options())))
 		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
 		// The probe's connection is made now and kept: a verdict asked
 		// later pings on it, not on a new connection, which a server out

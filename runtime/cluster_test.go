@@ -15,6 +15,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // TestOnACluster runs reads, writes, refresh, loading and batch reads on a
@@ -55,8 +56,8 @@ func TestOnACluster(t *testing.T) {
 	}
 	// MGETs are grouped by the slot hashSlot computes: Redis must agree.
 	for _, k := range []string{"p:0", "p:17", "user:{42}:x", "{}a", "a{b}{c}", "ü:ø", "{{x}}"} {
-		if want := rdb.ClusterKeySlot(ctx, k).Val(); int64(hashSlot(k)) != want {
-			t.Fatalf("hashSlot(%q) = %d, CLUSTER KEYSLOT says %d", k, hashSlot(k), want)
+		if want := rdb.ClusterKeySlot(ctx, k).Val(); int64(track.HashSlot(k)) != want {
+			t.Fatalf("track.HashSlot(%q) = %d, CLUSTER KEYSLOT says %d", k, track.HashSlot(k), want)
 		}
 	}
 

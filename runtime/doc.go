@@ -17,7 +17,6 @@ package runtime
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	invalidate.go   the invalidation sessions (tracking, Pub/Sub) and what they change
 //	nodes.go        which node owns a key; a cluster's topology followed
-//	slot.go         the cluster hash slot of a key
 //	detector.go     which keys are hot: the recorder and the hot set
 //	aggregate.go    cluster-wide detection (aggregate=on)
 //	background.go   the one ticking goroutine and the jobs it starts
@@ -43,6 +42,7 @@ package runtime
 //	internal/layout   how a value sits in Redis: a String or a hash (read, read many, set, set if absent, delete)
 //	internal/bloom    the Bloom filter in front of the loader, its bits in Redis
 //	internal/changes  the change buffer: mark, claim, settle
+//	internal/track    the transport's typeless parts: slots, a cluster's shards, node options
 //	internal/detect   the recorder and the selector of hot keys
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -255,7 +256,7 @@ func (c *Cache[K, V]) startInvalidation(prefix string) error {
 	case *redis.Client:
 		// A Sentinel failover client's master moves: the session checks
 		// that it still tracks the server the client's own commands reach.
-		o := connOptions(r.Options())
+		o := track.ConnOptions(r.Options())
 		c.spawnListener(c.ctx, listener{name: o.Addr, n: c.nodes.one, connect: trackingListener(o, prefix, r)})
 	case *redis.ClusterClient:
 		c.spawn(func() { c.followCluster(r, prefix) })
@@ -288,30 +289,6 @@ func refused(err error) error {
 		}
 	}
 	return err
-}
-
-// connOptions takes from a live client's options what opening another
-// connection to the same server needs: where and how to dial (for a
-// Sentinel failover client, the dialer that finds the current master),
-// credentials, database and timeouts. The live options are not copied
-// whole: go-redis updates some of their fields under its own lock.
-func connOptions(o *redis.Options) *redis.Options {
-	return &redis.Options{
-		Network:                      o.Network,
-		Addr:                         o.Addr,
-		Dialer:                       o.Dialer,
-		Username:                     o.Username,
-		Password:                     o.Password,
-		CredentialsProvider:          o.CredentialsProvider,
-		CredentialsProviderContext:   o.CredentialsProviderContext,
-		StreamingCredentialsProvider: o.StreamingCredentialsProvider,
-		DB:                           o.DB,
-		DialTimeout:                  o.DialTimeout,
-		ReadTimeout:                  o.ReadTimeout,
-		WriteTimeout:                 o.WriteTimeout,
-		TLSConfig:                    o.TLSConfig,
-		ClientName:                   o.ClientName,
-	}
 }
 
 // followEvery paces watch's check that a Sentinel failover client still

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // mget reads keys in as few commands as the layout allows (PerRead),
@@ -111,7 +112,7 @@ func readGroups(keys []string, cluster bool, per int) [][]int {
 	}
 	bySlot := map[int]int{} // slot → its open group
 	for i, k := range keys {
-		s := hashSlot(k)
+		s := track.HashSlot(k)
 		g, ok := bySlot[s]
 		if !ok || len(groups[g]) == per {
 			g = len(groups)

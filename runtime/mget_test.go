@@ -8,27 +8,8 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
-
-func TestHashSlot(t *testing.T) {
-	for _, c := range []struct {
-		key  string
-		slot int
-	}{
-		{"123456789", 12739}, // the CRC16 check value 0x31C3, mod 16384
-		{"user:1000", hashSlot("user:1000")},
-		{"{user1000}.following", hashSlot("user1000")},
-		{"{user1000}.followers", hashSlot("user1000")},
-		{"foo{}{bar}", int(crc16("foo{}{bar}") % slotCount)}, // an empty tag hashes the whole key
-		{"foo{{bar}}zap", hashSlot("{bar")},
-		{"foo{bar}{zap}", hashSlot("bar")},
-		{"{", int(crc16("{") % slotCount)},
-	} {
-		if got := hashSlot(c.key); got != c.slot {
-			t.Errorf("hashSlot(%q) = %d, want %d", c.key, got, c.slot)
-		}
-	}
-}
 
 func TestReadGroups(t *testing.T) {
 	keys := make([]string, 1200)
@@ -50,7 +31,7 @@ func TestReadGroups(t *testing.T) {
 			t.Fatalf("a cluster MGET of %d keys", len(g))
 		}
 		for _, i := range g {
-			if hashSlot(keys[i]) != hashSlot(keys[g[0]]) {
+			if track.HashSlot(keys[i]) != track.HashSlot(keys[g[0]]) {
 				t.Fatalf("one MGET spans slots: %q and %q", keys[g[0]], keys[i])
 			}
 			if seen[i] {

@@ -3,13 +3,12 @@ package runtime
 import (
 	"context"
 	"maps"
-	"net"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,12 +18,12 @@ import (
 // master that owns the key's slot, as the runtime last saw the topology.
 type nodeSet struct {
 	one   *node
-	slots atomic.Pointer[[slotCount]*node] // nil unless a cluster's topology is followed
+	slots atomic.Pointer[[track.SlotCount]*node] // nil unless a cluster's topology is followed
 }
 
 func (s *nodeSet) of(key string) *node {
 	if t := s.slots.Load(); t != nil {
-		return t[hashSlot(key)]
+		return t[track.HashSlot(key)]
 	}
 	return s.one
 }
@@ -71,87 +70,6 @@ type clusterNode struct {
 	n      *node
 	stop   context.CancelFunc
 	client *redis.Client // for the breaker's probe
-}
-
-// shard is one master's slots and the addresses of its nodes, the
-// master's first.
-type shard struct {
-	slots [][2]int
-	addrs []string
-}
-
-// shardMaster returns the index of the node of cs that owns its slots:
-// the master online, or else, while the cluster has not promoted a
-// replica yet, the one that failed. A master that fails keeps its slots
-// until then: its keys stay on it, whose breaker makes their reads fail
-// fast, and not on a replica that cannot serve them yet and whose breaker
-// is closed. -1 when there is none (a failed master of no slots, alone).
-func shardMaster(cs redis.ClusterShard) int {
-	master := -1
-	for i, n := range cs.Nodes {
-		if n.Role != "master" || n.Health != "online" && len(cs.Slots) == 0 {
-			continue
-		}
-		if master < 0 || n.Health == "online" && cs.Nodes[master].Health != "online" {
-			master = i
-		}
-	}
-	return master
-}
-
-// topologySource is what the topology is read from: the caller's cluster
-// client, or one node's.
-type topologySource interface {
-	ClusterShards(ctx context.Context) *redis.ClusterShardsCmd
-	ClusterSlots(ctx context.Context) *redis.ClusterSlotsCmd
-}
-
-// clusterShards reads the topology: CLUSTER SHARDS (Redis 7), which lists
-// masters that own no slot yet, or CLUSTER SLOTS before it.
-func clusterShards(ctx context.Context, r topologySource) ([]shard, error) {
-	if shards, err := r.ClusterShards(ctx).Result(); err == nil {
-		out := make([]shard, 0, len(shards))
-		for _, cs := range shards {
-			var sh shard
-			master := shardMaster(cs)
-			for i, n := range cs.Nodes {
-				addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
-				switch {
-				case i == master:
-					sh.addrs = append([]string{addr}, sh.addrs...)
-				case n.Health == "fail":
-					// Dead: listed until it comes back or is forgotten.
-				default:
-					// Redis 7.0 reports a replica "loading" whenever
-					// its replication offset lags: a session all the
-					// same, or replicas' sessions come and go.
-					sh.addrs = append(sh.addrs, addr)
-				}
-			}
-			if master < 0 {
-				out = append(out, sh) // sessions only: a shard without a master serves nothing
-				continue
-			}
-			for _, sr := range cs.Slots {
-				sh.slots = append(sh.slots, [2]int{int(sr.Start), int(sr.End)})
-			}
-			out = append(out, sh)
-		}
-		return out, nil
-	}
-	slots, err := r.ClusterSlots(ctx).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]shard, 0, len(slots))
-	for _, s := range slots {
-		sh := shard{slots: [][2]int{{s.Start, s.End}}}
-		for _, n := range s.Nodes {
-			sh.addrs = append(sh.addrs, n.Addr)
-		}
-		out = append(out, sh)
-	}
-	return out, nil
 }
 
 // followCluster keeps one session on every node of r's cluster: it reads
@@ -210,16 +128,16 @@ func (c *Cache[K, V]) followCluster(r *redis.ClusterClient, prefix string) {
 // first: it sends the command to the master of a random slot as it last
 // knew them, which after a master's death may be the dead one, and tries
 // again there with go-redis's backoff.
-func readTopology(ctx context.Context, r *redis.ClusterClient, known map[string]*clusterNode) ([]shard, error) {
+func readTopology(ctx context.Context, r *redis.ClusterClient, known map[string]*clusterNode) ([]track.Shard, error) {
 	for _, cn := range known {
 		if cn.n.Unreachable() {
 			continue
 		}
-		if shards, err := clusterShards(ctx, cn.client); err == nil && len(shards) > 0 {
+		if shards, err := track.ReadShards(ctx, cn.client); err == nil && len(shards) > 0 {
 			return shards, nil
 		}
 	}
-	return clusterShards(ctx, r)
+	return track.ReadShards(ctx, r)
 }
 
 // topologyPace is how long until the next topology reading.
@@ -239,14 +157,14 @@ func (c *Cache[K, V]) topologyPace() time.Duration {
 // and reports whether slots moved, with the hot keys whose copies it made
 // unverified because their slot did. Until the first reading every key is
 // on c.nodes.one, which no session covers.
-func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) ([]*hotEntry[K], bool) {
-	table := new([slotCount]*node)
+func (c *Cache[K, V]) applyTopology(shards []track.Shard, known map[string]*clusterNode, opts *redis.ClusterOptions, prefix string) ([]*hotEntry[K], bool) {
+	table := new([track.SlotCount]*node)
 	for i := range table {
 		table[i] = c.nodes.one
 	}
 	present := map[string]bool{}
 	for _, sh := range shards {
-		for i, addr := range sh.addrs {
+		for i, addr := range sh.Addrs {
 			cn := known[addr]
 			if cn == nil {
 				cn = c.watchNode(addr, opts, prefix)
@@ -256,8 +174,8 @@ func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNod
 			if i > 0 {
 				continue
 			}
-			for _, r := range sh.slots {
-				for s := max(r[0], 0); s <= min(r[1], slotCount-1); s++ {
+			for _, r := range sh.Slots {
+				for s := max(r[0], 0); s <= min(r[1], track.SlotCount-1); s++ {
 					table[s] = cn.n
 				}
 			}
@@ -280,7 +198,7 @@ func (c *Cache[K, V]) applyTopology(shards []shard, known map[string]*clusterNod
 	}
 	var moved []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
-		if s := hashSlot(e.key); old[s] != table[s] {
+		if s := track.HashSlot(e.key); old[s] != table[s] {
 			c.revoke(e)
 			moved = append(moved, e)
 		}
@@ -305,7 +223,7 @@ func (c *Cache[K, V]) inStep(r *redis.ClusterClient) bool {
 		return true
 	}
 	for _, e := range c.det.hot.Load().m {
-		owner := table[hashSlot(e.key)]
+		owner := table[track.HashSlot(e.key)]
 		if owner == c.nodes.one {
 			continue
 		}
@@ -319,30 +237,11 @@ func (c *Cache[K, V]) inStep(r *redis.ClusterClient) bool {
 
 // watchNode starts the session of the node at addr.
 func (c *Cache[K, V]) watchNode(addr string, opts *redis.ClusterOptions, prefix string) *clusterNode {
-	o := clusterNodeOptions(opts, addr)
+	o := track.ClusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(c.ctx)
 	client := redis.NewClient(breaker.ProbeOptions(o))
 	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
 	n := newNode(ctx, addr, c.cfg.Clock.Now(), ping, &c.breakers)
 	c.spawnListener(ctx, listener{name: addr, n: n, connect: trackingListener(o, prefix, nil)})
 	return &clusterNode{n: n, stop: stop, client: client}
-}
-
-// clusterNodeOptions are the options of a connection to one node of a
-// cluster client's cluster.
-func clusterNodeOptions(o *redis.ClusterOptions, addr string) *redis.Options {
-	return &redis.Options{
-		Addr:                         addr,
-		Dialer:                       o.Dialer,
-		Username:                     o.Username,
-		Password:                     o.Password,
-		CredentialsProvider:          o.CredentialsProvider,
-		CredentialsProviderContext:   o.CredentialsProviderContext,
-		StreamingCredentialsProvider: o.StreamingCredentialsProvider,
-		DialTimeout:                  o.DialTimeout,
-		ReadTimeout:                  o.ReadTimeout,
-		WriteTimeout:                 o.WriteTimeout,
-		TLSConfig:                    o.TLSConfig,
-		ClientName:                   o.ClientName,
-	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package track
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// shardMaster decides which node of a CLUSTER SHARDS entry owns its slots,
+// ShardMaster decides which node of a CLUSTER SHARDS entry owns its slots,
 // as the cluster reports a failure and then a failover.
 func TestShardMaster(t *testing.T) {
 	node := func(role, health string) redis.Node { return redis.Node{Role: role, Health: health} }
@@ -27,8 +27,8 @@ func TestShardMaster(t *testing.T) {
 		{"a failed master of no slots, after its failover, owns nothing",
 			redis.ClusterShard{Nodes: []redis.Node{node("master", "fail")}}, -1},
 	} {
-		if got := shardMaster(tc.shard); got != tc.want {
-			t.Errorf("%s: shardMaster = %d, want %d", tc.name, got, tc.want)
+		if got := ShardMaster(tc.shard); got != tc.want {
+			t.Errorf("%s: ShardMaster = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -1,21 +1,21 @@
-package runtime
+package track
 
 import "strings"
 
-// slotCount is the number of hash slots of a Redis Cluster.
-const slotCount = 16384
+// SlotCount is the number of hash slots of a Redis Cluster.
+const SlotCount = 16384
 
-// hashSlot returns the cluster hash slot of key, as Redis computes it:
+// HashSlot returns the cluster hash slot of key, as Redis computes it:
 // CRC16 (XMODEM) of the key, or of its hash tag, the part between the
 // first '{' and the next '}' when that part is not empty. Keys of one slot
 // can share an MGET; go-redis keeps its own function internal.
-func hashSlot(key string) int {
+func HashSlot(key string) int {
 	if open := strings.IndexByte(key, '{'); open >= 0 {
 		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
 			key = key[open+1 : open+1+end]
 		}
 	}
-	return int(crc16(key) % slotCount)
+	return int(crc16(key) % SlotCount)
 }
 
 // crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the
