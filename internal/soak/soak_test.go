@@ -101,7 +101,10 @@ func TestPromisesHoldThroughFailover(t *testing.T) {
 }
 
 // checkPhases judges each of the n phases of res alone (Phase.Problems),
-// each of which must have had a few hundred writes to tell.
+// each of which must have had writes to tell: a hundred at least. The
+// writers aim at 600 a second, of which a phase on two cores loaded by
+// another make test made 180 (a phase of three writes once passed
+// unnoticed: the floor is against that, not a measure of speed).
 func checkPhases(t *testing.T, res *Result, n int) {
 	t.Helper()
 	if len(res.Phases) != n {
@@ -112,7 +115,7 @@ func checkPhases(t *testing.T, res *Result, n int) {
 			for _, problem := range p.Problems() {
 				t.Error(problem)
 			}
-			if p.Report.Reads < 1000 || p.Report.Writes < 200 {
+			if p.Report.Reads < 1000 || p.Report.Writes < 100 {
 				t.Errorf("only %d reads and %d writes in the phase", p.Report.Reads, p.Report.Writes)
 			}
 		})
