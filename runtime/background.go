@@ -151,7 +151,7 @@ func (c *Cache[K, V]) start(j *job, name string, f func()) bool {
 		}
 		return false
 	}
-	started := c.spawn(func() {
+	started := c.g.Go(func() {
 		defer j.running.Unlock()
 		f()
 		if n := j.skipped.Swap(0); n > 0 && c.ctx.Err() == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
@@ -79,26 +80,28 @@ type Cache[K comparable, V any] struct {
 
 	local *theine.Cache[K, *localCopy[V]]
 	det   *detector[K]
-	// nodes and gens are what the freshness protocol (freshness.go)
-	// checks every local copy against.
-	nodes nodeSet
-	gens  *generations
-	agg   *aggregator[K] // nil unless cfg.Aggregate
+	// hub is the transport of the Cache's client, shared by every
+	// repository on it (runtime/internal/track); its nodes and gens are
+	// what the freshness protocol (freshness.go) checks every local copy
+	// against.
+	hub    *track.Hub
+	nodes  *track.Nodes
+	copies *copies[K, V]
+	gens   *generations
+	agg    *aggregator[K] // nil unless cfg.Aggregate
 	// chg is the change buffer (internal/changes), bloom the filter in
 	// front of the loader (internal/bloom); nil unless turned on.
 	chg      *changes.Buffer
 	syncHook func(context.Context, map[K]*V) error
 	bloom    *bloom.Filter
 
-	flightMu sync.Mutex // guards flights, and wg.Add against Close (see spawn)
+	flightMu sync.Mutex // guards flights, and closed against a load starting
 	flights  map[K]*loadCall[V]
 	landed   *landings // loads ended, by shard of keys
 
 	count counters
 	big   bigValues
 
-	invalidationUp atomic.Int32 // live invalidation subscriptions
-	pubsubFallback atomic.Bool  // tracking is unknown to the server: announce writes instead
 	// passedOver counts local hits not served because the copy was
 	// unverified while Redis answered, or its key had expired; theine
 	// counted them as hits.
@@ -114,16 +117,12 @@ type Cache[K comparable, V any] struct {
 	// refreshLog, publishLog and syncLog space the lines about failed
 	// refreshes, failed announcements and failed sync batches.
 	refreshLog, publishLog, syncLog logThrottle
-	// probeClient is the breaker's own connection to a single server (see
-	// breaker.ProbeOptions); nil for a cluster, whose nodes have theirs.
-	probeClient *redis.Client
-	// breakers is what the breaker of every node shares (newNode).
-	breakers breaker.Config
 
-	ctx       context.Context // cancelled by Close; bounds background I/O
-	cancel    context.CancelFunc
-	done      chan struct{}
-	wg        sync.WaitGroup
+	ctx    context.Context // cancelled by Close; bounds background I/O
+	cancel context.CancelFunc
+	done   chan struct{}
+	// g runs every goroutine the Cache starts, and Close waits for them.
+	g         group.Group
 	closed    atomic.Bool
 	closeOnce sync.Once
 }
@@ -161,6 +160,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	base := cfg.Logger // the hub's, shared by the entities on the client
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
@@ -191,21 +191,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.breakers = breaker.Config{Now: cfg.Clock.Now, Log: c.log, Spawn: c.spawn, FailedFast: &c.count.failedFast, ProbeEvery: cfg.probeEvery, Unavailable: ErrUnavailable}
-	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
-	if one, ok := rdb.(*redis.Client); ok {
-		c.probeClient = redis.NewClient(breaker.ProbeOptions(track.ConnOptions(one.Options())))
-		ping = func(ctx context.Context) error { return c.probeClient.Ping(ctx).Err() }
-		// The probe's connection is made now and kept: a verdict asked
-		// later pings on it, not on a new connection, which a server out
-		// of connections, or a network that drops new ones, would refuse
-		// while it still answers the caller's, opening the breaker on a
-		// Redis that takes other writers' writes.
-		warm, cancel := context.WithTimeout(c.ctx, breaker.AnswerWithin)
-		c.probeClient.Ping(warm)
-		cancel()
-	}
-	c.nodes.one = newNode(c.ctx, nodeName(rdb), cfg.Clock.Now(), ping, &c.breakers)
 	c.det = newDetector(cfg, glue.Key, c.demote)
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
@@ -213,34 +198,23 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
+	c.copies = &copies[K, V]{c: c, moved: map[*hotEntry[K]]struct{}{}}
+	hub, err := track.Join(rdb, track.Options{
+		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: cfg.Clock, Log: base, Unavailable: ErrUnavailable,
+		ProbeEvery: cfg.probeEvery, TopologyEvery: cfg.topologyEvery,
+	}, glue.Prefix, c.copies)
+	if err != nil {
+		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)
+	}
+	c.hub, c.nodes = hub, &hub.Nodes
 	if err := c.setupChanges(); err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
-	if err := c.startInvalidation(glue.Prefix); err != nil {
-		c.Close()
-		return nil, err
-	}
-	c.spawn(c.run)
+	c.g.Go(c.run)
 	c.startSync()
 	return c, nil
-}
-
-// nodeName names the server of rdb, a client of a single server, in
-// errors and logs: by its address, or for a Sentinel failover client,
-// whose master moves, by the master's name.
-func nodeName(rdb redis.UniversalClient) string {
-	switch r := rdb.(type) {
-	case *redis.Client:
-		if o := r.Options(); o.Addr != "FailoverClient" {
-			return o.Addr
-		}
-		return "the Sentinel master"
-	case *redis.ClusterClient:
-		return "the cluster" // each node is named by its address (nodes.go)
-	}
-	return "Redis"
 }
 
 // readOp names a read of one value in errors: GET, or HGETALL for a
@@ -321,7 +295,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	var opened <-chan struct{} // nil: never
 	patient := false
 	if held {
-		n := c.nodes.of(c.key(key))
+		n := c.nodes.Of(c.key(key))
 		opened = n.WhenOpened()
 		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
@@ -339,7 +313,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.nodes.of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+		if n := c.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			v, err = c.resolveUntil(ctx, key, e, missed{}, c.patience(), true)
 		}
 	}
@@ -390,9 +364,9 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 // the expiry of a copy of them (see layout.Layout.Read); a patient fetch
 // reads Redis even while the key's node is believed down.
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
-	n := c.nodes.of(key)
+	n := c.nodes.Of(key)
 	if !patient && n.Down(ctx) {
-		return nil, 0, 0, opErr(c.readOp(), key, n.Refuse())
+		return nil, 0, 0, opErr(c.readOp(), key, c.count.refuse(n))
 	}
 	rctx, release := ctx, func() {}
 	if !patient {
@@ -405,7 +379,7 @@ func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) 
 			return nil, 0, 0, opErr(c.readOp(), key, noKey{})
 		}
 		if !patient && n.Unreachable() && ctx.Err() == nil {
-			return nil, 0, 0, opErr(c.readOp(), key, n.Refuse()) // the breaker opened while it waited
+			return nil, 0, 0, opErr(c.readOp(), key, c.count.refuse(n)) // the breaker opened while it waited
 		}
 		c.countRedisError(ctx, err)
 		n.Failed(ctx, err)
@@ -435,7 +409,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	}
 	t := c.begin(key)
 	if t.n.Down(ctx) {
-		return opErr("set", key, t.n.Refuse())
+		return opErr("set", key, c.count.refuse(t.n))
 	}
 	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
 	if err := c.setValue(ctx, key, b, ttl); err != nil {
@@ -459,7 +433,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	}
 	t := c.begin(key)
 	if t.n.Down(ctx) {
-		return opErr("del", key, t.n.Refuse())
+		return opErr("del", key, c.count.refuse(t.n))
 	}
 	if err := c.store.Del(ctx, c.rdb, key).Err(); err != nil {
 		if !breaker.NotSent(err) {
@@ -472,25 +446,6 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	c.wrote(k, key, t, nil, 0, 0)
 	c.announce(ctx, key)
 	return nil
-}
-
-// spawn runs f on a goroutine of its own that Close waits for, unless
-// Close has begun, and reports whether f runs. Every goroutine the Cache
-// starts goes through it (resolveUntil does the same inline): a wg.Add
-// not ordered before Close's wg.Wait by flightMu and closed is a race, and
-// its goroutine may outlive Close.
-func (c *Cache[K, V]) spawn(f func()) bool {
-	c.flightMu.Lock()
-	defer c.flightMu.Unlock()
-	if c.closed.Load() {
-		return false
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-	return true
 }
 
 // Close stops the background work and the reads in flight, waits for
@@ -511,11 +466,11 @@ func (c *Cache[K, V]) Close() error {
 		c.flightMu.Unlock()
 		c.cancel()
 		close(c.done)
-		c.wg.Wait()
-		c.local.Close()
-		if c.probeClient != nil {
-			c.probeClient.Close()
+		c.g.Close()
+		if c.hub != nil {
+			c.hub.Leave(c.copies)
 		}
+		c.local.Close()
 	})
 	return nil
 }

@@ -21,17 +21,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	redis.SetLogger(discardRedisLog{}) // tests that stop Redis would fill the output with dial errors
-	// After a failed dial, go-redis's pool retries in a goroutine of its
-	// own that sleeps a second and ends by itself, closed client or not:
-	// it is not the runtime's to stop.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
-}
-
-type discardRedisLog struct{}
-
-func (discardRedisLog) Printf(context.Context, string, ...any) {}
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // profile has every kind of field a clone must copy deeply.
 type profile struct {

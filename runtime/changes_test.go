@@ -181,20 +181,22 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 	defer stop()
 	defer context.AfterFunc(c.ctx, stop)() // Close stops it, as it stops the runtime's worker
 	for ctx.Err() == nil {
-		c.flightMu.Lock() // Close waits for a step in progress, as for the runtime's worker
-		if c.closed.Load() {
-			c.flightMu.Unlock()
+		var step syncStep
+		var err error
+		done := make(chan struct{})
+		// Close waits for a step in progress, as for the runtime's worker.
+		if !c.g.Go(func() {
+			defer close(done)
+			step, err = c.syncOnce(ctx)
+			if err != nil && ctx.Err() != nil {
+				tag.mu.Lock() // its load is over
+				f.db.release(tag.ids)
+				tag.mu.Unlock()
+			}
+		}) {
 			return
 		}
-		c.wg.Add(1)
-		c.flightMu.Unlock()
-		step, err := c.syncOnce(ctx)
-		if err != nil && ctx.Err() != nil {
-			tag.mu.Lock() // its load is over
-			f.db.release(tag.ids)
-			tag.mu.Unlock()
-		}
-		c.wg.Done()
+		<-done
 		if err == nil && step.claimed == 0 && untilEmpty {
 			return
 		}

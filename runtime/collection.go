@@ -187,9 +187,9 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	}
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
-	n := c.nodes.of(key)
+	n := c.nodes.Of(key)
 	if n.Down(ctx) {
-		return nil, fieldErr("hget", key, name, n.Refuse())
+		return nil, fieldErr("hget", key, name, c.count.refuse(n))
 	}
 	rctx, release := n.UntilOpened(ctx)
 	b, err := col.store.ReadItem(rctx, c.rdb, key, name)

@@ -30,8 +30,8 @@ type ownerWrite[K comparable, V any] struct {
 func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K, map[F]*V]) error {
 	c := col.c
 	for _, w := range ws {
-		if n := c.nodes.of(w.w.Key); n.Down(ctx) {
-			return opErr(op, w.w.Key, n.Refuse())
+		if n := c.nodes.Of(w.w.Key); n.Down(ctx) {
+			return opErr(op, w.w.Key, c.count.refuse(n))
 		}
 	}
 	ts := make([]token, len(ws))
@@ -72,7 +72,7 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws [
 			if len(ws) == 1 {
 				c.countRedisError(ctx, err)
 			}
-			c.nodes.of(key).Failed(ctx, err)
+			c.nodes.Of(key).Failed(ctx, err)
 			if first == nil {
 				first = opErr(op, key, err)
 			}

@@ -15,8 +15,7 @@ package runtime
 //	mget.go         batched reads per node, the refresh's and GetMany's
 //	freshness.go    the one protocol that decides whether a copy may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
-//	invalidate.go   the invalidation sessions (tracking, Pub/Sub) and what they change
-//	nodes.go        which node owns a key; a cluster's topology followed
+//	transport.go    the Cache's side of its client's hub: what the transport tells its copies
 //	detector.go     which keys are hot: the recorder and the hot set
 //	aggregate.go    cluster-wide detection (aggregate=on)
 //	background.go   the one ticking goroutine and the jobs it starts
@@ -42,7 +41,8 @@ package runtime
 //	internal/layout   how a value sits in Redis: a String or a hash (read, read many, set, set if absent, delete)
 //	internal/bloom    the Bloom filter in front of the loader, its bits in Redis
 //	internal/changes  the change buffer: mark, claim, settle
-//	internal/track    the transport's typeless parts: slots, a cluster's shards, node options
+//	internal/track    the transport: one hub per client, shared by its repositories (sessions,
+//	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector

@@ -88,9 +88,8 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 			seen = missed{}
 		}
 		call = &loadCall[V]{t: t, patient: patient, done: make(chan struct{})}
-		c.flights[k] = call
-		c.wg.Add(1)
-		go c.runLoad(context.WithoutCancel(ctx), k, e, seen.err, call)
+		c.flights[k] = call // before the load can end: flightMu is held
+		c.g.Go(func() { c.runLoad(context.WithoutCancel(ctx), k, e, seen.err, call) })
 	}
 	call.waiters.Add(1)
 	c.flightMu.Unlock()
@@ -105,7 +104,6 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 }
 
 func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen error, call *loadCall[V]) {
-	defer c.wg.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()

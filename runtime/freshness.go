@@ -3,12 +3,11 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // This file holds the one protocol that decides whether a local copy may
@@ -53,83 +52,16 @@ import (
 // carry the old value, and the generation says so whatever the order of
 // arrival.
 
-// node is one Redis server whose writes must reach the local copies: the
-// server of a single client, one master of a cluster, or the whole
-// keyspace for Pub/Sub and for invalidation off. It carries the coverage
-// state of the session that listens to it, and the breaker that makes
-// reads fail fast while it cannot be reached (runtime/internal/breaker),
-// which also knows whether the node answers.
-type node struct {
-	name string
-	// state is odd while a session covering the node is live and even
-	// while none is; each start and each end of a session adds one, so a
-	// state seen once is never seen again after the session ends.
-	state atomic.Uint64
-	// vouched is the stamp (the Clock's UnixNano) of the last PING the
-	// session sent and saw answered: every invalidation Redis sent before
-	// it was handled.
-	vouched atomic.Int64
-	// moved guards since, when state last moved (or the node was made),
-	// so that Stats can say since when a node is uncovered. Only the
-	// listener and Stats take it; reads load state alone.
-	moved sync.Mutex
-	since time.Time
-	*breaker.Breaker
-}
+// A node (track.Node) is one Redis server whose writes must reach the
+// local copies; the transport (runtime/internal/track) keeps its state
+// and its vouched stamp, and this file reads them.
 
-// sessionStarted and sessionEnded bracket a live session, at now; the
-// listener of the node calls them in turn.
-func (n *node) sessionStarted(now time.Time) {
-	n.vouched.Store(now.UnixNano()) // the subscription was confirmed on the connection
-	n.move(now)
-}
-
-// coveredForever marks n covered by no session, for invalidate=off,
-// where refresh alone vouches for a copy.
-func (n *node) coveredForever(now time.Time) {
-	n.vouched.Store(math.MaxInt64)
-	n.move(now)
-}
-
-// Vouching timing: a session PINGs every vouchEvery, and a copy is served
-// locally only within vouchFor of the stamp of the last answered PING, so
-// that a read is never later than vouchFor behind what the session has
-// handled; vouchFor leaves a 10 ms margin to the 50 ms bound for the read
-// itself, and room for three PINGs in flight.
-const (
-	vouchEvery = 10 * time.Millisecond
-	vouchFor   = 40 * time.Millisecond
-)
-
-// voucher is what a session needs to vouch for its node: the Clock that
-// stamps its PINGs, the node the answers vouch for, and heard, which
-// takes the session's verdict on whether the node answers (nil) or not,
-// reached at now (the node's Breaker.Heard).
-type voucher struct {
-	clock Clock
-	n     *node
-	heard func(err error, now time.Time)
-}
-
-func (n *node) sessionEnded(now time.Time) { n.move(now) }
-
-func (n *node) move(now time.Time) {
-	n.moved.Lock()
-	defer n.moved.Unlock()
-	n.since = now
-	n.state.Add(1)
-}
-
-// uncoveredSince returns when n's last session ended, or when n was made
-// if none has started yet; the zero time while a session is live.
-func (n *node) uncoveredSince() time.Time {
-	n.moved.Lock()
-	defer n.moved.Unlock()
-	if n.state.Load()&1 == 1 {
-		return time.Time{}
-	}
-	return n.since
-}
+// vouchFor is how long after the stamp of the last answered PING
+// (track.Node.Vouched) a copy is served locally: a read is never later
+// than vouchFor behind what the session has handled. It leaves a 10 ms
+// margin to the 50 ms bound for the read itself, and room for three PINGs
+// in flight (sent every track.VouchEvery).
+const vouchFor = 40 * time.Millisecond
 
 // hotEntry is the runtime's record of one hot key. Its mutex orders every
 // change of the key's local copy (see freshness.go): a copy is stored only
@@ -194,17 +126,17 @@ func (g *generations) bumpAll() {
 // generation and its node's state.
 type token struct {
 	gen   uint64
-	n     *node
+	n     *track.Node
 	state uint64
 }
 
 // begin returns the token of a command about to be sent for key.
 func (c *Cache[K, V]) begin(key string) token {
-	n := c.nodes.of(key)
+	n := c.nodes.Of(key)
 	// The generation is read first: an invalidation handled after this
 	// line moves it on, whatever the state does.
 	gen := c.gens.of(key).Load()
-	return token{gen: gen, n: n, state: n.state.Load()}
+	return token{gen: gen, n: n, state: n.State()}
 }
 
 // same reports whether two tokens saw the same world: a caller holding b
@@ -216,7 +148,7 @@ func (a token) same(b token) bool { return a == b }
 // slot has moved to another node since. Whether the session has ended
 // since is verified's to tell: a state, once left, never comes back.
 func (c *Cache[K, V]) verifiedState(key string, t token) uint64 {
-	if t.state&1 == 1 && c.nodes.of(key) == t.n {
+	if t.state&1 == 1 && c.nodes.Of(key) == t.n {
 		return t.state
 	}
 	return 0
@@ -224,7 +156,7 @@ func (c *Cache[K, V]) verifiedState(key string, t token) uint64 {
 
 // copyMeta is what the runtime knows of a local copy besides its value.
 type copyMeta struct {
-	n *node
+	n *track.Node
 	// state is the node state the copy is verified under, 0 when it is
 	// unverified; revoke sets it to 0.
 	state atomic.Uint64
@@ -257,7 +189,7 @@ type localCopy[V any] struct {
 // (or by refresh, with invalidation off).
 func (m *copyMeta) verified() bool {
 	s := m.state.Load()
-	return s != 0 && s == m.n.state.Load()
+	return s != 0 && s == m.n.State()
 }
 
 // overtaken reports whether a write of the copy's key is known to have
@@ -271,7 +203,7 @@ func (m *copyMeta) verified() bool {
 // (made unconditional, the rule cost 6-17% of hot reads after a SIGKILL).
 // In the soak's 100-300 ms latency, a write heard just before the breaker
 // opened had its old copy served 1.5 s late without it.
-func (m *copyMeta) overtaken(n *node, now time.Time) bool {
+func (m *copyMeta) overtaken(n *track.Node, now time.Time) bool {
 	h := m.heard.Load()
 	return m.superseded.Load() || h != 0 && n.Answers()+1 != h && n.Answering(now)
 }
@@ -285,7 +217,7 @@ func (c *Cache[K, V]) fresh(m *copyMeta) bool {
 		return false
 	}
 	now := c.cfg.Clock.Now().UnixNano()
-	return now-m.n.vouched.Load() < int64(vouchFor) && m.live(now)
+	return now-m.n.Vouched() < int64(vouchFor) && m.live(now)
 }
 
 // live reports whether Redis still holds the copy's key at now (the
@@ -315,7 +247,7 @@ func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale
 	if c.fresh(m) {
 		return true, false
 	}
-	if n, now := c.nodes.of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
+	if n, now := c.nodes.Of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false
@@ -489,7 +421,7 @@ func (c *Cache[K, V]) flushed() {
 // yet (a promoted replica, on a cluster): the copy is superseded, and a
 // stale read would return a value older than an acknowledged write.
 func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
-	n := c.nodes.of(e.key)
+	n := c.nodes.Of(e.key)
 	down := n.Unreachable()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -526,7 +458,7 @@ func (e *hotEntry[K]) refreshable() bool {
 
 // unverifiedOn reports whether e holds a copy of n's that no session
 // vouches for: one a session of n starting revalidates.
-func (e *hotEntry[K]) unverifiedOn(n *node) bool {
+func (e *hotEntry[K]) unverifiedOn(n *track.Node) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.registered && e.held != nil && e.held.n == n && !e.held.verified()

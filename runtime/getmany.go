@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // pending is a key of a GetMany that was not a local hit.
@@ -132,12 +133,12 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int
 // readManyUntilOpened is readMany, given up when the breaker of a node
 // holding a copy of one of todo's keys opens: as for Get, a copy beats
 // waiting on a node that does not answer (serveStale decides whether it
-// is served). The read goes on without its caller, tracked by c.wg.
+// is served). The read goes on without its caller, on a goroutine Close waits for.
 func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, expiries, error) {
 	opened, stop := context.WithCancel(context.Background())
 	defer stop()
 	var first *pending[K, V]
-	seen := map[*node]bool{}
+	seen := map[*track.Node]bool{}
 	for j := range todo {
 		if todo[j].cp == nil {
 			continue
@@ -145,7 +146,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		if first == nil {
 			first = &todo[j]
 		}
-		if n := c.nodes.of(todo[j].key); !seen[n] {
+		if n := c.nodes.Of(todo[j].key); !seen[n] {
 			seen[n] = true
 			defer n.AfterOpened(stop)()
 		}
@@ -159,7 +160,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		err  error
 	}
 	done := make(chan read, 1)
-	if !c.spawn(func() {
+	if !c.g.Go(func() {
 		raw, exps, err := c.readMany(ctx, todo)
 		done <- read{raw, exps, err}
 	}) {
@@ -169,7 +170,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 	case r := <-done:
 		return r.raw, r.exps, r.err
 	case <-opened.Done():
-		return nil, nil, opErr(c.readOp(), first.key, c.nodes.of(first.key).Unavailable())
+		return nil, nil, opErr(c.readOp(), first.key, c.nodes.Of(first.key).Unavailable())
 	}
 }
 

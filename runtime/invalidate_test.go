@@ -19,7 +19,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // instances returns n caches on one server, each with its own client, as n
@@ -251,260 +251,6 @@ func TestFailedAnnouncementsAreLoggedOnceASecond(t *testing.T) {
 	}
 	if st := e.c.Stats(); st.RedisErrors < 220 {
 		t.Fatalf("RedisErrors = %d, want every failed announcement counted (220)", st.RedisErrors)
-	}
-}
-
-// keepFixture is a session's keepingUp with what it reports to: a node,
-// a manual Clock, and the verdicts heard (nil: the node answers).
-type keepFixture struct {
-	k        keepingUp
-	clock    *fakeclock.Clock
-	n        *node
-	verdicts []error
-	at       []time.Time
-}
-
-// arm hands the keepingUp its voucher, as the listener does once the
-// session is live.
-func (f *keepFixture) arm() {
-	f.k.v = &voucher{clock: f.clock, n: f.n, heard: func(err error, at time.Time) {
-		f.verdicts = append(f.verdicts, err)
-		f.at = append(f.at, at)
-	}}
-}
-
-// outstanding returns the stamps of the PINGs sent and not answered.
-func (f *keepFixture) outstanding() []int64 { return slices.Clone(f.k.out[:f.k.n]) }
-
-// send records PINGs as sent, stamped ago before the Clock's now.
-func (f *keepFixture) send(ago ...time.Duration) {
-	for _, d := range ago {
-		f.k.out[f.k.n] = f.clock.Now().Add(-d).UnixNano()
-		f.k.n++
-	}
-}
-
-// stamp is the payload of the answer to a PING sent ago before now.
-func (f *keepFixture) stamp(ago time.Duration) string {
-	return strconv.FormatInt(f.clock.Now().Add(-ago).UnixNano(), 10)
-}
-
-// TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers is keepingUp's
-// specification, a rule a row. Its PINGs are what lets a copy be served
-// from memory (an answered stamp vouches that every invalidation sent
-// before it was handled) and what tells a node that hangs from one that
-// answers: a PING sent too often, an answer taken for the wrong stamp, or
-// a late answer counted as timely would serve copies nobody vouches for,
-// or leave open a breaker on a node that answers.
-func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
-	srv := redistest.Start(t)
-	ps := srv.Client(t).Subscribe(t.Context())
-	t.Cleanup(func() { ps.Close() })
-	const prior = 42 // the vouched stamp before the row acts
-	rows := []struct {
-		rule  string
-		armed bool
-		setup func(f *keepFixture)
-		act   func(t *testing.T, f *keepFixture)
-		check func(t *testing.T, f *keepFixture)
-	}{
-		// ping
-		{
-			rule: "an unarmed session sends no PING: nothing would take its answer",
-			act:  func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
-			check: func(t *testing.T, f *keepFixture) {
-				if f.k.n != 0 {
-					t.Fatalf("%d PINGs outstanding, want none", f.k.n)
-				}
-			},
-		},
-		{
-			rule:  "an armed session PINGs once vouchEvery has passed since the last, stamped by the Clock",
-			armed: true,
-			act:   func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
-			check: func(t *testing.T, f *keepFixture) {
-				if got, want := f.outstanding(), []int64{f.clock.Now().UnixNano()}; !slices.Equal(got, want) {
-					t.Fatalf("outstanding %v, want %v", got, want)
-				}
-			},
-		},
-		{
-			rule:  "no PING within vouchEvery of the last",
-			armed: true,
-			// Dated ahead, so that no slow machine can age it past vouchEvery.
-			setup: func(f *keepFixture) { f.k.pinged = time.Now().Add(time.Hour) },
-			act:   func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
-			check: func(t *testing.T, f *keepFixture) {
-				if f.k.n != 0 {
-					t.Fatalf("%d PINGs outstanding, want none", f.k.n)
-				}
-			},
-		},
-		{
-			rule:  "no PING while maxOut are unanswered: a frozen server reads none of them",
-			armed: true,
-			setup: func(f *keepFixture) {
-				for range maxOut {
-					f.send(time.Second)
-				}
-			},
-			act: func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
-			check: func(t *testing.T, f *keepFixture) {
-				if f.k.n != maxOut {
-					t.Fatalf("%d PINGs outstanding, want maxOut (%d)", f.k.n, maxOut)
-				}
-			},
-		},
-		// pong
-		{
-			rule:  "an unarmed session takes no answer",
-			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
-			check: func(t *testing.T, f *keepFixture) {
-				if v := f.n.vouched.Load(); v != prior || f.n.Answers() != 0 || f.k.n != 1 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 0, 1", v, f.n.Answers(), f.k.n, prior)
-				}
-			},
-		},
-		{
-			rule:  "the answer to a PING vouches for the node up to its stamp, and counts as heard from it",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
-			check: func(t *testing.T, f *keepFixture) {
-				want := f.clock.Now().Add(-time.Millisecond).UnixNano()
-				if v := f.n.vouched.Load(); v != want || f.n.Answers() != 1 || f.k.n != 0 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 1, 0", v, f.n.Answers(), f.k.n, want)
-				}
-			},
-		},
-		{
-			rule:  "an answer that carries no stamp of ours (go-redis's own PING) vouches for nothing",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: ""}) },
-			check: func(t *testing.T, f *keepFixture) {
-				if v := f.n.vouched.Load(); v != prior || f.n.Answers() != 0 || f.k.n != 1 || len(f.verdicts) != 0 {
-					t.Fatalf("vouched %d, answers %d, outstanding %d, verdicts %v; want %d, 0, 1, none", v, f.n.Answers(), f.k.n, f.verdicts, prior)
-				}
-			},
-		},
-		{
-			rule:  "an answer takes its PING and every older one out of the unanswered; the later stay",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(3*time.Millisecond, 2*time.Millisecond, time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(2 * time.Millisecond)}) },
-			check: func(t *testing.T, f *keepFixture) {
-				if got, want := f.outstanding(), []int64{f.clock.Now().Add(-time.Millisecond).UnixNano()}; !slices.Equal(got, want) {
-					t.Fatalf("outstanding %v, want %v", got, want)
-				}
-			},
-		},
-		{
-			rule:  "an answer within AnswerWithin of its PING says the node answers, as of now",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin - time.Nanosecond) },
-			act: func(t *testing.T, f *keepFixture) {
-				f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin - time.Nanosecond)})
-			},
-			check: func(t *testing.T, f *keepFixture) {
-				if len(f.verdicts) != 1 || f.verdicts[0] != nil || !f.at[0].Equal(f.clock.Now()) {
-					t.Fatalf("verdicts %v at %v, want one: answers, at %v", f.verdicts, f.at, f.clock.Now())
-				}
-			},
-		},
-		{
-			rule:  "an answer AnswerWithin or more after its PING still vouches, but says nothing of whether the node answers",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin)}) },
-			check: func(t *testing.T, f *keepFixture) {
-				want := f.clock.Now().Add(-breaker.AnswerWithin).UnixNano()
-				if v := f.n.vouched.Load(); v != want || len(f.verdicts) != 0 {
-					t.Fatalf("vouched %d, verdicts %v; want %d, none", v, f.verdicts, want)
-				}
-			},
-		},
-		// quiet
-		{
-			rule:  "an unarmed session reaches no verdict",
-			setup: func(f *keepFixture) { f.send(time.Hour) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now()) },
-			check: func(t *testing.T, f *keepFixture) {}, // and does not panic
-		},
-		{
-			rule:  "with every PING answered, quiet says nothing",
-			armed: true,
-			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now()) },
-			check: func(t *testing.T, f *keepFixture) {
-				if len(f.verdicts) != 0 {
-					t.Fatalf("verdicts %v, want none", f.verdicts)
-				}
-			},
-		},
-		{
-			rule:  "a PING unanswered for less than AnswerWithin is no verdict yet",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin - time.Nanosecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now()) },
-			check: func(t *testing.T, f *keepFixture) {
-				if len(f.verdicts) != 0 {
-					t.Fatalf("verdicts %v, want none", f.verdicts)
-				}
-			},
-		},
-		{
-			rule:  "the oldest PING unanswered for AnswerWithin says the node does not answer, dated by the wait",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin+time.Millisecond, time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now().Add(-time.Millisecond)) },
-			check: func(t *testing.T, f *keepFixture) {
-				var na breaker.NoAnswer
-				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.Waited != breaker.AnswerWithin || !f.at[0].Equal(f.clock.Now().Add(-time.Millisecond)) {
-					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at the wait's end %v", f.verdicts, f.at, breaker.AnswerWithin, f.clock.Now().Add(-time.Millisecond))
-				}
-			},
-		},
-		{
-			rule:  "a wait that ends after the Clock's now is dated now",
-			armed: true,
-			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now().Add(time.Hour)) },
-			check: func(t *testing.T, f *keepFixture) {
-				var na breaker.NoAnswer
-				if len(f.verdicts) != 1 || !errors.As(f.verdicts[0], &na) || na.Waited != breaker.AnswerWithin || !f.at[0].Equal(f.clock.Now()) {
-					t.Fatalf("verdicts %v at %v, want one: no answer for %v, at %v", f.verdicts, f.at, breaker.AnswerWithin, f.clock.Now())
-				}
-			},
-		},
-	}
-	for _, r := range rows {
-		t.Run(r.rule, func(t *testing.T) {
-			f := &keepFixture{clock: fakeclock.New(epoch), n: &node{Breaker: breaker.New(t.Context(), "", nil, &breaker.Config{})}}
-			f.n.vouched.Store(prior)
-			if r.armed {
-				f.arm()
-			}
-			if r.setup != nil {
-				r.setup(f)
-			}
-			func() {
-				defer func() {
-					if p := recover(); p != nil {
-						t.Fatalf("panicked: %v", p)
-					}
-				}()
-				r.act(t, f)
-			}()
-			r.check(t, f)
-		})
-	}
-}
-
-// ping has f's keepingUp PING on ps.
-func (f *keepFixture) ping(t *testing.T, ps *redis.PubSub) {
-	if err := f.k.ping(t.Context(), ps); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -778,5 +524,66 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 	}
 	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
 		t.Fatalf("%d sessions ended, %d live; want 0, 1", st.InvalidationResets, st.InvalidationLive)
+	}
+}
+
+// Repositories on one client share its transport: one session, one vouch
+// and one breaker per node. Three of them cost a server the background
+// commands of one (the session's PINGs, the INFO that checks the
+// client's commands still reach the tracked server) and one tracking
+// connection; unshared, they cost three times as much, which 50 pods
+// with five entities each turned into 21k PINGs a second on a master.
+func TestThreeRepositoriesOnOneClientCostWhatOneDoes(t *testing.T) {
+	one, three := redistest.Start(t), redistest.Start(t)
+	opts := []Option{WithInvalidate(InvalidateTracking), WithClock(wallClock{})}
+	e1 := newEnvOn(t, one, opts...)
+	rdb := three.Client(t)
+	var es []*env
+	for range 3 {
+		es = append(es, newEnvClient(t, three, rdb, opts...))
+	}
+	for _, e := range append(es, e1) {
+		waitFor(t, "the invalidation session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	}
+	background := func(e *env) int {
+		return commandStat(t, e.raw, "ping", "calls") + commandStat(t, e.raw, "info", "calls")
+	}
+	// A window of 200 of one repository's commands (two seconds, or more
+	// on a slow machine), judged by the ratio, not by time. Both servers
+	// are asked as often, so the INFO calls that ask count alike.
+	base1, base3 := background(e1), background(es[0])
+	var got1, got3 int
+	for got1 < 200 {
+		time.Sleep(20 * time.Millisecond) // a poll
+		got1, got3 = background(e1)-base1, background(es[0])-base3
+	}
+	if got3 > 2*got1 {
+		t.Errorf("three repositories on one client sent %d background commands while one sent %d; want those of one", got3, got1)
+	}
+	trackers := 0
+	clients, err := es[0].raw.ClientList(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(clients) {
+		for f := range strings.FieldsSeq(line) {
+			if flags, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(flags, "t") {
+				trackers++
+			}
+		}
+	}
+	if trackers != 1 {
+		t.Errorf("%d tracking connections for three repositories on one client, want 1:\n%s", trackers, clients)
+	}
+	t.Logf("background commands in one window: one repository %d, three on one client %d", got1, got3)
+}
+
+// The modes a user names are the transport's: the runtime hands
+// Config.Invalidate to the hub as it is.
+func TestInvalidationModesAreTheTransports(t *testing.T) {
+	for _, m := range [][2]string{{InvalidateTracking, track.Tracking}, {InvalidatePubSub, track.PubSub}, {InvalidateOff, track.Off}} {
+		if m[0] != m[1] {
+			t.Errorf("runtime mode %q, transport mode %q", m[0], m[1])
+		}
 	}
 }

@@ -37,9 +37,9 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 	groups := readGroups(keys, c.isCluster, c.store.PerRead())
 	pipe := c.rdb.Pipeline()
 	replies := make([]*layout.Reply, len(groups))
-	nodes := make([]*node, len(groups))
+	nodes := make([]*track.Node, len(groups))
 	for g, idx := range groups {
-		nodes[g] = c.nodes.of(keys[idx[0]]) // one slot, or one node
+		nodes[g] = c.nodes.Of(keys[idx[0]]) // one slot, or one node
 		if nodes[g].Down(ctx) {
 			continue
 		}
@@ -56,7 +56,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		var got [][]byte
 		var err error
 		if r == nil {
-			err = nodes[g].Refuse()
+			err = c.count.refuse(nodes[g])
 		} else if got, err = r.Values(); err != nil {
 			err = c.batchFailed(ctx, nodes[g], err)
 		} else if len(got) != len(idx) { // only an MGET reads several keys
@@ -138,12 +138,12 @@ func firstError(errs []error) error {
 // nodes, and waits for their replies until one of those nodes' breakers
 // opens (untilOpened): a batch waits on a hung node no longer than a
 // single read does.
-func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes []*node) {
+func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node) {
 	if pipe.Len() == 0 {
 		return
 	}
 	rctx := ctx
-	seen := make(map[*node]bool, 1)
+	seen := make(map[*track.Node]bool, 1)
 	for _, n := range nodes {
 		if n == nil || seen[n] {
 			continue
@@ -162,9 +162,9 @@ func (c *Cache[K, V]) execBatch(ctx context.Context, pipe redis.Pipeliner, nodes
 // n that failed with err: the refusal of an unreachable node when its
 // breaker opened while the batch waited (execBatch), err otherwise, told
 // to the breaker.
-func (c *Cache[K, V]) batchFailed(ctx context.Context, n *node, err error) error {
+func (c *Cache[K, V]) batchFailed(ctx context.Context, n *track.Node, err error) error {
 	if n.Unreachable() && ctx.Err() == nil {
-		return n.Refuse()
+		return c.count.refuse(n)
 	}
 	n.Failed(ctx, err)
 	return err

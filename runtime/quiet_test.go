@@ -173,7 +173,7 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 			e.heat("p:1")
 			e.put("p:1", sample(1, "v2")) // another program's write
 
-			n := e.c.nodes.one
+			n := e.c.nodes.One
 			n.Answered(e.clock.Now()) // the node answered before the write
 			slow := errors.New("test: the node was slow")
 			switch {
@@ -283,7 +283,7 @@ func TestAnOpenBreakerIsBelievedForStaleLease(t *testing.T) {
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v2")) // another program's write
 	e.c.uncertain("p:1", "p:1")   // the copy is vouched for no more
-	e.c.nodes.one.Judge(errors.New("test: refused"), e.clock.Now())
+	e.c.nodes.One.Judge(errors.New("test: refused"), e.clock.Now())
 	e.clock.Advance(breaker.StaleLease - 1)
 	e.wants("p:1", "v1", "within StaleLease of the failure")
 	e.clock.Advance(1)
@@ -329,7 +329,7 @@ func TestAPingHeldUpPastItsDeadlineDatesItsFailureAtTheDeadline(t *testing.T) {
 		e.clock.Advance(time.Second)
 		return &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	})
-	if !e.c.nodes.one.Check() {
+	if !e.c.nodes.One.Check() {
 		t.Fatal("a failed ping left the breaker closed")
 	}
 	stop()
@@ -344,7 +344,7 @@ func TestAPingHeldUpPastItsDeadlineDatesItsFailureAtTheDeadline(t *testing.T) {
 func answerPings[K comparable, V any](c *Cache[K, V], ping func(context.Context) error) (stop func()) {
 	h := &pingHook{}
 	h.ping.Store(&ping)
-	c.probeClient.AddHook(h)
+	c.hub.Probe().AddHook(h)
 	return func() { h.ping.Store(nil) }
 }
 

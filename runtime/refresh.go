@@ -19,20 +19,6 @@ func (c *Cache[K, V]) refresh() {
 	c.logRefreshFailures(c.reload(c.ctx, es))
 }
 
-// revalidate reloads the copies of n that are unverified, when a session
-// of n has just started: unchanged bytes make a copy verified again,
-// changed bytes replace it, a missing key drops it. Until then reads of
-// those keys ask Redis.
-func (c *Cache[K, V]) revalidate(ctx context.Context, n *node) {
-	var es []*hotEntry[K]
-	for _, e := range c.det.hot.Load().m {
-		if e.unverifiedOn(n) {
-			es = append(es, e)
-		}
-	}
-	c.reload(ctx, es)
-}
-
 // reload reads the keys of es with pipelined MGETs (see mget), whose cost
 // grows with round trips of hundreds of keys, not with keys, and applies
 // each answer through the freshness protocol. A key missing from Redis is

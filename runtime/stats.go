@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // Stats is a snapshot of a Cache's counters. Counters are totals since the
@@ -69,10 +71,12 @@ type Stats struct {
 	// Invalidations are local copies dropped because their key was written,
 	// here or by another instance or program.
 	Invalidations uint64
-	// InvalidationResets count losses of an invalidation session; until
-	// the next one starts, the copies it covered are unverified.
+	// InvalidationResets count losses of an invalidation session of the
+	// client's (shared by every repository on it); until the next one
+	// starts, the copies it covered are unverified.
 	InvalidationResets uint64
-	// InvalidationLive is the number of invalidation subscriptions up now.
+	// InvalidationLive is the number of the client's invalidation
+	// sessions up now.
 	InvalidationLive int
 	// Invalidation is the invalidation mode in effect: InvalidateTracking,
 	// InvalidatePubSub (also when the server lacks tracking and the Cache
@@ -120,7 +124,7 @@ type counters struct {
 	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
 	loads, loadErrors, staleReads, failedFast           atomic.Uint64
 	bigValues, degradedLoads                            atomic.Uint64
-	invalidations, invalidationResets                   atomic.Uint64
+	invalidations                                       atomic.Uint64
 	aggregateReports, aggregateErrors                   atomic.Uint64
 }
 
@@ -191,9 +195,9 @@ func (c *Cache[K, V]) Stats() Stats {
 		BigValues:             c.count.bigValues.Load(),
 		DegradedLoads:         c.count.degradedLoads.Load(),
 		Invalidations:         c.count.invalidations.Load(),
-		InvalidationResets:    c.count.invalidationResets.Load(),
-		InvalidationLive:      int(c.invalidationUp.Load()),
-		Invalidation:          c.invalidation(),
+		InvalidationResets:    c.hub.Resets(),
+		InvalidationLive:      c.hub.Live(),
+		Invalidation:          c.hub.Mode(),
 		InvalidationDownSince: invalidationDown,
 		AggregateReports:      c.count.aggregateReports.Load(),
 		AggregateErrors:       c.count.aggregateErrors.Load(),
@@ -212,6 +216,13 @@ var hostname = sync.OnceValue(func() string {
 	return h
 })
 
+// refuse counts a call refused because n is unreachable, and returns
+// the cause of its error, for the caller to name the operation.
+func (c *counters) refuse(n *track.Node) error {
+	c.failedFast.Add(1)
+	return n.Unavailable()
+}
+
 // downSince returns when the earliest breaker of the entity's nodes opened
 // and when the earliest of their sessions was lost: the zero time when
 // none is. The nodes are the one source of both (their breakers,
@@ -222,19 +233,11 @@ func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 			*t = since
 		}
 	}
-	for _, n := range c.nodes.all() {
+	for _, n := range c.nodes.All() {
 		earliest(&redis, n.UnreachableSince())
-		earliest(&invalidation, n.uncoveredSince())
+		earliest(&invalidation, n.UncoveredSince())
 	}
 	return redis, invalidation
-}
-
-// invalidation returns the invalidation mode in effect.
-func (c *Cache[K, V]) invalidation() string {
-	if c.pubsubFallback.Load() {
-		return InvalidatePubSub
-	}
-	return c.cfg.Invalidate
 }
 
 // reads returns the total of reads, local hits plus the reads that went to

@@ -176,7 +176,7 @@ func (c *Cache[K, V]) startSync() {
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 		return
 	}
-	c.spawn(c.runSync)
+	c.g.Go(c.runSync)
 }
 
 // writeSynced writes a synced batch to Redis in one pipeline, as Set and
@@ -216,7 +216,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 		}
 		w.t = c.begin(w.key)
 		if w.t.n.Down(ctx) {
-			return fmt.Errorf("write %q: %w", w.key, w.t.n.Refuse())
+			return fmt.Errorf("write %q: %w", w.key, c.count.refuse(w.t.n))
 		}
 		if w.v != nil {
 			ttl := c.ttl(c.cfg.TTL)

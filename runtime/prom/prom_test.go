@@ -399,13 +399,7 @@ func TestOutageHealthMatchesTheLivePage(t *testing.T) {
 // time.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	redistest.WaitFor(t, what, cond)
 }
 
 // fixed is a Source with a given snapshot that counts its calls.

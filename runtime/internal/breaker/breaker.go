@@ -40,7 +40,7 @@ import (
 // sent when the failure happens; only what comes after is spared.
 type Breaker struct {
 	name string          // the node's, in errors and logs
-	ctx  context.Context // ends when the node is no longer followed, or the Cache closed
+	ctx  context.Context // ends when the node is no longer followed, or its hub closed
 	// ping asks the node whether it answers, on a connection of the
 	// probe's that it may use while the caller's pool is failing.
 	ping func(context.Context) error
@@ -76,19 +76,16 @@ type Breaker struct {
 	answered atomic.Int64
 }
 
-// Config is what the breakers of one Cache share: what a breaker needs
-// of the Cache, passed in rather than reached for.
+// Config is what the breakers of one hub share: what a breaker needs
+// of the hub, passed in rather than reached for.
 type Config struct {
-	// Now is the Cache's Clock: it dates the breaker's evidence.
+	// Now is the hub's clock: it dates the breaker's evidence.
 	Now func() time.Time
 	// Log says when a breaker opens (Warn) and closes (Info).
 	Log *slog.Logger
-	// Spawn runs f on a goroutine of the Cache's, one its Close waits
-	// for, unless Close has begun, and reports whether f runs.
+	// Spawn runs f on a goroutine of the hub's, one its close waits
+	// for, unless its close has begun, and reports whether f runs.
 	Spawn func(f func()) bool
-	// FailedFast counts the calls refused because a node is unreachable
-	// (Stats.FailedFast).
-	FailedFast *atomic.Uint64
 	// ProbeEvery paces the probe of an open breaker; 0 means the
 	// constant ProbeEvery. Tests slow it to show readers do not need it.
 	ProbeEvery time.Duration
@@ -109,7 +106,7 @@ type openSignal struct {
 }
 
 // New returns the closed breaker of the node called name, which ping
-// asks, until ctx ends: the node is no longer followed, or the Cache
+// asks, until ctx ends: the node is no longer followed, or the hub
 // closed.
 func New(ctx context.Context, name string, ping func(context.Context) error, cfg *Config) *Breaker {
 	b := &Breaker{name: name, ctx: ctx, ping: ping, cfg: cfg}
@@ -220,14 +217,6 @@ func (b *Breaker) UntilOpened(ctx context.Context) (context.Context, func()) {
 	return ctx, func() { slow.Stop(); stop(); cancel() }
 }
 
-// Refuse counts a call refused because the node is unreachable, and
-// returns the cause of its error (Unavailable), for the caller to name
-// the operation.
-func (b *Breaker) Refuse() error {
-	b.cfg.FailedFast.Add(1)
-	return b.Unavailable()
-}
-
 // Unavailable is the cause of the error of a call that the open breaker
 // stopped: the runtime's ErrUnavailable, the node's address, and what
 // was last seen of it.
@@ -256,13 +245,13 @@ func (b *Breaker) Down(ctx context.Context) bool {
 
 // ask pings the node once for everyone who needs to know now whether it
 // answers, and reports whether it is still down. The caller that finds
-// no ping in flight has one sent (Check) on a goroutine of the Cache's,
+// no ping in flight has one sent (Check) on a goroutine of the hub's,
 // on the node's probe connection and within two pings of AnswerWithin,
 // since others may wait on its answer; every caller, that one included,
 // waits until the answer or its own context's end, and no longer: the
 // verdict is the breaker's business, the caller's deadline its own. An
 // ended context gets "not down": its caller then fails on its context,
-// and is never answered from a copy nobody vouches for. A closed Cache
+// and is never answered from a copy nobody vouches for. A closed hub
 // answers "down".
 func (b *Breaker) ask(ctx context.Context) bool {
 	b.mu.Lock()
@@ -311,7 +300,7 @@ func (b *Breaker) Check() bool {
 	}
 	cancel()
 	if b.ctx.Err() != nil {
-		return true // the node is no longer followed, or the Cache closed
+		return true // the node is no longer followed, or the hub closed
 	}
 	// A failure is dated no later than the ping's deadline: a goroutine
 	// held up after it would otherwise date evidence it no longer has.

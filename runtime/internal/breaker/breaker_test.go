@@ -7,39 +7,26 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 )
 
-func TestMain(m *testing.M) {
-	redis.SetLogger(discardRedisLog{}) // tests that stop Redis would fill the output with dial errors
-	// After a failed dial, go-redis's pool retries in a goroutine of its
-	// own that sleeps a second and ends by itself, closed client or not.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
-}
-
-type discardRedisLog struct{}
-
-func (discardRedisLog) Printf(context.Context, string, ...any) {}
+func TestMain(m *testing.M) { redistest.Main(m) }
 
 // errUnavailable stands for the runtime's ErrUnavailable.
 var errUnavailable = errors.New("Redis unavailable")
 
-// fixture is a Breaker alone, with what a Cache would give it: goroutines
-// the test's end waits for, as Close does, and a count of refusals.
+// fixture is a Breaker alone, with what a hub would give it: goroutines
+// the test's end waits for, as the hub's close does.
 type fixture struct {
-	b          *Breaker
-	failedFast atomic.Uint64
-	mu         sync.Mutex
-	closed     bool
-	wg         sync.WaitGroup
+	b *Breaker
+	g group.Group // goroutines the test's end waits for
 }
 
 // newFixture returns the breaker of the node called name, which ping
@@ -49,30 +36,13 @@ func newFixture(t *testing.T, name string, now func() time.Time, ping func(conte
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{}
-	cfg := &Config{Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: f.spawn, FailedFast: &f.failedFast, Unavailable: errUnavailable}
+	cfg := &Config{Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: f.g.Go, Unavailable: errUnavailable}
 	f.b = New(ctx, name, ping, cfg)
 	t.Cleanup(func() {
-		f.mu.Lock()
-		f.closed = true
-		f.mu.Unlock()
 		cancel()
-		f.wg.Wait()
+		f.g.Close()
 	})
 	return f
-}
-
-func (f *fixture) spawn(fn func()) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		fn()
-	}()
-	return true
 }
 
 // probeOf returns the ping of a probe client of srv, closed when t ends.
@@ -84,13 +54,7 @@ func probeOf(t *testing.T, srv *redistest.Server) func(context.Context) error {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 10s waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	redistest.WaitFor(t, what, cond)
 }
 
 // A breaker alone against a real redis-server: a command that fails on
@@ -130,15 +94,12 @@ func TestABreakerOpensOnAKilledServerAndClosesWhenItAnswersAgain(t *testing.T) {
 	if !b.Down(ctx) {
 		t.Fatal("a killed server's node is not down")
 	}
-	refused := b.Refuse()
+	refused := b.Unavailable()
 	if !errors.Is(refused, errUnavailable) || !strings.Contains(refused.Error(), srv.Addr) || !strings.Contains(refused.Error(), "(last error: ") || !strings.Contains(refused.Error(), "connection refused") {
 		t.Fatalf("refused with %q: want the sentinel, the node's address and what it last said", refused)
 	}
 	if ConnectionFailure(refused) {
 		t.Fatal("a refusal counts as a connection failure: an open breaker would keep itself open")
-	}
-	if f.failedFast.Load() != 1 {
-		t.Fatalf("FailedFast = %d, want 1", f.failedFast.Load())
 	}
 
 	srv.Restart(t)

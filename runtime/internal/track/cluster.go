@@ -1,0 +1,202 @@
+package track
+
+import (
+	"context"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Topology timing: the hub reads a cluster's topology every
+// topologyEvery, so a slot that moves is attributed to its new owner
+// within that long; writes on the new owner are heard before that, since
+// every node of the cluster, replicas and masters without slots included,
+// has a session of its own. While a master that owns slots cannot be
+// reached it reads every topologyEveryDown: its replica may be promoted
+// at any moment, and until the hub knows, the dead master's keys fail
+// fast instead of being read from their new owner.
+const (
+	topologyEvery     = 250 * time.Millisecond
+	topologyEveryDown = 25 * time.Millisecond
+)
+
+// nudgeFor is how long after slots moved the hub checks that the
+// caller's client followed.
+const nudgeFor = 5 * time.Second
+
+// clusterNode is a node the hub listens to, with what stops it.
+type clusterNode struct {
+	n      *Node
+	stop   context.CancelFunc
+	client *redis.Client // for the breaker's probe
+}
+
+// followCluster keeps one session on every node of r's cluster: it reads
+// the topology every topologyEvery, starts a session for each new node,
+// stops those of nodes that left, and has the stores make the copies of
+// keys whose slot changed owner unverified until the new owner's session
+// has vouched for them (reloaded once the caller's client follows).
+// Replicas get sessions too: a replica hears the writes it replicates, so
+// when it is promoted its session is already live.
+func (h *Hub) followCluster(r *redis.ClusterClient) {
+	known := map[string]*clusterNode{}
+	defer func() {
+		for _, cn := range known {
+			cn.stop()
+			cn.client.Close()
+		}
+	}()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var (
+		changed time.Time // when slots last moved
+		pending bool      // copies to reload once the caller's client follows
+	)
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		t.Reset(h.topologyPace())
+		if shards, err := readTopology(h.ctx, r, known); err == nil && len(shards) > 0 {
+			if h.applyTopology(shards, known, r.Options()) {
+				changed, pending = h.opts.Now(), true
+			}
+		}
+		// Reloading before the client follows would read the moved keys
+		// from their old master, dead after a failover, and count
+		// failures against copies that are fine.
+		if h.opts.Now().Sub(changed) < nudgeFor && !h.inStep(r) {
+			continue
+		}
+		if pending {
+			for _, s := range h.storesNow() {
+				s.Settled(h.ctx)
+			}
+			pending = false
+		}
+	}
+}
+
+// readTopology asks the nodes it knows, in no set order and skipping
+// those whose breaker is open, for the topology, and the caller's client
+// when none answers (before the first reading). Not the caller's client
+// first: it sends the command to the master of a random slot as it last
+// knew them, which after a master's death may be the dead one, and tries
+// again there with go-redis's backoff.
+func readTopology(ctx context.Context, r *redis.ClusterClient, known map[string]*clusterNode) ([]Shard, error) {
+	for _, cn := range known {
+		if cn.n.Unreachable() {
+			continue
+		}
+		if shards, err := ReadShards(ctx, cn.client); err == nil && len(shards) > 0 {
+			return shards, nil
+		}
+	}
+	return ReadShards(ctx, r)
+}
+
+// topologyPace is how long until the next topology reading.
+func (h *Hub) topologyPace() time.Duration {
+	if h.opts.TopologyEvery > 0 {
+		return h.opts.TopologyEvery
+	}
+	for _, n := range h.Nodes.All() {
+		if n.Unreachable() {
+			return topologyEveryDown
+		}
+	}
+	return topologyEvery
+}
+
+// applyTopology installs the slot table and the sessions shards describe,
+// and reports whether slots moved, after telling the stores which. Until
+// the first reading every key is on h.Nodes.One, which no session covers.
+func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts *redis.ClusterOptions) bool {
+	table := new([SlotCount]*Node)
+	for i := range table {
+		table[i] = h.Nodes.One
+	}
+	present := map[string]bool{}
+	for _, sh := range shards {
+		for i, addr := range sh.Addrs {
+			cn := known[addr]
+			if cn == nil {
+				cn = h.watchNode(addr, opts)
+				known[addr] = cn
+			}
+			present[addr] = true
+			if i > 0 {
+				continue
+			}
+			for _, r := range sh.Slots {
+				for s := max(r[0], 0); s <= min(r[1], SlotCount-1); s++ {
+					table[s] = cn.n
+				}
+			}
+		}
+	}
+	for addr, cn := range known {
+		if !present[addr] {
+			cn.stop()
+			cn.client.Close()
+			delete(known, addr)
+		}
+	}
+	old := h.Nodes.slots.Load()
+	if old != nil && *old == *table {
+		return false
+	}
+	h.Nodes.slots.Store(table)
+	if old == nil {
+		return false
+	}
+	moved := func(key string) bool { s := HashSlot(key); return old[s] != table[s] }
+	for _, s := range h.storesNow() {
+		s.Moved(moved)
+	}
+	return true
+}
+
+// inStep reports whether the caller's client sends every hot key to the
+// master the hub's last reading says owns it, and has the client reload
+// its slot map when not. The client learns of a move only from a MOVED
+// reply, or once a minute: a master that died sends none, and a reload
+// asks one node at random, which may not have heard of the promotion yet.
+// Until it follows, the instance's reads of the dead master's keys fail
+// while the other instances write to the new one.
+func (h *Hub) inStep(r *redis.ClusterClient) bool {
+	table := h.Nodes.slots.Load()
+	if table == nil {
+		return true
+	}
+	for _, s := range h.storesNow() {
+		for _, key := range s.Hot() {
+			owner := table[HashSlot(key)]
+			if owner == h.Nodes.One {
+				continue
+			}
+			if m, err := r.MasterForKey(h.ctx, key); err != nil || m.Options().Addr != owner.Name {
+				r.ReloadState(h.ctx)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// watchNode starts the session of the node at addr.
+func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
+	o := ClusterNodeOptions(opts, addr)
+	ctx, stop := context.WithCancel(h.ctx)
+	client := redis.NewClient(breaker.ProbeOptions(o))
+	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
+	n := NewNode(ctx, addr, h.opts.Now(), ping, &h.brk)
+	h.listen(ctx, &listener{name: addr, n: n, dial: func(ctx context.Context, cover []string) (session, error) {
+		return trackingListener(o, cover, nil)(ctx)
+	}})
+	return &clusterNode{n: n, stop: stop, client: client}
+}

@@ -1,0 +1,335 @@
+package track
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is what the transport tells about the copies of the repositories
+// that share a hub (the rueidis CacheStore idea). The freshness protocol
+// implements it; the hub never sees a key type or a value.
+type Store interface {
+	// Changed says someone wrote keys, all of them under the store's
+	// prefix, or emptied the node (flush: every key changed).
+	Changed(keys []string, flush bool)
+	// Live says a session of n has started: the copies of n that no
+	// session vouches for may be revalidated now.
+	Live(ctx context.Context, n *Node)
+	// Moved says the slots of the keys for which moved reports true have
+	// a new owner, whose session has not vouched for them yet.
+	Moved(moved func(key string) bool)
+	// Settled says the caller's client follows the topology: the copies
+	// Moved made unverified may be reloaded from their new owner.
+	Settled(ctx context.Context)
+	// Hot returns the keys the store holds copies of, which the caller's
+	// client must send to the owners the hub knows.
+	Hot() []string
+}
+
+// Options are what a hub is made with. Repositories share a hub when
+// they pass the same client and the same Options apart from Log.
+type Options struct {
+	Mode string // Tracking, PubSub or Off
+	// Now is the clock of every stamp and verdict, and Clock what makes
+	// it (compared when hubs are shared; a Clock that cannot be compared
+	// gets a hub of its own).
+	Now   func() time.Time
+	Clock any
+	// Log is the first joiner's: it says when a session or a node is lost
+	// and back.
+	Log *slog.Logger
+	// Unavailable is the error a call refused by a breaker wraps.
+	Unavailable error
+	// ProbeEvery and TopologyEvery, for tests, pace the breakers' probes
+	// and the reading of a cluster's topology; 0 means the defaults.
+	ProbeEvery, TopologyEvery time.Duration
+}
+
+// Hub is the transport of one client: one session, one vouch and one
+// breaker per node, shared by every repository on the client. It routes
+// each invalidation to the stores whose prefix the key has.
+type Hub struct {
+	rdb   redis.UniversalClient
+	opts  Options
+	key   hubKey
+	Nodes Nodes
+	brk   breaker.Config
+	probe *redis.Client // the breaker's own connection to a single server; nil otherwise
+
+	ctx    context.Context // ends when the last store leaves
+	cancel context.CancelFunc
+	g      group.Group // the hub's goroutines
+
+	mu     sync.Mutex
+	stores map[Store]string     // and their prefixes
+	cover  []string             // the prefixes sessions track (see coverOf)
+	gen    uint64               // moves on when cover grows
+	live   map[*listener]func() // ends the coverage of each live session
+	routes atomic.Pointer[[]route]
+
+	up       atomic.Int32  // live sessions
+	resets   atomic.Uint64 // sessions lost
+	fallback atomic.Bool   // the server does not know tracking: announce writes instead
+}
+
+type route struct {
+	prefix string
+	s      Store
+}
+
+type hubKey struct {
+	rdb                       redis.UniversalClient
+	mode                      string
+	clock                     any
+	probeEvery, topologyEvery time.Duration
+}
+
+var hubs = struct {
+	sync.Mutex
+	m map[hubKey]*Hub
+}{m: map[hubKey]*Hub{}}
+
+// Join adds s, whose keys start with prefix, to the hub of rdb and opts,
+// made and started on the first join. Tracking needs a *redis.Client or a
+// *redis.ClusterClient.
+func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub, error) {
+	if opts.Mode == Tracking {
+		switch rdb.(type) {
+		case *redis.Client, *redis.ClusterClient:
+		default:
+			return nil, fmt.Errorf("tracking needs a *redis.Client or *redis.ClusterClient, got %T", rdb)
+		}
+	}
+	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, probeEvery: opts.ProbeEvery, topologyEvery: opts.TopologyEvery}
+	shared := opts.Clock == nil || reflect.TypeOf(opts.Clock).Comparable()
+	hubs.Lock()
+	defer hubs.Unlock()
+	h := hubs.m[k]
+	if h == nil || !shared {
+		h = newHub(rdb, opts, k)
+		if shared {
+			hubs.m[k] = h
+		}
+		h.add(prefix, s)
+		h.start()
+		return h, nil
+	}
+	h.add(prefix, s)
+	return h, nil
+}
+
+func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
+	h := &Hub{rdb: rdb, opts: opts, key: k, stores: map[Store]string{}, live: map[*listener]func(){}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, ProbeEvery: opts.ProbeEvery, Unavailable: opts.Unavailable}
+	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+	if one, ok := rdb.(*redis.Client); ok {
+		h.probe = redis.NewClient(breaker.ProbeOptions(ConnOptions(one.Options())))
+		ping = func(ctx context.Context) error { return h.probe.Ping(ctx).Err() }
+		// The probe's connection is made now and kept: a verdict asked
+		// later pings on it, not on a new connection, which a server out
+		// of connections, or a network that drops new ones, would refuse
+		// while it still answers the caller's, opening the breaker on a
+		// Redis that takes other writers' writes.
+		warm, cancel := context.WithTimeout(h.ctx, breaker.AnswerWithin)
+		h.probe.Ping(warm)
+		cancel()
+	}
+	h.Nodes.One = NewNode(h.ctx, nodeName(rdb), opts.Now(), ping, &h.brk)
+	return h
+}
+
+// nodeName names the server of rdb in errors and logs: by its address,
+// or for a Sentinel failover client, whose master moves, by the master's
+// name. A cluster's nodes are named by their addresses (watchNode).
+func nodeName(rdb redis.UniversalClient) string {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		if o := r.Options(); o.Addr != "FailoverClient" {
+			return o.Addr
+		}
+		return "the Sentinel master"
+	case *redis.ClusterClient:
+		return "the cluster"
+	}
+	return "Redis"
+}
+
+// start starts the sessions: one per node with tracking (every node of a
+// cluster, following the topology), one for the entities' channels with
+// Pub/Sub, none when invalidation is off.
+func (h *Hub) start() {
+	switch h.opts.Mode {
+	case Off:
+		h.Nodes.One.CoveredForever(h.opts.Now()) // refresh alone keeps copies fresh
+	case PubSub:
+		h.listen(h.ctx, &listener{name: "the invalidation channels", n: h.Nodes.One, dial: h.pubsubDial})
+	case Tracking:
+		switch r := h.rdb.(type) {
+		case *redis.Client:
+			// A Sentinel failover client's master moves: the session checks
+			// that it still tracks the server the client's own commands reach.
+			o := ConnOptions(r.Options())
+			h.listen(h.ctx, &listener{name: o.Addr, n: h.Nodes.One, dial: func(ctx context.Context, cover []string) (session, error) {
+				return trackingListener(o, cover, r)(ctx)
+			}})
+		case *redis.ClusterClient:
+			h.g.Go(func() { h.followCluster(r) })
+		}
+	}
+}
+
+// pubsubDial subscribes to the channel of every prefix in cover.
+func (h *Hub) pubsubDial(ctx context.Context, cover []string) (session, error) {
+	channels := make([]string, len(cover))
+	for i, p := range cover {
+		channels[i] = Channel(p)
+	}
+	return pubsubListener(h.rdb, channels)(ctx)
+}
+
+// add routes the keys under prefix to s. When the sessions do not track
+// prefix yet, their coverage ends here, before any of s's reads can begin,
+// and they start again tracking it too: a session that did not track the
+// prefix never vouches for s's copies.
+func (h *Hub) add(prefix string, s Store) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stores[s] = prefix
+	h.setRoutes()
+	cover := h.coverOf()
+	if slices.Equal(cover, h.cover) {
+		return
+	}
+	h.cover = cover
+	h.gen++
+	for l, end := range h.live {
+		end()
+		l.restart()
+	}
+}
+
+// coverOf returns what the sessions must listen for: with tracking, the
+// fewest prefixes that cover every store's (no prefix starts another;
+// Redis refuses overlapping ones), with Pub/Sub every store's own channel.
+// The caller holds h.mu.
+func (h *Hub) coverOf() []string {
+	var ps []string
+	for _, p := range h.stores {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	ps = slices.Compact(ps)
+	if h.opts.Mode == PubSub || h.fallback.Load() {
+		return ps
+	}
+	var cover []string
+	for _, p := range ps { // sorted: a prefix comes before every key it starts
+		if len(cover) == 0 || !strings.HasPrefix(p, cover[len(cover)-1]) {
+			cover = append(cover, p)
+		}
+	}
+	return cover
+}
+
+func (h *Hub) setRoutes() {
+	rs := make([]route, 0, len(h.stores))
+	for s, p := range h.stores {
+		rs = append(rs, route{p, s})
+	}
+	h.routes.Store(&rs)
+}
+
+// Leave removes s. The last store to leave stops the hub's sessions and
+// breakers and waits for their goroutines.
+func (h *Hub) Leave(s Store) {
+	hubs.Lock()
+	h.mu.Lock()
+	delete(h.stores, s)
+	h.setRoutes()
+	last := len(h.stores) == 0
+	if last {
+		if hubs.m[h.key] == h {
+			delete(hubs.m, h.key)
+		}
+	}
+	h.mu.Unlock()
+	hubs.Unlock()
+	if !last {
+		return
+	}
+	h.cancel()
+	h.g.Close()
+	if h.probe != nil {
+		h.probe.Close()
+	}
+}
+
+// Announces reports whether writes must be announced on their entity's
+// channel (Channel): with Pub/Sub, or tracking on a server that does not
+// know it.
+func (h *Hub) Announces() bool { return h.opts.Mode == PubSub || h.fallback.Load() }
+
+// Mode returns the invalidation in effect: Pub/Sub when tracking fell
+// back to it.
+func (h *Hub) Mode() string {
+	if h.fallback.Load() {
+		return PubSub
+	}
+	return h.opts.Mode
+}
+
+// Live returns how many sessions are live, and Resets how many were lost.
+func (h *Hub) Live() int      { return int(h.up.Load()) }
+func (h *Hub) Resets() uint64 { return h.resets.Load() }
+
+// changed routes a batch of invalidated keys to the stores whose prefix
+// each key has, and a flush to every store.
+func (h *Hub) changed(keys []string, flush bool) {
+	for _, r := range *h.routes.Load() {
+		if flush {
+			r.s.Changed(nil, true)
+			continue
+		}
+		var mine []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, r.prefix) {
+				mine = append(mine, k)
+			}
+		}
+		if len(mine) > 0 {
+			r.s.Changed(mine, false)
+		}
+	}
+}
+
+// stores returns the stores now, for the calls that go to every one.
+func (h *Hub) storesNow() []Store {
+	rs := *h.routes.Load()
+	out := make([]Store, len(rs))
+	for i, r := range rs {
+		out[i] = r.s
+	}
+	return out
+}
+
+// errRedial is the cause Suspect is given when a session's client
+// redials its lost connection by itself.
+var errRedial = errors.New("the invalidation connection was lost")
+
+// Probe returns the breaker's own connection to a single server, nil on
+// a cluster, whose nodes have one each: tests hook it to answer pings.
+func (h *Hub) Probe() *redis.Client { return h.probe }

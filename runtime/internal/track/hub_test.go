@@ -1,0 +1,182 @@
+package track
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// recorder is a Store that records what the hub tells it.
+type recorder struct {
+	mu      sync.Mutex
+	changed []string
+	flushes int
+	lives   int
+	got     chan struct{} // signalled on every call
+}
+
+func newRecorder() *recorder { return &recorder{got: make(chan struct{}, 1)} }
+
+func (r *recorder) signal() {
+	select {
+	case r.got <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) Changed(keys []string, flush bool) {
+	r.mu.Lock()
+	r.changed = append(r.changed, keys...)
+	if flush {
+		r.flushes++
+	}
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *recorder) Live(context.Context, *Node) {
+	r.mu.Lock()
+	r.lives++
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *recorder) Moved(func(string) bool) {}
+func (r *recorder) Settled(context.Context) {}
+func (r *recorder) Hot() []string           { return nil }
+func (r *recorder) keys() []string          { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.changed) }
+func (r *recorder) flushed() int            { r.mu.Lock(); defer r.mu.Unlock(); return r.flushes }
+
+func hubOptions(mode string) Options {
+	return Options{Mode: mode, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Unavailable: errors.New("unavailable")}
+}
+
+// join joins s to rdb's hub for prefix, and leaves when the test ends.
+func join(t *testing.T, rdb redis.UniversalClient, mode, prefix string, s Store) *Hub {
+	t.Helper()
+	h, err := Join(rdb, hubOptions(mode), prefix, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Leave(s) })
+	return h
+}
+
+// Every write reaches the stores whose prefix its key has, and only
+// those, on one session per client, in both invalidation modes; a flush
+// reaches every store.
+func TestAHubRoutesEachKeyToTheStoresOfItsPrefix(t *testing.T) {
+	for _, mode := range []string{Tracking, PubSub} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			rdb := srv.Client(t)
+			a, b, ax := newRecorder(), newRecorder(), newRecorder()
+			h := join(t, rdb, mode, "a:", a)
+			if join(t, rdb, mode, "b:", b) != h || join(t, rdb, mode, "a:x:", ax) != h {
+				t.Fatal("stores on one client and options got hubs of their own")
+			}
+			redistest.WaitFor(t, "live session", func() bool { return h.Live() == 1 && h.Nodes.One.State()&1 == 1 })
+			write := func(key string) {
+				if err := rdb.Set(t.Context(), key, "v", 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if mode == PubSub { // only the repositories' announcements, on their entity's channel
+					for _, p := range []string{"a:x:", "a:", "b:"} {
+						if strings.HasPrefix(key, p) {
+							rdb.Publish(t.Context(), Channel(p), key)
+							break
+						}
+					}
+				}
+			}
+			for _, k := range []string{"c:1", "a:1", "b:1", "a:x:1", "b:2"} {
+				write(k)
+			}
+			redistest.WaitFor(t, "every write heard", func() bool { return len(b.keys()) == 2 && slices.Contains(ax.keys(), "a:x:1") })
+			if got := a.keys(); !slices.Equal(got, []string{"a:1", "a:x:1"}) {
+				t.Errorf("store a: heard %v, want [a:1 a:x:1]", got)
+			}
+			if got := b.keys(); !slices.Equal(got, []string{"b:1", "b:2"}) {
+				t.Errorf("store b: heard %v, want [b:1 b:2]", got)
+			}
+			if got := ax.keys(); !slices.Equal(got, []string{"a:x:1"}) {
+				t.Errorf("store a:x: heard %v, want [a:x:1]", got)
+			}
+			if mode == Tracking {
+				rdb.FlushAll(t.Context())
+				redistest.WaitFor(t, "the flush heard by every store", func() bool { return a.flushed() == 1 && b.flushed() == 1 && ax.flushed() == 1 })
+			}
+			if h.Live() != 1 {
+				t.Errorf("%d sessions live, want one for three stores", h.Live())
+			}
+		})
+	}
+}
+
+// A store whose prefix the live session does not track must not be
+// vouched for by it: its coverage ends before Join returns, and a new
+// session tracking both prefixes starts.
+func TestAStoreWithANewPrefixEndsTheSessionThatDoesNotTrackIt(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	a, b := newRecorder(), newRecorder()
+	h := join(t, rdb, Tracking, "a:", a)
+	redistest.WaitFor(t, "live session", func() bool { return h.Nodes.One.State()&1 == 1 })
+	before := h.Nodes.One.State()
+	join(t, rdb, Tracking, "b:", b)
+	if s := h.Nodes.One.State(); s == before {
+		t.Fatal("the session that does not track b: still covers the node after b's store joined")
+	}
+	redistest.WaitFor(t, "a session tracking both", func() bool { return h.Nodes.One.State()&1 == 1 })
+	rdb.Set(t.Context(), "b:1", "v", 0)
+	rdb.Set(t.Context(), "a:1", "v", 0)
+	redistest.WaitFor(t, "both writes heard", func() bool { return len(a.keys()) == 1 && len(b.keys()) == 1 })
+
+	// A prefix already covered restarts nothing.
+	now := h.Nodes.One.State()
+	join(t, rdb, Tracking, "a:y:", newRecorder())
+	if s := h.Nodes.One.State(); s != now {
+		t.Fatalf("state moved from %d to %d for a prefix the session already tracks", now, s)
+	}
+}
+
+// Hubs are shared by client and options: another client, or another
+// mode, gets a hub of its own, and the last store to leave stops it.
+func TestHubsAreSharedByClientAndOptions(t *testing.T) {
+	srv := redistest.Start(t)
+	one, two := srv.Client(t), srv.Client(t)
+	h1 := join(t, one, Tracking, "a:", newRecorder())
+	for _, tc := range []struct {
+		name string
+		rdb  redis.UniversalClient
+		mode string
+		same bool
+	}{
+		{"the same client and options", one, Tracking, true},
+		{"another client of the same server", two, Tracking, false},
+		{"another mode", one, PubSub, false},
+	} {
+		if got := join(t, tc.rdb, tc.mode, "a:", newRecorder()) == h1; got != tc.same {
+			t.Errorf("%s: shared %v, want %v", tc.name, got, tc.same)
+		}
+	}
+	s := newRecorder()
+	h, err := Join(one, hubOptions(Off), "z:", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Leave(s)
+	if s2 := newRecorder(); join(t, one, Off, "z:", s2) == h {
+		t.Fatal("a hub whose last store left was handed out again")
+	}
+}

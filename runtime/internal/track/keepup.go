@@ -1,0 +1,112 @@
+package track
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Vouching timing: a session PINGs every VouchEvery, and the freshness
+// protocol serves a copy locally only within a few of them of the stamp
+// of the last answered PING (Node.Vouched).
+const VouchEvery = 10 * time.Millisecond
+
+// voucher is what a session needs to vouch for its node: the clock that
+// stamps its PINGs, the node the answers vouch for, and heard, which
+// takes the session's verdict on whether the node answers (nil) or not,
+// reached at now (the node's Breaker.Heard).
+type voucher struct {
+	now   func() time.Time
+	n     *Node
+	heard func(err error, now time.Time)
+}
+
+// keepingUp paces a session's stamped PINGs, which vouch for its node,
+// and tells from their answers whether the node answers at all. Only the
+// session's goroutine uses it.
+type keepingUp struct {
+	v      *voucher  // nil until the session is armed
+	pinged time.Time // when the last PING was sent, for pacing
+	// out holds the stamps of the PINGs sent and not answered yet, oldest
+	// first; a node that stopped answering has at most maxOut of them.
+	out [maxOut]int64
+	n   int
+}
+
+// maxOut is how many PINGs a session leaves unanswered before it stops
+// sending more: a frozen server reads none of them, and the oldest is
+// all the verdict needs.
+const maxOut = 16
+
+// ping sends a stamped PING on ps when VouchEvery has passed since the
+// last. A half-open connection is noticed the same way: the answers stop,
+// and with them the vouching.
+func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
+	if k.v == nil || time.Since(k.pinged) < VouchEvery || k.n == maxOut {
+		return nil
+	}
+	k.pinged = time.Now()
+	stamp := k.v.now().UnixNano()
+	if err := ps.Ping(ctx, strconv.FormatInt(stamp, 10)); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	k.out[k.n] = stamp
+	k.n++
+	return nil
+}
+
+// pong takes the answer to a PING: it vouches for the node up to its
+// stamp, and one answered within breaker.AnswerWithin says the node
+// answers.
+func (k *keepingUp) pong(m *redis.Pong) {
+	if k.v == nil {
+		return
+	}
+	stamp, err := strconv.ParseInt(m.Payload, 10, 64)
+	if err != nil {
+		return // not ours
+	}
+	k.v.n.vouch(stamp, k.v.now())
+	i := 0
+	for i < k.n && k.out[i] <= stamp {
+		i++
+	}
+	k.n = copy(k.out[:], k.out[i:k.n])
+	if now := k.v.now(); now.UnixNano()-stamp < int64(breaker.AnswerWithin) {
+		k.v.heard(nil, now)
+	}
+}
+
+// asked returns when a wait for Redis's next message that begins now
+// gives up: the moment a quiet session knows nothing came until.
+func (k *keepingUp) asked() time.Time {
+	if k.v == nil {
+		return time.Time{}
+	}
+	return k.v.now().Add(VouchEvery)
+}
+
+// quiet is called when the session read its connection dry and nothing
+// came until the wait that began before (asked) gave up: a PING
+// unanswered for breaker.AnswerWithin by then says the node does not
+// answer, hung, paused, too busy or cut off, as a refused connection
+// would, and its breaker opens or stays open. The verdict is dated by
+// that wait, not by when the session's goroutine got back to it, so a
+// session held up by the scheduler reaches it later, never wrongly: an
+// answer that came meanwhile is read first on the next call.
+func (k *keepingUp) quiet(until time.Time) {
+	if k.v == nil || k.n == 0 {
+		return
+	}
+	if now := k.v.now(); until.After(now) {
+		until = now // a Clock that does not move with the wall, in tests
+	}
+	if waited := time.Duration(until.UnixNano() - k.out[0]); waited >= breaker.AnswerWithin {
+		k.v.heard(breaker.NoAnswer{Waited: waited}, until)
+	}
+}

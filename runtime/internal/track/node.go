@@ -1,0 +1,89 @@
+package track
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+)
+
+// Node is one Redis server whose writes must reach the local copies: the
+// server of a single client, one node of a cluster, or the whole keyspace
+// for Pub/Sub and for invalidation off. It carries what the freshness
+// protocol checks every copy against (the coverage of the session that
+// listens to the node, and how far that session has vouched), and the
+// breaker that makes reads fail fast while the node cannot be reached,
+// which also knows whether the node answers.
+type Node struct {
+	Name string
+	// state is odd while a session covering the node is live and even
+	// while none is; each start and each end of a session adds one, so a
+	// state seen once is never seen again after the session ends.
+	state atomic.Uint64
+	// vouched is the stamp (the Clock's UnixNano) of the last PING the
+	// session sent and saw answered: every invalidation Redis sent before
+	// it was handled.
+	vouched atomic.Int64
+	// mu guards since, when state last moved (or the node was made), so
+	// that Stats can say since when a node is uncovered. Only the session
+	// and Stats take it; reads load state alone.
+	mu    sync.Mutex
+	since time.Time
+	*breaker.Breaker
+}
+
+// NewNode returns the node called name, uncovered since now, whose
+// breaker asks it with ping until ctx ends.
+func NewNode(ctx context.Context, name string, now time.Time, ping func(context.Context) error, brk *breaker.Config) *Node {
+	return &Node{Name: name, since: now, Breaker: breaker.New(ctx, name, ping, brk)}
+}
+
+// State returns the node's coverage state: odd while a session is live.
+func (n *Node) State() uint64 { return n.state.Load() }
+
+// Vouched returns the stamp up to which the node's session has handled
+// every invalidation Redis sent (the Clock's UnixNano).
+func (n *Node) Vouched() int64 { return n.vouched.Load() }
+
+// Started and Ended bracket a live session, at now.
+func (n *Node) Started(now time.Time) {
+	n.vouched.Store(now.UnixNano()) // the subscription was confirmed on the connection
+	n.move(now)
+}
+
+// Ended ends the coverage of the node's session, at now.
+func (n *Node) Ended(now time.Time) { n.move(now) }
+
+// CoveredForever marks n covered by no session, for invalidate=off,
+// where refresh alone vouches for a copy.
+func (n *Node) CoveredForever(now time.Time) {
+	n.vouched.Store(math.MaxInt64)
+	n.move(now)
+}
+
+func (n *Node) move(now time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.since = now
+	n.state.Add(1)
+}
+
+// UncoveredSince returns when n's last session ended, or when n was made
+// if none has started yet; the zero time while a session is live.
+func (n *Node) UncoveredSince() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state.Load()&1 == 1 {
+		return time.Time{}
+	}
+	return n.since
+}
+
+// vouch records an answered PING stamped stamp, heard at now.
+func (n *Node) vouch(stamp int64, now time.Time) {
+	n.vouched.Store(stamp)
+	n.Answered(now)
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
+)
+
+// Invalidation modes: how a write on any instance, or by any other writer,
+// reaches the local copies of every instance.
+const (
+	// InvalidateTracking uses Redis server-assisted client-side caching in
+	// broadcasting mode: every write to a key under the entity's prefix, by
+	// anyone, is announced on __redis__:invalidate. It needs no server
+	// memory per key.
+	InvalidateTracking = "tracking"
+	// InvalidatePubSub has the repositories' own writes announced on a
+	// channel of the entity's; writes by other programs are not seen.
+	// Tracking falls back to it on a server without client tracking.
+	InvalidatePubSub = "pubsub"
+	// InvalidateOff leaves freshness to refresh alone.
+	InvalidateOff = "off"
+)
+
+// copies is a Cache's side of the transport (runtime/internal/track): the
+// hub of the Cache's client, shared by every repository on it, tells it
+// which keys changed, when a session starts and when slots move, and it
+// applies each through the freshness protocol.
+type copies[K comparable, V any] struct {
+	c *Cache[K, V]
+	// moved holds the copies whose slot changed owner, reloaded once the
+	// caller's client follows (Settled).
+	mu    sync.Mutex
+	moved map[*hotEntry[K]]struct{}
+}
+
+// Changed marks the copies of keys, or of every key, unverified.
+func (s *copies[K, V]) Changed(keys []string, flush bool) {
+	if flush {
+		s.c.flushed()
+	} else {
+		s.c.invalidate(keys)
+	}
+	if s.c.cfg.onInvalidate != nil {
+		s.c.cfg.onInvalidate(keys)
+	}
+}
+
+// Live reloads the copies of n that are unverified, when a session of n
+// has just started: unchanged bytes make a copy verified again, changed
+// bytes replace it, a missing key drops it. Until then reads of those
+// keys ask Redis.
+func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
+	var es []*hotEntry[K]
+	for _, e := range s.c.det.hot.Load().m {
+		if e.unverifiedOn(n) {
+			es = append(es, e)
+		}
+	}
+	s.c.reload(ctx, es)
+}
+
+// Moved makes the copies of keys whose slot moved unverified until
+// Settled reloads them from their new owner.
+func (s *copies[K, V]) Moved(moved func(key string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.c.det.hot.Load().m {
+		if moved(e.key) {
+			s.c.revoke(e)
+			s.moved[e] = struct{}{}
+		}
+	}
+}
+
+// Settled reloads the copies Moved made unverified.
+func (s *copies[K, V]) Settled(ctx context.Context) {
+	s.mu.Lock()
+	es := make([]*hotEntry[K], 0, len(s.moved))
+	for e := range s.moved {
+		es = append(es, e)
+	}
+	clear(s.moved)
+	s.mu.Unlock()
+	s.c.reload(ctx, es)
+}
+
+// Hot returns the Redis keys of the hot set.
+func (s *copies[K, V]) Hot() []string {
+	return slices.Collect(maps.Keys(s.c.det.hot.Load().byName))
+}
+
+// publishLogEvery spaces the lines about failed announcements: while
+// PUBLISH fails, every write's does.
+const publishLogEvery = time.Second
+
+// announce publishes a write of key for InvalidatePubSub. A failed publish
+// is counted and logged, the first and then at most one a second
+// (publishLogEvery): the key's other copies then wait for refresh.
+func (c *Cache[K, V]) announce(ctx context.Context, key string) {
+	if !c.hub.Announces() {
+		return
+	}
+	err := c.rdb.Publish(ctx, track.Channel(c.prefix), key).Err()
+	if err == nil || !c.countRedisError(ctx, err) {
+		return
+	}
+	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", key, "err", err, "unlogged_failures", unlogged)
+	}
+}
