@@ -78,22 +78,17 @@ type Cache[K comparable, V any] struct {
 	// unless degrade=loader.
 	degradeSlots chan struct{}
 
-	local *theine.Cache[K, *localCopy[V]]
-	det   *detector[K]
+	det *detector[K]
 	// hub is the transport of the Cache's client, shared by every
-	// repository on it (runtime/internal/track); its nodes and gens are
-	// what the freshness protocol (freshness.go) checks every local copy
-	// against.
+	// repository on it (runtime/internal/track); copies are the local
+	// copies of hot keys and the freshness protocol (freshness.go).
 	hub    *track.Hub
-	nodes  *track.Nodes
-	copies *copies[K, V]
-	gens   *generations
+	copies copies[K, V]
 	agg    *aggregator[K] // nil unless cfg.Aggregate
 	// chg is the change buffer (internal/changes), bloom the filter in
 	// front of the loader (internal/bloom); nil unless turned on.
-	chg      *changes.Buffer
-	syncHook func(context.Context, map[K]*V) error
-	bloom    *bloom.Filter
+	chg   *changes.Buffer
+	bloom *bloom.Filter
 
 	flightMu sync.Mutex // guards flights, and closed against a load starting
 	flights  map[K]*loadCall[V]
@@ -102,10 +97,6 @@ type Cache[K comparable, V any] struct {
 	count counters
 	big   bigValues
 
-	// passedOver counts local hits not served because the copy was
-	// unverified while Redis answered, or its key had expired; theine
-	// counted them as hits.
-	passedOver atomic.Uint64
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
 	readSnaps [detect.Ring]atomic.Uint64
@@ -114,9 +105,10 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog, publishLog and syncLog space the lines about failed
-	// refreshes, failed announcements and failed sync batches.
-	refreshLog, publishLog, syncLog logThrottle
+	// refreshLog and publishLog space the lines about failed refreshes
+	// and failed announcements.
+	refreshLog, publishLog logThrottle
+	worker                 syncWorker[K, V] // the change buffer's, started when there is a loader
 
 	ctx    context.Context // cancelled by Close; bounds background I/O
 	cancel context.CancelFunc
@@ -178,11 +170,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		loader:      loader,
 		batchLoader: batchLoader,
 		log:         cfg.Logger,
-		local:       local,
 		flights:     map[K]*loadCall[V]{},
 		landed:      newLandings(),
 		done:        make(chan struct{}),
-		gens:        &generations{seed: maphash.MakeSeed()},
 	}
 	_, c.isCluster = rdb.(*redis.ClusterClient)
 	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
@@ -191,29 +181,33 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.det = newDetector(cfg, glue.Key, c.demote)
+	c.det = newDetector(cfg, glue.Key, c.copies.demote)
+	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
+	c.copies.cfg, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, glue.Clone, glue.Key, &c.count
+	c.copies.reload, c.copies.moved = c.reload, map[*hotEntry[K]]struct{}{}
+	c.worker.c = c
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
 	}
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
-	c.copies = &copies[K, V]{c: c, moved: map[*hotEntry[K]]struct{}{}}
 	hub, err := track.Join(rdb, track.Options{
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: cfg.Clock, Log: base, Unavailable: ErrUnavailable,
 		ProbeEvery: cfg.probeEvery, TopologyEvery: cfg.topologyEvery,
-	}, glue.Prefix, c.copies)
+	}, glue.Prefix, &c.copies)
 	if err != nil {
+		c.Close()
 		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)
 	}
-	c.hub, c.nodes = hub, &hub.Nodes
+	c.hub, c.copies.nodes = hub, &hub.Nodes
 	if err := c.setupChanges(); err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	c.g.Go(c.run)
-	c.startSync()
+	c.worker.start()
 	return c, nil
 }
 
@@ -258,16 +252,16 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, opErr(c.readOp(), c.key(key), ErrClosed)
 	}
-	cp, held := c.local.Get(key) // a hit, counted by theine
+	cp, held := c.copies.local.Get(key) // a hit, counted by theine
 	if held {
-		if cp.v != nil && c.fresh(&cp.meta) { // the hot path, kept inline
+		if cp.v != nil && c.copies.fresh(&cp.meta) { // the hot path, kept inline
 			c.det.hit(key, rand.Uint32())
 			return c.clone(cp.v), nil
 		}
-		if ok, stale := c.servable(ctx, key, &cp.meta); ok {
+		if ok, stale := c.copies.servable(ctx, key, &cp.meta); ok {
 			return c.serve(key, cp, stale)
 		}
-		c.passedOver.Add(1)
+		c.copies.passedOver.Add(1)
 	}
 	c.det.observe(key)
 	e := c.det.lookup(key)
@@ -295,7 +289,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	var opened <-chan struct{} // nil: never
 	patient := false
 	if held {
-		n := c.nodes.Of(c.key(key))
+		n := c.copies.nodes.Of(c.key(key))
 		opened = n.WhenOpened()
 		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
@@ -308,12 +302,12 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// Redis failed while the copy waited to be vouched for: an
 		// unverified copy beats an error (stale-while-error) if the
 		// node does not answer a ping either, and only then.
-		if ok, stale := c.servable(ctx, key, &cp.meta); ok {
+		if ok, stale := c.copies.servable(ctx, key, &cp.meta); ok {
 			return c.serve(key, cp, stale)
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+		if n := c.copies.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			v, err = c.resolveUntil(ctx, key, e, missed{}, c.patience(), true)
 		}
 	}
@@ -364,7 +358,7 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
 // the expiry of a copy of them (see layout.Layout.Read); a patient fetch
 // reads Redis even while the key's node is believed down.
 func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
-	n := c.nodes.Of(key)
+	n := c.copies.nodes.Of(key)
 	if !patient && n.Down(ctx) {
 		return nil, 0, 0, opErr(c.readOp(), key, c.count.refuse(n))
 	}
@@ -407,7 +401,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if err := c.checkSize("write", key, len(b)); err != nil {
 		return opErr("set", key, err)
 	}
-	t := c.begin(key)
+	t := c.copies.begin(key)
 	if t.n.Down(ctx) {
 		return opErr("set", key, c.count.refuse(t.n))
 	}
@@ -416,12 +410,12 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		c.countRedisError(ctx, err)
 		t.n.Failed(ctx, err)
 		if !breaker.NotSent(err) {
-			c.uncertain(k, key) // the write may have landed
+			c.copies.uncertain(k, key) // the write may have landed
 		}
 		return opErr("set", key, err)
 	}
 	c.announce(ctx, key)
-	c.wrote(k, key, t, v, len(b), layout.WroteExpiry(sent, ttl))
+	c.copies.wrote(k, key, t, v, len(b), layout.WroteExpiry(sent, ttl))
 	return nil
 }
 
@@ -431,19 +425,19 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if c.closed.Load() {
 		return opErr("del", key, ErrClosed)
 	}
-	t := c.begin(key)
+	t := c.copies.begin(key)
 	if t.n.Down(ctx) {
 		return opErr("del", key, c.count.refuse(t.n))
 	}
 	if err := c.store.Del(ctx, c.rdb, key).Err(); err != nil {
 		if !breaker.NotSent(err) {
-			c.uncertain(k, key) // the delete may have landed
+			c.copies.uncertain(k, key) // the delete may have landed
 		}
 		c.countRedisError(ctx, err)
 		t.n.Failed(ctx, err)
 		return opErr("del", key, err)
 	}
-	c.wrote(k, key, t, nil, 0, 0)
+	c.copies.wrote(k, key, t, nil, 0, 0)
 	c.announce(ctx, key)
 	return nil
 }
@@ -468,9 +462,9 @@ func (c *Cache[K, V]) Close() error {
 		close(c.done)
 		c.g.Close()
 		if c.hub != nil {
-			c.hub.Leave(c.copies)
+			c.hub.Leave(&c.copies)
 		}
-		c.local.Close()
+		c.copies.local.Close()
 	})
 	return nil
 }

@@ -132,7 +132,7 @@ func (e *env) heat(key string) {
 // holds reports whether c keeps a local copy of key, without counting a
 // hit as local.Get would.
 func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
-	c.local.Range(func(k K, _ *localCopy[V]) bool {
+	c.copies.local.Range(func(k K, _ *localCopy[V]) bool {
 		found = k == key
 		return !found
 	})
@@ -142,7 +142,7 @@ func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
 // servesLocally reports whether c holds a copy of key that a read would
 // be answered with while Redis answers.
 func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
-	c.local.Range(func(k K, cp *localCopy[V]) bool {
+	c.copies.local.Range(func(k K, cp *localCopy[V]) bool {
 		if k == key {
 			ok = cp.meta.verified()
 		}

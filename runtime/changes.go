@@ -52,7 +52,7 @@ func (c *Cache[K, V]) setupChanges() error {
 		if !ok {
 			return fmt.Errorf("hotkey: the sync hook is a %T, but this cache needs a func(context.Context, map[%T]*%T) error", cfg.syncHook, *new(K), *new(V))
 		}
-		c.syncHook = hook
+		c.worker.hook = hook
 	}
 	if cfg.Changes {
 		c.chg = changes.New(c.rdb, cfg.Entity, changes.Options{Lease: cfg.SyncLease, TTL: cfg.SyncTTL, Clock: cfg.Clock})

@@ -37,7 +37,7 @@ func BenchmarkSync(b *testing.B) {
 			start := time.Now()
 			synced := 0
 			for synced < b.N {
-				step, err := c.syncOnce(ctx)
+				step, err := c.worker.once(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}

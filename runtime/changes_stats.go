@@ -1,6 +1,11 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+)
 
 // ChangeStats describes the change buffer, as this instance's sync worker
 // last saw it: the gauges are refreshed by every claim, every SyncEvery.
@@ -40,9 +45,10 @@ type BloomStats struct {
 	Adds, Errors uint64
 }
 
-// changeStats fills st's Changes and Bloom.
-func (c *Cache[K, V]) changeStats(st *Stats) {
-	if b := c.chg; b != nil {
+// changeStats fills st's Changes and Bloom from the change buffer chg
+// and the Bloom filter bf, either of which may be nil (off).
+func changeStats(st *Stats, chg *changes.Buffer, bf *bloom.Filter) {
+	if b := chg; b != nil {
 		s := b.Stats()
 		st.Changes = ChangeStats{
 			On:            true,
@@ -55,8 +61,8 @@ func (c *Cache[K, V]) changeStats(st *Stats) {
 			Dropped:       s.Dropped,
 		}
 	}
-	if c.bloom != nil {
-		f := c.bloom.Stats()
+	if bf != nil {
+		f := bf.Stats()
 		st.Bloom = BloomStats{
 			On:      true,
 			Checks:  f.Checks,

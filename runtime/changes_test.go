@@ -187,7 +187,7 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 		// Close waits for a step in progress, as for the runtime's worker.
 		if !c.g.Go(func() {
 			defer close(done)
-			step, err = c.syncOnce(ctx)
+			step, err = c.worker.once(ctx)
 			if err != nil && ctx.Err() != nil {
 				tag.mu.Lock() // its load is over
 				f.db.release(tag.ids)
@@ -409,13 +409,13 @@ func TestChangeBufferSurvivesRestartWithAOF(t *testing.T) {
 		}
 	}
 	mark(0, 100)
-	if _, err := f.caches[0].syncOnce(ctx); err != nil { // one batch synced before the crash
+	if _, err := f.caches[0].worker.once(ctx); err != nil { // one batch synced before the crash
 		t.Fatal(err)
 	}
 	tag := &workerTag{victim: make(chan []string, 1)}
 	victim, cancel := context.WithCancel(context.WithValue(ctx, workerKey{}, tag))
 	done := make(chan struct{})
-	go func() { defer close(done); f.caches[1].syncOnce(victim) }()
+	go func() { defer close(done); f.caches[1].worker.once(victim) }()
 	held := <-tag.victim // a worker holds a claim
 
 	srv.Kill()
@@ -521,7 +521,7 @@ func TestChangeStats(t *testing.T) {
 		redis.Z{Score: float64(epoch.Add(-2 * time.Hour).UnixMilli()), Member: "\xdb\x7f\xff\xff\xffab"}) // a 2 GiB string, declared
 
 	failing.Store(true)
-	if _, err := c.syncOnce(ctx); !errors.Is(err, fail) {
+	if _, err := c.worker.once(ctx); !errors.Is(err, fail) {
 		t.Fatalf("syncOnce with the loader failing: %v, want %v", err, fail)
 	}
 	st := c.Stats().Changes
@@ -533,7 +533,7 @@ func TestChangeStats(t *testing.T) {
 	}
 	failing.Store(false)
 	for range 3 {
-		if _, err := c.syncOnce(ctx); err != nil {
+		if _, err := c.worker.once(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -171,12 +171,12 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.closed.Load() {
 		return nil, opErr("hget", c.key(k), ErrClosed)
 	}
-	if cp, held := c.local.Get(k); held && cp.v != nil && c.fresh(&cp.meta) {
+	if cp, held := c.copies.local.Get(k); held && cp.v != nil && c.copies.fresh(&cp.meta) {
 		c.det.hit(k, rand.Uint32())
 		return col.pick(*cp.v, k, f)
 	} else if held || c.det.lookup(k) != nil {
 		if held {
-			c.passedOver.Add(1) // theine counted a hit; Get looks again
+			c.copies.passedOver.Add(1) // theine counted a hit; Get looks again
 		}
 		// Hot: the whole collection is what is kept locally.
 		return col.pickFrom(ctx, k, f)
@@ -187,7 +187,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	}
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
-	n := c.nodes.Of(key)
+	n := c.copies.nodes.Of(key)
 	if n.Down(ctx) {
 		return nil, fieldErr("hget", key, name, c.count.refuse(n))
 	}

@@ -30,13 +30,13 @@ type ownerWrite[K comparable, V any] struct {
 func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K, map[F]*V]) error {
 	c := col.c
 	for _, w := range ws {
-		if n := c.nodes.Of(w.w.Key); n.Down(ctx) {
+		if n := c.copies.nodes.Of(w.w.Key); n.Down(ctx) {
 			return opErr(op, w.w.Key, c.count.refuse(n))
 		}
 	}
 	ts := make([]token, len(ws))
 	for i, w := range ws {
-		ts[i] = c.begin(w.w.Key)
+		ts[i] = c.copies.begin(w.w.Key)
 	}
 	var cmds []*redis.Cmd
 	if len(ws) == 1 {
@@ -61,18 +61,18 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws [
 		err := cmds[i].Err()
 		switch {
 		case err == nil:
-			c.applied(w.k, key, ts[i], w.apply)
+			c.copies.applied(w.k, key, ts[i], w.apply)
 			if e := c.det.lookup(w.k); e != nil {
 				hot = append(hot, e)
 			}
 		case !breaker.NotSent(err):
-			c.uncertain(w.k, key)
+			c.copies.uncertain(w.k, key)
 		}
 		if err != nil {
 			if len(ws) == 1 {
 				c.countRedisError(ctx, err)
 			}
-			c.nodes.Of(key).Failed(ctx, err)
+			c.copies.nodes.Of(key).Failed(ctx, err)
 			if first == nil {
 				first = opErr(op, key, err)
 			}

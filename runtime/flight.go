@@ -72,7 +72,7 @@ func (l *landings) of(key string) *atomic.Uint64 {
 // asks Redis whatever the breaker says (see loadCall.patient).
 func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
 	key := c.key(k)
-	t := c.begin(key)
+	t := c.copies.begin(key)
 	c.flightMu.Lock()
 	call := c.flights[k]
 	if call == nil || !call.t.same(t) {
@@ -125,7 +125,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
-		c.keep(e, call.t, call.v, 0, size, exp)
+		c.copies.keep(e, call.t, call.v, 0, size, exp)
 	}
 	c.flightMu.Lock()
 	c.landed.of(key).Add(1) // before it leaves flights: see landings

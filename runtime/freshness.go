@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Yiling-J/theine-go"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -62,6 +63,32 @@ import (
 // margin to the 50 ms bound for the read itself, and room for three PINGs
 // in flight (sent every track.VouchEvery).
 const vouchFor = 40 * time.Millisecond
+
+// copies are the hot keys' local copies, and the one protocol above
+// that decides whether one may be kept and served. The Cache holds them
+// by value, so the read path's freshness check costs no extra pointer;
+// the transport tells them what changed (track.Store, transport.go).
+type copies[K comparable, V any] struct {
+	local *theine.Cache[K, *localCopy[V]]
+	det   *detector[K] // the hot set
+	nodes *track.Nodes
+	gens  *generations
+	cfg   *Config
+	clone func(*V) *V
+	key   func(K) string
+	count *counters
+	// reload reads the copies of es again (refresh.go), for a session
+	// that starts and slots that moved.
+	reload func(ctx context.Context, es []*hotEntry[K]) refreshFailures
+	// passedOver counts local hits not served because the copy was
+	// unverified while Redis answered, or its key had expired; theine
+	// counted them as hits.
+	passedOver atomic.Uint64
+	// moved holds the copies whose slot changed owner, reloaded once the
+	// caller's client follows (Settled).
+	mu    sync.Mutex
+	moved map[*hotEntry[K]]struct{}
+}
 
 // hotEntry is the runtime's record of one hot key. Its mutex orders every
 // change of the key's local copy (see freshness.go): a copy is stored only
@@ -131,11 +158,11 @@ type token struct {
 }
 
 // begin returns the token of a command about to be sent for key.
-func (c *Cache[K, V]) begin(key string) token {
-	n := c.nodes.Of(key)
+func (s *copies[K, V]) begin(key string) token {
+	n := s.nodes.Of(key)
 	// The generation is read first: an invalidation handled after this
 	// line moves it on, whatever the state does.
-	gen := c.gens.of(key).Load()
+	gen := s.gens.of(key).Load()
 	return token{gen: gen, n: n, state: n.State()}
 }
 
@@ -147,8 +174,8 @@ func (a token) same(b token) bool { return a == b }
 // or 0 when no session covered t's command as it was sent, or the key's
 // slot has moved to another node since. Whether the session has ended
 // since is verified's to tell: a state, once left, never comes back.
-func (c *Cache[K, V]) verifiedState(key string, t token) uint64 {
-	if t.state&1 == 1 && c.nodes.Of(key) == t.n {
+func (s *copies[K, V]) verifiedState(key string, t token) uint64 {
+	if t.state&1 == 1 && s.nodes.Of(key) == t.n {
 		return t.state
 	}
 	return 0
@@ -212,11 +239,11 @@ func (m *copyMeta) overtaken(n *track.Node, now time.Time) bool {
 // is verified, its session vouched for its node within vouchFor, and its
 // key has not expired (live). It is the read path's whole freshness
 // check: four atomic loads and a clock reading.
-func (c *Cache[K, V]) fresh(m *copyMeta) bool {
+func (s *copies[K, V]) fresh(m *copyMeta) bool {
 	if !m.verified() {
 		return false
 	}
-	now := c.cfg.Clock.Now().UnixNano()
+	now := s.cfg.Clock.Now().UnixNano()
 	return now-m.n.Vouched() < int64(vouchFor) && m.live(now)
 }
 
@@ -243,11 +270,11 @@ func (m *copyMeta) live(now int64) bool {
 // learns of the promotion later than the others still hears their writes
 // from the promoted replica's session (superseded). With StaleReads off,
 // an unverified copy is never served.
-func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
-	if c.fresh(m) {
+func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
+	if s.fresh(m) {
 		return true, false
 	}
-	if n, now := c.nodes.Of(c.key(k)), c.cfg.Clock.Now(); c.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
+	if n, now := s.nodes.Of(s.key(k)), s.cfg.Clock.Now(); s.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false
@@ -258,33 +285,33 @@ func (c *Cache[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale
 // be older than what Redis holds, and the next read asks again. sum and
 // size describe the bytes v was decoded from, exp the key's expiry (see
 // live). It reports whether it stored.
-func (c *Cache[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
+func (s *copies[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.dead || c.gens.of(e.key).Load() != t.gen {
+	if e.dead || s.gens.of(e.key).Load() != t.gen {
 		return false
 	}
-	c.putLocked(e, t, v, sum, size, exp)
+	s.putLocked(e, t, v, sum, size, exp)
 	return true
 }
 
 // putLocked puts v in the local store as e's copy, verified as far as t
 // allows, until exp. The caller holds e.mu and has checked the
 // generation.
-func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) {
-	ttl := c.cfg.LocalTTL
+func (s *copies[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) {
+	ttl := s.cfg.LocalTTL
 	if v == nil {
-		if c.cfg.NullTTL == 0 {
-			c.local.Delete(e.k)
+		if s.cfg.NullTTL == 0 {
+			s.local.Delete(e.k)
 			e.held = nil
 			return
 		}
-		ttl = min(ttl, c.cfg.NullTTL)
+		ttl = min(ttl, s.cfg.NullTTL)
 	}
 	cp := &localCopy[V]{v: v, meta: copyMeta{n: t.n, sum: sum, size: size}}
-	cp.meta.state.Store(c.verifiedState(e.key, t))
+	cp.meta.state.Store(s.verifiedState(e.key, t))
 	cp.meta.expires.Store(exp)
-	c.local.SetWithTTL(e.k, cp, 1, ttl)
+	s.local.SetWithTTL(e.k, cp, 1, ttl)
 	e.held = &cp.meta
 	e.registered = true
 }
@@ -293,14 +320,14 @@ func (c *Cache[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size 
 // reload read under t hash to the copy's: the copy is current, and
 // decoding the same bytes again would only cost time. It reports whether
 // it did. A demoted entry holds no copy (forgetLocked).
-func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) bool {
+func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.held == nil || e.held.sum != sum || e.held.n != t.n || c.gens.of(e.key).Load() != t.gen {
+	if e.held == nil || e.held.sum != sum || e.held.n != t.n || s.gens.of(e.key).Load() != t.gen {
 		return false
 	}
 	e.held.expires.Store(exp)
-	e.held.state.Store(c.verifiedState(e.key, t))
+	e.held.state.Store(s.verifiedState(e.key, t))
 	e.held.superseded.Store(false)
 	e.held.heard.Store(0)
 	e.failures = 0
@@ -313,18 +340,18 @@ func (c *Cache[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) b
 // the write was sent, unverified otherwise. A nil v is a delete, which drops the
 // copy. The generation moves on either way, so no read begun before the
 // write can store or share its older result.
-func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
-	c.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
+func (s *copies[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
+	s.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
 		switch {
 		case e.dead || v == nil:
-			c.dropLocked(e)
+			s.dropLocked(e)
 		case fresh:
-			c.putLocked(e, t, c.clone(v), 0, size, exp)
+			s.putLocked(e, t, s.clone(v), 0, size, exp)
 		default:
 			// Another write may have landed after ours: ours is kept, but
 			// unverified, since it is newer than the copy it replaces and
 			// an outage now should still find the key in memory.
-			c.putLocked(e, token{n: t.n}, c.clone(v), 0, size, exp)
+			s.putLocked(e, token{n: t.n}, s.clone(v), 0, size, exp)
 		}
 	})
 }
@@ -332,9 +359,9 @@ func (c *Cache[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64)
 // ownWrite moves key's generation on for this process's own
 // acknowledged write of k, sent under t, and when k is hot calls apply
 // with its entry, locked, and whether nothing touched the key since t.
-func (c *Cache[K, V]) ownWrite(k K, key string, t token, apply func(e *hotEntry[K], fresh bool)) {
-	g := c.gens.of(key)
-	e := c.det.lookup(k)
+func (s *copies[K, V]) ownWrite(k K, key string, t token, apply func(e *hotEntry[K], fresh bool)) {
+	g := s.gens.of(key)
+	e := s.det.lookup(k)
 	if e == nil {
 		g.Add(1)
 		return
@@ -349,10 +376,10 @@ func (c *Cache[K, V]) ownWrite(k K, key string, t token, apply func(e *hotEntry[
 // uncertain applies a write of k (key) that failed after it may have
 // reached Redis: the copy may be stale, so it is unverified, and no read
 // begun before can store or share its result.
-func (c *Cache[K, V]) uncertain(k K, key string) {
-	c.gens.of(key).Add(1)
-	if e := c.det.lookup(k); e != nil {
-		c.revoke(e)
+func (s *copies[K, V]) uncertain(k K, key string) {
+	s.gens.of(key).Add(1)
+	if e := s.det.lookup(k); e != nil {
+		s.revoke(e)
 	}
 }
 
@@ -367,14 +394,14 @@ func (c *Cache[K, V]) uncertain(k K, key string) {
 // Without a copy whose value it can change, or without apply, the copy is
 // older than what Redis holds: unverified and never served as a stale
 // read (superseded). No read begun before can store or share its result.
-func (c *Cache[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
-	c.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
-		cp, held := c.local.Get(k)
+func (s *copies[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
+	s.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
+		cp, held := s.local.Get(k)
 		if held {
-			c.passedOver.Add(1) // theine counted a hit; no read was served
+			s.passedOver.Add(1) // theine counted a hit; no read was served
 		}
 		if apply == nil || e.dead || !held || e.held != &cp.meta {
-			c.revokeLocked(e)
+			s.revokeLocked(e)
 			if e.held != nil {
 				e.held.superseded.Store(true)
 			}
@@ -383,7 +410,7 @@ func (c *Cache[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
 		if !fresh || !cp.meta.verified() {
 			t = token{n: t.n}
 		}
-		c.putLocked(e, t, apply(cp.v), 0, cp.meta.size, cp.meta.expires.Load())
+		s.putLocked(e, t, apply(cp.v), 0, cp.meta.size, cp.meta.expires.Load())
 	})
 }
 
@@ -392,26 +419,26 @@ func (c *Cache[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
 // cannot be asked (a stale read, as for any unverified copy), so an outage
 // right after a write still finds every hot key in memory. Invalidations
 // are not trusted to carry the new value, so nothing is reloaded here.
-func (c *Cache[K, V]) invalidate(keys []string) {
+func (s *copies[K, V]) invalidate(keys []string) {
 	for _, key := range keys {
 		// The generation moves first and the hot set is read after: a key
 		// promoted meanwhile either sees the new generation when it stores,
 		// or is found here.
-		c.gens.of(key).Add(1)
-		if e := c.det.hot.Load().byName[key]; e != nil {
-			c.overwritten(e)
-			c.count.invalidations.Add(1)
+		s.gens.of(key).Add(1)
+		if e := s.det.hot.Load().byName[key]; e != nil {
+			s.overwritten(e)
+			s.count.invalidations.Add(1)
 		}
 	}
 }
 
 // flushed marks every copy unverified: FLUSHALL or FLUSHDB emptied the
 // node.
-func (c *Cache[K, V]) flushed() {
-	c.gens.bumpAll()
-	for _, e := range c.det.hot.Load().m {
-		c.overwritten(e)
-		c.count.invalidations.Add(1)
+func (s *copies[K, V]) flushed() {
+	s.gens.bumpAll()
+	for _, e := range s.det.hot.Load().m {
+		s.overwritten(e)
+		s.count.invalidations.Add(1)
 	}
 }
 
@@ -420,12 +447,12 @@ func (c *Cache[K, V]) flushed() {
 // acknowledged by a node this process does not reach or does not know
 // yet (a promoted replica, on a cluster): the copy is superseded, and a
 // stale read would return a value older than an acknowledged write.
-func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
-	n := c.nodes.Of(e.key)
+func (s *copies[K, V]) overwritten(e *hotEntry[K]) {
+	n := s.nodes.Of(e.key)
 	down := n.Unreachable()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c.revokeLocked(e)
+	s.revokeLocked(e)
 	if e.held != nil {
 		e.held.heard.Store(n.Answers() + 1)
 		if down {
@@ -435,18 +462,18 @@ func (c *Cache[K, V]) overwritten(e *hotEntry[K]) {
 }
 
 // dropLocked removes e's copy. The caller holds e.mu.
-func (c *Cache[K, V]) dropLocked(e *hotEntry[K]) {
-	c.local.Delete(e.k)
+func (s *copies[K, V]) dropLocked(e *hotEntry[K]) {
+	s.local.Delete(e.k)
 	e.held = nil
 }
 
 // demote marks e dead, demoted: nothing is stored for it any more, and
 // its copy and registration are dropped (forgetLocked).
-func (c *Cache[K, V]) demote(e *hotEntry[K]) {
+func (s *copies[K, V]) demote(e *hotEntry[K]) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.dead = true
-	c.forgetLocked(e)
+	s.forgetLocked(e)
 }
 
 // refreshable reports whether e holds a copy that refresh reloads.
@@ -475,9 +502,9 @@ func (e *hotEntry[K]) refreshed() {
 // and moves the generation on so no read in flight stores its value
 // afterwards: e was demoted, or its reloads kept failing. The caller holds
 // e.mu.
-func (c *Cache[K, V]) forgetLocked(e *hotEntry[K]) {
-	c.gens.of(e.key).Add(1)
-	c.dropLocked(e)
+func (s *copies[K, V]) forgetLocked(e *hotEntry[K]) {
+	s.gens.of(e.key).Add(1)
+	s.dropLocked(e)
 	e.registered = false
 	e.failures = 0
 }
@@ -485,13 +512,13 @@ func (c *Cache[K, V]) forgetLocked(e *hotEntry[K]) {
 // revoke makes e's copy unverified, without dropping it: the key's slot
 // moved to another node, whose session has not vouched for it yet, or a
 // reload of it failed.
-func (c *Cache[K, V]) revoke(e *hotEntry[K]) {
+func (s *copies[K, V]) revoke(e *hotEntry[K]) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c.revokeLocked(e)
+	s.revokeLocked(e)
 }
 
-func (c *Cache[K, V]) revokeLocked(e *hotEntry[K]) {
+func (s *copies[K, V]) revokeLocked(e *hotEntry[K]) {
 	if e.held != nil {
 		e.held.state.Store(0)
 	}
@@ -500,11 +527,11 @@ func (c *Cache[K, V]) revokeLocked(e *hotEntry[K]) {
 // dropIfUnchanged forgets e's copy, which a reload under t found deleted
 // from Redis, unless a write came in since, whose copy is newer than
 // what the reload saw.
-func (c *Cache[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
+func (s *copies[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c.gens.of(e.key).Load() == t.gen {
-		c.forgetLocked(e)
+	if s.gens.of(e.key).Load() == t.gen {
+		s.forgetLocked(e)
 	}
 }
 
@@ -512,15 +539,15 @@ func (c *Cache[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
 // now on, since nothing confirmed it (with invalidation off, the reload is
 // all that vouches for it), and after RefreshFailures in a row it is
 // dropped. It reports whether it dropped the copy.
-func (c *Cache[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
-	c.count.refreshErrors.Add(1)
+func (s *copies[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
+	s.count.refreshErrors.Add(1)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.failures++
-	if e.failures >= c.cfg.RefreshFailures {
-		c.forgetLocked(e)
+	if e.failures >= s.cfg.RefreshFailures {
+		s.forgetLocked(e)
 		return true
 	}
-	c.revokeLocked(e)
+	s.revokeLocked(e)
 	return false
 }

@@ -183,7 +183,7 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 	e.put("p:1", sample(1, "v1"))
 	<-handled
 	e.heat("p:1")
-	e.c.local.Delete("p:1") // as if evicted: the next read misses
+	e.c.copies.local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
@@ -213,7 +213,7 @@ func TestOwnWriteIsNotOvertakenByAnOlderRead(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.c.local.Delete("p:1")
+	e.c.copies.local.Delete("p:1")
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
@@ -704,11 +704,11 @@ func TestADemotedKeyStoresNoReadInFlight(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	entry := e.c.det.lookup("p:1")
-	t0 := e.c.begin("p:1") // a read sent now, answered after the demotion
+	t0 := e.c.copies.begin("p:1") // a read sent now, answered after the demotion
 	// The entry stays in the hot set here, as it does for a read or a
 	// write that looked it up just before the demotion.
-	e.c.demote(entry)
-	if e.c.keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
+	e.c.copies.demote(entry)
+	if e.c.copies.keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
 		t.Fatal("a read begun before the demotion stored its value after it")
 	}
 	if err := e.c.Set(e.ctx, "p:1", sample(1, "bob")); err != nil {

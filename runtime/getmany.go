@@ -37,19 +37,19 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
 	for i, k := range ks {
-		cp, held := c.local.Get(k)
+		cp, held := c.copies.local.Get(k)
 		if held {
-			if ok, stale := c.servable(ctx, k, &cp.meta); ok {
+			if ok, stale := c.copies.servable(ctx, k, &cp.meta); ok {
 				out[i], _ = c.serve(k, cp, stale) // nil: known absent
 				continue
 			}
-			c.passedOver.Add(1)
+			c.copies.passedOver.Add(1)
 		} else {
 			cp = nil
 		}
 		c.det.observe(k)
 		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.lookup(k), cp: cp}
-		p.t = c.begin(p.key)
+		p.t = c.copies.begin(p.key)
 		p.landed = c.landed.of(p.key).Load()
 		if p.e != nil {
 			c.count.misses.Add(1)
@@ -75,7 +75,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {
-				c.keep(p.e, p.t, nil, 0, len(raw[j]), exps.of(j))
+				c.copies.keep(p.e, p.t, nil, 0, len(raw[j]), exps.of(j))
 			}
 			continue
 		case err != nil && c.loader == nil && c.batchLoader == nil:
@@ -109,7 +109,7 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 		if p.cp == nil {
 			return nil, err
 		}
-		if ok, stale[j] = c.servable(ctx, p.k, &p.cp.meta); !ok {
+		if ok, stale[j] = c.copies.servable(ctx, p.k, &p.cp.meta); !ok {
 			return nil, err
 		}
 	}
@@ -124,7 +124,7 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 // the key's expiry.
 func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int64) {
 	if p.e != nil {
-		c.keep(p.e, p.t, v, 0, size, exp)
+		c.copies.keep(p.e, p.t, v, 0, size, exp)
 		v = c.clone(v)
 	}
 	out[p.i] = v
@@ -146,7 +146,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		if first == nil {
 			first = &todo[j]
 		}
-		if n := c.nodes.Of(todo[j].key); !seen[n] {
+		if n := c.copies.nodes.Of(todo[j].key); !seen[n] {
 			seen[n] = true
 			defer n.AfterOpened(stop)()
 		}
@@ -170,7 +170,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 	case r := <-done:
 		return r.raw, r.exps, r.err
 	case <-opened.Done():
-		return nil, nil, opErr(c.readOp(), first.key, c.nodes.Of(first.key).Unavailable())
+		return nil, nil, opErr(c.readOp(), first.key, c.copies.nodes.Of(first.key).Unavailable())
 	}
 }
 
@@ -265,7 +265,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 	for _, p := range load {
 		v := rows[p.k]
 		if w := written[p.k]; p.e != nil && w.done != nil && w.done.Landed() {
-			c.keep(p.e, p.t, v, 0, w.size, w.exp)
+			c.copies.keep(p.e, p.t, v, 0, w.size, w.exp)
 		}
 		if v != nil {
 			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates

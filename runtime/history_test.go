@@ -103,7 +103,7 @@ func TestHistoryGoesOnWhileRedisHangs(t *testing.T) {
 			tickAlone(t, e) // its refresh, and cluster read, wait on the frozen server
 			// The breaker opens, as it does when the first command times
 			// out (none does here): a ping of the frozen server fails.
-			if !e.c.nodes.One.Check() {
+			if !e.c.copies.nodes.One.Check() {
 				t.Fatal("the frozen server answered a ping")
 			}
 			prev := e.c.Stats()

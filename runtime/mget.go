@@ -39,7 +39,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 	replies := make([]*layout.Reply, len(groups))
 	nodes := make([]*track.Node, len(groups))
 	for g, idx := range groups {
-		nodes[g] = c.nodes.Of(keys[idx[0]]) // one slot, or one node
+		nodes[g] = c.copies.nodes.Of(keys[idx[0]]) // one slot, or one node
 		if nodes[g].Down(ctx) {
 			continue
 		}

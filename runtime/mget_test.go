@@ -116,7 +116,7 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	held := func() *profile {
-		cp, _ := e.c.local.Get("p:1")
+		cp, _ := e.c.copies.local.Get("p:1")
 		return cp.v
 	}
 	e.c.refresh() // the copy came from a read: decoded and stored again
@@ -130,7 +130,7 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	}
 
 	e.put("p:1", sample(1, "bob")) // changed unseen (invalidation is off)
-	e.c.local.Delete("p:1")        // the copy expires
+	e.c.copies.local.Delete("p:1")        // the copy expires
 	if got := e.get("p:1"); got.Name != "bob" {
 		t.Fatalf("read after expiry = %q", got.Name)
 	}

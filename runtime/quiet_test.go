@@ -173,18 +173,18 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 			e.heat("p:1")
 			e.put("p:1", sample(1, "v2")) // another program's write
 
-			n := e.c.nodes.One
+			n := e.c.copies.nodes.One
 			n.Answered(e.clock.Now()) // the node answered before the write
 			slow := errors.New("test: the node was slow")
 			switch {
 			case tc.uncertain:
-				e.c.uncertain("p:1", "p:1")
+				e.c.copies.uncertain("p:1", "p:1")
 			case !tc.heardDown:
-				e.c.invalidate([]string{"p:1"})
+				e.c.copies.invalidate([]string{"p:1"})
 			}
 			n.Judge(slow, e.clock.Now())
 			if tc.heardDown && !tc.uncertain {
-				e.c.invalidate([]string{"p:1"})
+				e.c.copies.invalidate([]string{"p:1"})
 			}
 			if tc.answer {
 				n.Answered(e.clock.Now()) // a late answer: the node is slow, not silent
@@ -282,8 +282,8 @@ func TestAnOpenBreakerIsBelievedForStaleLease(t *testing.T) {
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v2")) // another program's write
-	e.c.uncertain("p:1", "p:1")   // the copy is vouched for no more
-	e.c.nodes.One.Judge(errors.New("test: refused"), e.clock.Now())
+	e.c.copies.uncertain("p:1", "p:1")   // the copy is vouched for no more
+	e.c.copies.nodes.One.Judge(errors.New("test: refused"), e.clock.Now())
 	e.clock.Advance(breaker.StaleLease - 1)
 	e.wants("p:1", "v1", "within StaleLease of the failure")
 	e.clock.Advance(1)
@@ -308,7 +308,7 @@ func TestAFailedPingDatesItsEvidenceWhenItFailed(t *testing.T) {
 	}
 	srv.Restart(t)
 	e.put("p:1", sample(1, "v2"))
-	e.c.uncertain("p:1", "p:1")
+	e.c.copies.uncertain("p:1", "p:1")
 	e.clock.Advance(breaker.StaleLease)
 	e.wants("p:1", "v2", "StaleLease after a refused ping, Redis back")
 }
@@ -329,12 +329,12 @@ func TestAPingHeldUpPastItsDeadlineDatesItsFailureAtTheDeadline(t *testing.T) {
 		e.clock.Advance(time.Second)
 		return &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	})
-	if !e.c.nodes.One.Check() {
+	if !e.c.copies.nodes.One.Check() {
 		t.Fatal("a failed ping left the breaker closed")
 	}
 	stop()
 	e.put("p:1", sample(1, "v2"))
-	e.c.uncertain("p:1", "p:1")
+	e.c.copies.uncertain("p:1", "p:1")
 	e.wants("p:1", "v2", "a second after a ping sent to a Redis that answers again")
 }
 

@@ -33,22 +33,22 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 	ts := make([]token, len(es))
 	for i, e := range es {
 		keys[i] = e.key
-		ts[i] = c.begin(e.key)
+		ts[i] = c.copies.begin(e.key)
 	}
 	raw, exps, errs := c.mget(ctx, keys)
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {
-			failed.add(e.key, c.refreshFailed(e), errs[i])
+			failed.add(e.key, c.copies.refreshFailed(e), errs[i])
 			continue
 		}
 		if raw[i] == nil {
-			c.dropIfUnchanged(e, t) // deleted
+			c.copies.dropIfUnchanged(e, t) // deleted
 			c.count.refreshes.Add(1)
 			continue
 		}
 		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
-		if c.reverify(e, t, sum, exps.of(i)) {
+		if c.copies.reverify(e, t, sum, exps.of(i)) {
 			c.count.refreshes.Add(1)
 			continue
 		}
@@ -57,11 +57,11 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 			err, v = nil, nil // the placeholder of an absent row
 		}
 		if err != nil {
-			failed.add(e.key, c.refreshFailed(e), err)
+			failed.add(e.key, c.copies.refreshFailed(e), err)
 			continue
 		}
 		c.count.refreshes.Add(1)
-		if c.keep(e, t, v, sum, len(raw[i]), exps.of(i)) {
+		if c.copies.keep(e, t, v, sum, len(raw[i]), exps.of(i)) {
 			e.refreshed()
 		}
 	}

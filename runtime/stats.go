@@ -177,7 +177,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		HitRate:               ratio(hits, hotAccesses),
 		TrafficShare:          ratio(hotAccesses, reads),
 		HotKeys:               hot,
-		LocalSize:             c.local.Len(),
+		LocalSize:             c.copies.local.Len(),
 		LocalBytes:            c.localBytes(),
 		RecorderSize:          c.det.rec.Len(),
 		RegistrySize:          registered,
@@ -202,7 +202,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		AggregateReports:      c.count.aggregateReports.Load(),
 		AggregateErrors:       c.count.aggregateErrors.Load(),
 	}
-	c.changeStats(&st)
+	changeStats(&st, c.chg, c.bloom)
 	return st
 }
 
@@ -233,7 +233,7 @@ func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 			*t = since
 		}
 	}
-	for _, n := range c.nodes.All() {
+	for _, n := range c.copies.nodes.All() {
 		earliest(&redis, n.UnreachableSince())
 		earliest(&invalidation, n.UncoveredSince())
 	}
@@ -245,8 +245,8 @@ func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 func (c *Cache[K, V]) reads() (reads, hits uint64) {
 	// theine counts every hit; those passed over for being unverified
 	// went to Redis and are counted as misses.
-	passed := c.passedOver.Load() // first: each was a theine hit before
-	hits = c.local.Stats().Hits()
+	passed := c.copies.passedOver.Load() // first: each was a theine hit before
+	hits = c.copies.local.Stats().Hits()
 	hits -= min(hits, passed)
 	return hits + c.count.misses.Load() + c.count.cold.Load(), hits
 }
@@ -256,7 +256,7 @@ func (c *Cache[K, V]) reads() (reads, hits uint64) {
 // encoding of every value.
 func (c *Cache[K, V]) localBytes() int64 {
 	var n int64
-	c.local.Range(func(_ K, cp *localCopy[V]) bool {
+	c.copies.local.Range(func(_ K, cp *localCopy[V]) bool {
 		n += int64(cp.meta.size)
 		return true
 	})

@@ -15,18 +15,29 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
+// syncWorker is a Cache's sync worker: it claims changed ids from the
+// change buffer (runtime/internal/changes), reloads their rows through
+// the Cache's loader and writes them through its write path. It runs in
+// every repository that has a loader and the change buffer on.
+type syncWorker[K comparable, V any] struct {
+	c    *Cache[K, V]
+	hook func(context.Context, map[K]*V) error // WithSyncHook's, nil without one
+	log  logThrottle                            // spaces the lines about failed batches
+}
+
 // syncStep is what one step of the sync worker did.
 type syncStep struct {
 	claimed, synced int
 }
 
-// syncOnce is one step of the sync worker: it claims the oldest SyncBatch
+// once is one step of the sync worker: it claims the oldest SyncBatch
 // ids, reloads them through the loader, writes each row to Redis through
 // the repository's write path (deleting the key of a row that is gone),
 // hands the batch to the sync hook, and acknowledges it. A batch that
 // fails is returned to the buffer at once, unless ctx ended: a worker
 // stopped mid-batch behaves as a dead one, whose claims lapse.
-func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
+func (w *syncWorker[K, V]) once(ctx context.Context) (syncStep, error) {
+	c := w.c
 	cl, err := c.chg.Claim(ctx, c.cfg.SyncBatch)
 	if err != nil || len(cl.IDs) == 0 {
 		return syncStep{}, err
@@ -50,7 +61,7 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 		c.chg.CountDropped(len(junk))
 		c.log.Warn("hotkey: dropping change-buffer members that are not ids of the entity", "count", len(junk), "first", fmt.Sprintf("%q", junk[0]))
 		if _, err := c.chg.Settle(ctx, cl, junk, false); err != nil {
-			return step, c.syncFailed(ctx, cl, ids, err)
+			return step, w.failed(ctx, cl, ids, err)
 		}
 	}
 	if len(ks) == 0 {
@@ -58,28 +69,28 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 	}
 	rows, err := c.loadRows(ctx, ks)
 	if err != nil {
-		return step, c.syncFailed(ctx, cl, ids, err)
+		return step, w.failed(ctx, cl, ids, err)
 	}
 	if cl.Lapsed(c.cfg.Clock.Now()) {
 		// The claim lapsed while the rows were read: another worker may
 		// hold these ids now, and must be the only one writing them.
-		return step, c.syncFailed(ctx, cl, nil, fmt.Errorf("the claim's lease of %v ran out before the batch was written; raise sync_lease or lower sync_batch", c.cfg.SyncLease))
+		return step, w.failed(ctx, cl, nil, fmt.Errorf("the claim's lease of %v ran out before the batch was written; raise sync_lease or lower sync_batch", c.cfg.SyncLease))
 	}
 	if err := c.writeSynced(ctx, ks, rows); err != nil {
-		return step, c.syncFailed(ctx, cl, ids, err)
+		return step, w.failed(ctx, cl, ids, err)
 	}
-	if hook := c.syncHook; hook != nil {
+	if hook := w.hook; hook != nil {
 		batch := make(map[K]*V, len(ks))
 		for _, k := range ks {
 			batch[k] = rows[k]
 		}
-		if err := c.callHook(ctx, hook, batch); err != nil {
-			return step, c.syncFailed(ctx, cl, ids, fmt.Errorf("sync hook: %w", err))
+		if err := callHook(ctx, hook, batch); err != nil {
+			return step, w.failed(ctx, cl, ids, fmt.Errorf("sync hook: %w", err))
 		}
 	}
 	n, err := c.chg.Settle(ctx, cl, ids, false)
 	if err != nil {
-		return step, c.syncFailed(ctx, cl, nil, err)
+		return step, w.failed(ctx, cl, nil, err)
 	}
 	step.synced = n
 	c.chg.CountSynced(n)
@@ -88,7 +99,7 @@ func (c *Cache[K, V]) syncOnce(ctx context.Context) (syncStep, error) {
 
 // callHook runs the user's hook, turning a panic into an error so one bad
 // batch does not take the worker, and the process, down.
-func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
+func callHook[K comparable, V any](ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
 	_, err := unattended(ctx, func() (_ struct{}, err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -100,10 +111,11 @@ func (c *Cache[K, V]) callHook(ctx context.Context, hook func(context.Context, m
 	return err
 }
 
-// syncFailed counts and logs a failed batch and returns its ids (release)
+// failed counts and logs a failed batch and returns its ids (release)
 // to the buffer, unless ctx ended: then they are left to lapse. It returns
 // the error, wrapped.
-func (c *Cache[K, V]) syncFailed(ctx context.Context, cl changes.Claim, release []string, err error) error {
+func (w *syncWorker[K, V]) failed(ctx context.Context, cl changes.Claim, release []string, err error) error {
+	c := w.c
 	c.chg.CountFailure()
 	err = fmt.Errorf("hotkey: sync %d changed ids of %s: %w", len(cl.IDs), c.cfg.Entity, err)
 	if ctx.Err() != nil {
@@ -112,7 +124,7 @@ func (c *Cache[K, V]) syncFailed(ctx context.Context, cl changes.Claim, release 
 	if _, rerr := c.chg.Settle(ctx, cl, release, true); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
-	if _, ok := c.syncLog.allow(c.cfg.Clock.Now(), time.Minute); ok {
+	if _, ok := w.log.allow(c.cfg.Clock.Now(), time.Minute); ok {
 		c.log.Warn("hotkey: syncing changed rows failed; the batch returns to the buffer and is retried", "err", err)
 	}
 	return err
@@ -150,13 +162,14 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	return rows, nil
 }
 
-// runSync is the sync worker: every SyncEvery it syncs batches until one
+// run is the sync worker: every SyncEvery it syncs batches until one
 // comes back short, so a backlog drains at full speed and an idle buffer
 // costs one claim per interval.
-func (c *Cache[K, V]) runSync() {
+func (w *syncWorker[K, V]) run() {
+	c := w.c
 	every(c.cfg.Clock, c.cfg.SyncEvery, c.done, func() {
 		for c.ctx.Err() == nil {
-			step, err := c.syncOnce(c.ctx)
+			step, err := w.once(c.ctx)
 			c.chg.SampleRate()
 			if err != nil || step.claimed < c.cfg.SyncBatch {
 				return
@@ -165,10 +178,11 @@ func (c *Cache[K, V]) runSync() {
 	})
 }
 
-// startSync starts the sync worker when the change buffer is on and there
+// start starts the sync worker when the change buffer is on and there
 // is a loader to read rows with. A program that only marks changes, such
 // as a binlog reader, needs no loader: workers elsewhere sync them.
-func (c *Cache[K, V]) startSync() {
+func (w *syncWorker[K, V]) start() {
+	c := w.c
 	if c.chg == nil {
 		return
 	}
@@ -176,7 +190,7 @@ func (c *Cache[K, V]) startSync() {
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 		return
 	}
-	c.g.Go(c.runSync)
+	c.g.Go(w.run)
 }
 
 // writeSynced writes a synced batch to Redis in one pipeline, as Set and
@@ -214,7 +228,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 				w.v = nil
 			}
 		}
-		w.t = c.begin(w.key)
+		w.t = c.copies.begin(w.key)
 		if w.t.n.Down(ctx) {
 			return fmt.Errorf("write %q: %w", w.key, c.count.refuse(w.t.n))
 		}
@@ -235,13 +249,13 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			c.countRedisError(ctx, err)
 			w.t.n.Failed(ctx, err)
 			if !breaker.NotSent(err) {
-				c.uncertain(w.k, w.key)
+				c.copies.uncertain(w.k, w.key)
 			}
 			errs = append(errs, fmt.Errorf("write %q: %w", w.key, err))
 			continue
 		}
 		c.announce(ctx, w.key)
-		c.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
+		c.copies.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
 		if err := c.bloom.Added(w.add); err != nil {
 			// The row is stored but the filter may not know it: the batch
 			// is synced again rather than let the id read as absent later.

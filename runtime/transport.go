@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
@@ -26,27 +25,20 @@ const (
 	InvalidateOff = "off"
 )
 
-// copies is a Cache's side of the transport (runtime/internal/track): the
-// hub of the Cache's client, shared by every repository on it, tells it
-// which keys changed, when a session starts and when slots move, and it
-// applies each through the freshness protocol.
-type copies[K comparable, V any] struct {
-	c *Cache[K, V]
-	// moved holds the copies whose slot changed owner, reloaded once the
-	// caller's client follows (Settled).
-	mu    sync.Mutex
-	moved map[*hotEntry[K]]struct{}
-}
+// The copies (freshness.go) are a Cache's side of the transport
+// (runtime/internal/track): the hub of the Cache's client, shared by every
+// repository on it, tells them which keys changed, when a session starts
+// and when slots move, and they apply each through the freshness protocol.
 
 // Changed marks the copies of keys, or of every key, unverified.
 func (s *copies[K, V]) Changed(keys []string, flush bool) {
 	if flush {
-		s.c.flushed()
+		s.flushed()
 	} else {
-		s.c.invalidate(keys)
+		s.invalidate(keys)
 	}
-	if s.c.cfg.onInvalidate != nil {
-		s.c.cfg.onInvalidate(keys)
+	if s.cfg.onInvalidate != nil {
+		s.cfg.onInvalidate(keys)
 	}
 }
 
@@ -56,12 +48,12 @@ func (s *copies[K, V]) Changed(keys []string, flush bool) {
 // keys ask Redis.
 func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
 	var es []*hotEntry[K]
-	for _, e := range s.c.det.hot.Load().m {
+	for _, e := range s.det.hot.Load().m {
 		if e.unverifiedOn(n) {
 			es = append(es, e)
 		}
 	}
-	s.c.reload(ctx, es)
+	s.reload(ctx, es)
 }
 
 // Moved makes the copies of keys whose slot moved unverified until
@@ -69,9 +61,9 @@ func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
 func (s *copies[K, V]) Moved(moved func(key string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.c.det.hot.Load().m {
+	for _, e := range s.det.hot.Load().m {
 		if moved(e.key) {
-			s.c.revoke(e)
+			s.revoke(e)
 			s.moved[e] = struct{}{}
 		}
 	}
@@ -86,12 +78,12 @@ func (s *copies[K, V]) Settled(ctx context.Context) {
 	}
 	clear(s.moved)
 	s.mu.Unlock()
-	s.c.reload(ctx, es)
+	s.reload(ctx, es)
 }
 
 // Hot returns the Redis keys of the hot set.
 func (s *copies[K, V]) Hot() []string {
-	return slices.Collect(maps.Keys(s.c.det.hot.Load().byName))
+	return slices.Collect(maps.Keys(s.det.hot.Load().byName))
 }
 
 // publishLogEvery spaces the lines about failed announcements: while
