@@ -211,10 +211,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	return c, nil
 }
 
-// readOp names a read of one value in errors: GET, or HGETALL for a
-// collection's.
-func (c *Cache[K, V]) readOp() string { return c.store.ReadOp() }
-
 // loaders checks that the loaders given as options fit the Cache's types.
 func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, error), func(context.Context, []K) (map[K]*V, error), error) {
 	var one func(context.Context, K) (*V, error)
@@ -245,42 +241,42 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 	return c
 }
 
+// The read path, top to bottom. A cold read with a loader, of a key
+// absent from Redis, enters each file once, in this order:
+//
+//	cache.go        Get: no local copy is held (hit), so no freshness check
+//	detector.go     seen: the read is counted; the key is not hot
+//	flight.go       cold: the key's landed loads counted, then a read by
+//	read.go         fetch: the node's breaker lets the GET through (ask); it misses,
+//	                and cold's resolve starts one load for all concurrent callers with
+//	freshness.go    begin: the token the load's result is judged by
+//	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)
+//	rebuildlock.go  lockOrWait: this process takes the rebuild lock; the loader runs
+//	encode.go       the row encoded
+//	bigvalue.go     checkSize: within max_value_bytes_hard
+//	store.go        writeBackRow: SET NX through the layout (internal/layout), and
+//	bloom.go        bloomAddTo: the id added to the filter in the same round trip
+//
+// and returns up the same way; a hot key's load keeps its copy
+// (freshness.go's keep) before the flight ends. errors.go's vocabulary
+// (opErr, and the classifier of "absent, or did Redis fail?") is called
+// along the way, as errors are made.
+
 // Get returns the value at key, or an error wrapping ErrNotFound when the
 // key is absent. Hot keys are served from the local store; the value
 // returned is the caller's own.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
-		return nil, opErr(c.readOp(), c.key(key), ErrClosed)
+		return nil, opErr(c.store.ReadOp(), c.key(key), ErrClosed)
 	}
-	cp, held := c.copies.local.Get(key) // a hit, counted by theine
-	if held {
-		if cp.v != nil && c.copies.fresh(&cp.meta) { // the hot path, kept inline
-			c.det.hit(key, rand.Uint32())
-			return c.clone(cp.v), nil
-		}
-		if ok, stale := c.copies.servable(ctx, key, &cp.meta); ok {
-			return c.serve(key, cp, stale)
-		}
-		c.copies.passedOver.Add(1)
+	cp, ok, stale := c.hit(ctx, key)
+	if ok {
+		return c.serve(key, cp, stale)
 	}
-	c.det.observe(key)
-	e := c.det.lookup(key)
+	held := cp != nil
+	e := c.det.seen(key)
 	if e == nil {
-		c.count.cold.Add(1)
-		k := c.key(key)
-		landed := c.landed.of(k).Load()
-		v, err := c.fetch(ctx, k)
-		if c.loader == nil || !needsLoad(err) {
-			if err != nil {
-				return c.degrade(ctx, key, err)
-			}
-			return v, nil
-		}
-		// A miss with a loader: load once for every concurrent caller.
-		if v, err = c.resolve(ctx, key, nil, missed{err, landed}); err != nil {
-			return nil, err
-		}
-		return c.clone(v), nil
+		return c.cold(ctx, key)
 	}
 	c.count.misses.Add(1)
 	// A copy older than a write Redis took is never served: its read
@@ -294,7 +290,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true
-			opened = c.patience()
+			opened = slowNodeWait()
 		}
 	}
 	v, err := c.resolveUntil(ctx, key, e, missed{}, opened, patient)
@@ -308,7 +304,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
 		if n := c.copies.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
-			v, err = c.resolveUntil(ctx, key, e, missed{}, c.patience(), true)
+			v, err = c.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true)
 		}
 	}
 	if err != nil {
@@ -317,70 +313,56 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	return c.clone(v), nil
 }
 
-// patience is how long a read of an overtaken copy waits for a node that
+// hit looks k up in the local store and reports whether its copy cp may
+// answer the read, and whether as a stale read (see servable); cp is nil
+// when none is held. theine counted a hit for a copy held but not
+// served: it is counted as passed over, and the read goes to Redis. Every
+// read of a key (Get, GetMany, HGet) asks it first; the freshness
+// protocol (freshness.go) is asked only about a copy held.
+func (c *Cache[K, V]) hit(ctx context.Context, k K) (cp *localCopy[V], ok, stale bool) {
+	cp, held := c.copies.local.Get(k)
+	if !held {
+		return nil, false, false
+	}
+	if cp.v != nil && c.copies.fresh(&cp.meta) { // the hot path
+		return cp, true, false
+	}
+	if ok, stale = c.copies.servable(ctx, k, &cp.meta); ok {
+		return cp, true, stale
+	}
+	c.copies.passedOver.Add(1)
+	return cp, false, false
+}
+
+// slowNodeWait is how long a read of an overtaken copy waits for a node that
 // answers slowly: a node that stops answering meanwhile must not hold a
 // hot read for the client's ReadTimeout.
-func (c *Cache[K, V]) patience() <-chan struct{} {
+func slowNodeWait() <-chan struct{} {
 	done := make(chan struct{})
 	time.AfterFunc(breaker.SlowFor, func() { close(done) })
 	return done
 }
 
-// serve answers a read from the local copy cp; stale says it is
-// unverified, served because Redis cannot be asked.
-func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
+// served counts a read of key answered from its local copy cp (a hit,
+// and a stale read when stale: unverified, served because Redis cannot
+// be asked) and returns the copy's value, shared by every reader: nil for
+// a row known to be absent.
+func (c *Cache[K, V]) served(key K, cp *localCopy[V], stale bool) *V {
 	c.det.hit(key, rand.Uint32())
 	if stale {
 		c.count.staleReads.Add(1)
 	}
-	if cp.v == nil {
-		return nil, opErr(c.readOp(), c.key(key), ErrNotFound)
-	}
-	return c.clone(cp.v), nil
+	return cp.v
 }
 
-// needsLoad reports a read the loader should answer: the key is missing
-// from Redis, or holds bytes that are not a value of the entity.
-func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode) }
-
-// cachedAbsence reports an error that says the row is known to be absent:
-// Redis holds the null placeholder, as opposed to holding nothing.
-func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNoKey(err) }
-
-// fetch reads and decodes key from Redis; while the key's node is
-// unreachable it fails at once.
-func (c *Cache[K, V]) fetch(ctx context.Context, key string) (*V, error) {
-	v, _, _, err := c.fetchSized(ctx, key, false)
-	return v, err
-}
-
-// fetchSized is fetch, also returning the size of the bytes read and
-// the expiry of a copy of them (see layout.Layout.Read); a patient fetch
-// reads Redis even while the key's node is believed down.
-func (c *Cache[K, V]) fetchSized(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
-	n := c.copies.nodes.Of(key)
-	if !patient && n.Down(ctx) {
-		return nil, 0, 0, opErr(c.readOp(), key, c.count.refuse(n))
+// serve is served for a caller that gets a value of its own, or
+// ErrNotFound.
+func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
+	v := c.served(key, cp, stale)
+	if v == nil {
+		return nil, opErr(c.store.ReadOp(), c.key(key), ErrNotFound)
 	}
-	rctx, release := ctx, func() {}
-	if !patient {
-		rctx, release = n.UntilOpened(ctx)
-	}
-	b, exp, err := c.store.Read(rctx, c.rdb, key)
-	release()
-	if err != nil {
-		if errors.Is(err, redis.Nil) {
-			return nil, 0, 0, opErr(c.readOp(), key, noKey{})
-		}
-		if !patient && n.Unreachable() && ctx.Err() == nil {
-			return nil, 0, 0, opErr(c.readOp(), key, c.count.refuse(n)) // the breaker opened while it waited
-		}
-		c.countRedisError(ctx, err)
-		n.Failed(ctx, err)
-		return nil, 0, 0, opErr(c.readOp(), key, err)
-	}
-	v, err = c.decodeValue(key, b)
-	return v, len(b), exp, err
+	return c.clone(v), nil
 }
 
 // Set writes v to Redis under k with the configured TTL. When k is hot, its
@@ -405,7 +387,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if t.n.Down(ctx) {
 		return opErr("set", key, c.count.refuse(t.n))
 	}
-	ttl, sent := c.ttl(c.cfg.TTL), c.cfg.Clock.Now()
+	ttl, sent := jitter(c.cfg.TTL, c.cfg.Jitter), c.cfg.Clock.Now()
 	if err := c.setValue(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
 		t.n.Failed(ctx, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -171,37 +170,30 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.closed.Load() {
 		return nil, opErr("hget", c.key(k), ErrClosed)
 	}
-	if cp, held := c.copies.local.Get(k); held && cp.v != nil && c.copies.fresh(&cp.meta) {
-		c.det.hit(k, rand.Uint32())
-		return col.pick(*cp.v, k, f)
-	} else if held || c.det.lookup(k) != nil {
-		if held {
-			c.copies.passedOver.Add(1) // theine counted a hit; Get looks again
+	if cp, ok, stale := c.hit(ctx, k); ok {
+		m := c.served(k, cp, stale) // shared: pick clones the item
+		if m == nil {
+			return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
 		}
+		return col.pick(*m, k, f)
+	} else if cp != nil || c.det.lookup(k) != nil {
 		// Hot: the whole collection is what is kept locally.
 		return col.pickFrom(ctx, k, f)
 	}
-	c.det.observe(k)
-	if c.det.lookup(k) != nil {
+	if c.det.seen(k) != nil {
 		return col.pickFrom(ctx, k, f)
 	}
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
-	n := c.copies.nodes.Of(key)
-	if n.Down(ctx) {
-		return nil, fieldErr("hget", key, name, c.count.refuse(n))
-	}
-	rctx, release := n.UntilOpened(ctx)
-	b, err := col.store.ReadItem(rctx, c.rdb, key, name)
-	release()
+	var b []byte
+	err := c.ask(ctx, key, false, func(ctx context.Context) (err error) {
+		b, err = col.store.ReadItem(ctx, c.rdb, key, name)
+		return err
+	})
 	switch {
-	case errors.Is(err, redis.Nil) && c.loader != nil:
+	case isNoKey(err) && c.loader != nil:
 		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
-	case errors.Is(err, redis.Nil):
-		return nil, fieldErr("hget", key, name, ErrNotFound)
 	case err != nil:
-		c.countRedisError(ctx, err)
-		n.Failed(ctx, err)
 		return nil, fieldErr("hget", key, name, err)
 	}
 	v, err := decodeRead(c, col.item, key, b)
@@ -252,7 +244,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	}
 	var owners []*owner
 	byKey := map[K]*owner{}
-	ttl := c.ttl(c.cfg.TTL)
+	ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
 	for _, v := range items {
 		if v == nil {
 			return opErr("hset", "", errors.New("an item is nil"))

@@ -69,6 +69,13 @@ func (d *detector[K]) observe(key K) {
 	}
 }
 
+// seen records a read of key that went to Redis, and returns key's entry
+// when key is hot (after the read, if it made key hot).
+func (d *detector[K]) seen(key K) *hotEntry[K] {
+	d.observe(key)
+	return d.lookup(key)
+}
+
 // lookup returns key's entry when key is hot.
 func (d *detector[K]) lookup(key K) *hotEntry[K] { return d.hot.Load().m[key] }
 

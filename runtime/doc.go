@@ -7,13 +7,14 @@ package runtime
 
 // A map of the package, for whoever changes it. The typed facade:
 //
-//	cache.go        Cache: New, Get (the read path, top to bottom), Set, Del, Close
+//	cache.go        Cache: New, Get (the read path, traced top to bottom), Set, Del, Close
 //	getmany.go      GetMany: a batch of Gets, one round trip per node
-//	flight.go       one load per key for concurrent misses (singleflight)
+//	flight.go       a cold read, and one load per key for concurrent misses (singleflight)
+//	read.go         a read of one key from Redis, through its node's breaker
 //	load.go         the loader behind a miss: placeholders, jitter, degrade
 //	store.go        the writes and decodes of a Cache, through its layout
 //	mget.go         batched reads per node, the refresh's and GetMany's
-//	freshness.go    the one protocol that decides whether a copy may be kept and served
+//	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies
 //	detector.go     which keys are hot: the recorder and the hot set
@@ -22,7 +23,7 @@ package runtime
 //	collection.go   Collection: a value kept as a Redis hash, read and written by item
 //	collection_write.go  the write script's runs for a Collection's owners
 //	changes.go      MarkChanged, onto the change buffer
-//	sync.go         the sync worker: claims changed ids, reloads them, writes them
+//	sync.go         syncWorker: claims changed ids, reloads them, writes them
 //	bloom.go        WarmBloom and the Bloom filter's typed glue
 //	rebuildlock.go  the rebuild lock around a load of a key
 //	bigvalue.go     max_value_bytes: the size limits of a value
@@ -31,7 +32,8 @@ package runtime
 //	options.go      every option, declared once; config.go, validate.go and
 //	                changes_config.go derive Config, With… and the checks from it
 //	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
-//	errors.go       the errors a caller matches, and the one prefix rule
+//	errors.go       the errors a caller matches, the one prefix rule, and the
+//	                one classifier of "absent, or did Redis fail?"
 //	clock.go, throttle.go  Clock and the ticker loop; spaced log lines
 //
 // Mechanisms that need no key or value type live in internal packages,
@@ -44,5 +46,6 @@ package runtime
 //	internal/track    the transport: one hub per client, shared by its repositories (sessions,
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
+//	internal/group    goroutines a close waits for
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector

@@ -78,6 +78,37 @@ func causeOf(err error) error {
 	return err
 }
 
+// What a read found, absent or failed: the one classifier every read
+// path asks. A key missing from Redis (noKey) sends a read to the loader;
+// the null placeholder (layout.Null) says the row is known absent; bytes
+// that do not decode are ErrDecode; anything else is Redis failing, unless
+// the caller gave up.
+
+// noKey reports a key absent from Redis, as opposed to one holding
+// layout.Null: only a missing key sends a read to the loader. It prints and
+// matches as ErrNotFound.
+type noKey struct{}
+
+func (noKey) Error() string        { return ErrNotFound.Error() }
+func (noKey) Is(target error) bool { return target == ErrNotFound }
+
+func isNoKey(err error) bool { return errors.As(err, new(noKey)) }
+
+// needsLoad reports a read the loader should answer: the key is missing
+// from Redis, or holds bytes that are not a value of the entity.
+func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode) }
+
+// cachedAbsence reports an error that says the row is known to be absent:
+// Redis holds the null placeholder, as opposed to holding nothing.
+func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNoKey(err) }
+
+// redisFailed reports an error of Redis itself, as opposed to an absent
+// key, bytes that do not decode, or the caller giving up.
+func redisFailed(err error) bool {
+	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDecode) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrClosed)
+}
+
 // countRedisError counts err, the failure of a command sent under ctx, as a
 // Redis error (Stats.RedisErrors), unless it says only that ctx ended
 // (breaker.RedisError). It reports whether err counted, for the callers

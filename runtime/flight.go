@@ -24,6 +24,26 @@ type loadCall[V any] struct {
 	waiters atomic.Int32 // callers sharing the read; read by tests
 }
 
+// cold reads k, a key that is not hot, from Redis, and when Redis misses
+// from the loader, once for every concurrent caller (resolve). The count
+// of the key's landed loads is taken before the read (see landings).
+func (c *Cache[K, V]) cold(ctx context.Context, k K) (*V, error) {
+	c.count.cold.Add(1)
+	key := c.key(k)
+	landed := c.landed.of(key).Load()
+	v, _, _, err := c.fetch(ctx, key, false)
+	if c.loader == nil || !needsLoad(err) {
+		if err != nil {
+			return c.degrade(ctx, k, err)
+		}
+		return v, nil
+	}
+	if v, err = c.resolve(ctx, k, nil, missed{err, landed}); err != nil {
+		return nil, err
+	}
+	return c.clone(v), nil
+}
+
 // resolve reads k once for all concurrent callers: from Redis, then from
 // the loader if Redis misses; a hot key (e not nil) is then stored locally.
 // A caller that has just read Redis passes what it got as seen, so a new
@@ -78,7 +98,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	if call == nil || !call.t.same(t) {
 		if c.closed.Load() {
 			c.flightMu.Unlock()
-			return nil, opErr(c.readOp(), key, ErrClosed)
+			return nil, opErr(c.store.ReadOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || c.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -97,9 +117,9 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-call.done:
 		return call.v, call.err
 	case <-ctx.Done():
-		return nil, opErr(c.readOp(), key, ctx.Err())
+		return nil, opErr(c.store.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.readOp(), key, t.n.Unavailable())
+		return nil, opErr(c.store.ReadOp(), key, t.n.Unavailable())
 	}
 }
 
@@ -115,7 +135,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	if seen != nil {
 		call.err = seen
 	} else {
-		call.v, size, exp, call.err = c.fetchSized(ctx, key, call.patient)
+		call.v, size, exp, call.err = c.fetch(ctx, key, call.patient)
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {

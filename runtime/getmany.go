@@ -32,23 +32,17 @@ type pending[K comparable, V any] struct {
 // set. Each value returned is the caller's own.
 func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if c.closed.Load() {
-		return nil, opErr(c.readOp(), "", ErrClosed)
+		return nil, opErr(c.store.ReadOp(), "", ErrClosed)
 	}
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
 	for i, k := range ks {
-		cp, held := c.copies.local.Get(k)
-		if held {
-			if ok, stale := c.copies.servable(ctx, k, &cp.meta); ok {
-				out[i], _ = c.serve(k, cp, stale) // nil: known absent
-				continue
-			}
-			c.copies.passedOver.Add(1)
-		} else {
-			cp = nil
+		cp, ok, stale := c.hit(ctx, k)
+		if ok {
+			out[i], _ = c.serve(k, cp, stale) // nil: known absent
+			continue
 		}
-		c.det.observe(k)
-		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.lookup(k), cp: cp}
+		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.seen(k), cp: cp}
 		p.t = c.copies.begin(p.key)
 		p.landed = c.landed.of(p.key).Load()
 		if p.e != nil {
@@ -164,13 +158,13 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 		raw, exps, err := c.readMany(ctx, todo)
 		done <- read{raw, exps, err}
 	}) {
-		return nil, nil, opErr(c.readOp(), "", ErrClosed)
+		return nil, nil, opErr(c.store.ReadOp(), "", ErrClosed)
 	}
 	select {
 	case r := <-done:
 		return r.raw, r.exps, r.err
 	case <-opened.Done():
-		return nil, nil, opErr(c.readOp(), first.key, c.copies.nodes.Of(first.key).Unavailable())
+		return nil, nil, opErr(c.store.ReadOp(), first.key, c.copies.nodes.Of(first.key).Unavailable())
 	}
 }
 
@@ -197,7 +191,7 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 		return c.batchLoad(ctx, out, load)
 	case c.loader != nil:
 		for _, p := range load {
-			v, err := c.resolve(ctx, p.k, p.e, missed{opErr(c.readOp(), p.key, noKey{}), p.landed})
+			v, err := c.resolve(ctx, p.k, p.e, missed{opErr(c.store.ReadOp(), p.key, noKey{}), p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -248,11 +242,11 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		switch v := rows[p.k]; {
 		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
-			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, layout.Null, c.ttl(c.cfg.NullTTL))
+			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
 			w.size = len(layout.Null)
 		case v != nil:
 			if b, err := c.codec.encode(v); err == nil {
-				w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, c.ttl(c.cfg.TTL))
+				w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
 				w.size = len(b)
 				c.bloomAddTo(ctx, pipe, p.key)
 			}

@@ -10,23 +10,13 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
-// noKey reports a key absent from Redis, as opposed to one holding
-// layout.Null: only a missing key sends a read to the loader. It prints and
-// matches as ErrNotFound.
-type noKey struct{}
-
-func (noKey) Error() string        { return ErrNotFound.Error() }
-func (noKey) Is(target error) bool { return target == ErrNotFound }
-
-func isNoKey(err error) bool { return errors.As(err, new(noKey)) }
-
-// ttl returns the expiry of a write: the configured TTL spread uniformly
-// within ±Jitter, in whole milliseconds as Redis keeps them.
-func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
-	if base <= 0 || c.cfg.Jitter == 0 {
+// jitter returns the expiry of a write: base spread uniformly
+// within ±j (the Jitter option), in whole milliseconds as Redis keeps them.
+func jitter(base time.Duration, j float64) time.Duration {
+	if base <= 0 || j == 0 {
 		return base
 	}
-	f := 1 + c.cfg.Jitter*(2*rand.Float64()-1)
+	f := 1 + j*(2*rand.Float64()-1)
 	return max(time.Millisecond, time.Duration(float64(base)*f).Truncate(time.Millisecond))
 }
 
@@ -42,7 +32,7 @@ func (c *Cache[K, V]) ttl(base time.Duration) time.Duration {
 // holds then (see live).
 func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
 	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, 0, false, opErr(c.readOp(), key, ErrNotFound)
+		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrNotFound)
 	}
 	if c.cfg.RebuildLock {
 		v, exp, found, release, err := c.lockOrWait(ctx, key)
@@ -55,12 +45,12 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 	v, err = unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 	switch {
 	case errors.Is(err, errAbandoned):
-		return nil, 0, false, opErr(c.readOp(), key, ErrClosed)
+		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			inRedis, exp = c.writeBack(ctx, key, layout.Null, c.ttl(c.cfg.NullTTL))
+			inRedis, exp = c.writeBack(ctx, key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
 		}
-		return nil, exp, inRedis, opErr(c.readOp(), key, ErrNotFound)
+		return nil, exp, inRedis, opErr(c.store.ReadOp(), key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
 		return nil, 0, false, &opError{op: "load", key: key, err: err} // the user's error, kept whole
@@ -76,7 +66,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
 		return v, 0, false, nil
 	}
-	inRedis, exp = c.writeBackRow(ctx, key, b, c.ttl(c.cfg.TTL))
+	inRedis, exp = c.writeBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
 	return v, exp, inRedis, nil
 }
 
@@ -107,13 +97,6 @@ func unattended[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	}
 }
 
-// redisFailed reports an error of Redis itself, as opposed to an absent
-// key, bytes that do not decode, or the caller giving up.
-func redisFailed(err error) bool {
-	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDecode) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrClosed)
-}
-
 // degrade answers a read that Redis failed (err) from the loader, when
 // degrade=loader, at most DegradeLimit at a time: past the limit the read
 // fails at once with Redis's error rather than queue on the database.
@@ -136,7 +119,7 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, &opError{op: "load", key: c.key(k), err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
-		return nil, opErr(c.readOp(), c.key(k), ErrNotFound)
+		return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
 	}
 	return v, nil
 }

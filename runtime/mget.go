@@ -64,7 +64,7 @@ func (c *Cache[K, V]) mget(ctx context.Context, keys []string) ([][]byte, expiri
 		}
 		for j, i := range idx {
 			if err != nil {
-				fail(i, opErr(c.readOp(), keys[i], err))
+				fail(i, opErr(c.store.ReadOp(), keys[i], err))
 			} else {
 				vals[i] = got[j]
 			}

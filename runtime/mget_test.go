@@ -130,7 +130,7 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	}
 
 	e.put("p:1", sample(1, "bob")) // changed unseen (invalidation is off)
-	e.c.copies.local.Delete("p:1")        // the copy expires
+	e.c.copies.local.Delete("p:1") // the copy expires
 	if got := e.get("p:1"); got.Name != "bob" {
 		t.Fatalf("read after expiry = %q", got.Name)
 	}

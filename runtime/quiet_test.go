@@ -281,8 +281,8 @@ func TestAnOpenBreakerIsBelievedForStaleLease(t *testing.T) {
 	e := newEnv(t, slowProbe)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.put("p:1", sample(1, "v2")) // another program's write
-	e.c.copies.uncertain("p:1", "p:1")   // the copy is vouched for no more
+	e.put("p:1", sample(1, "v2"))      // another program's write
+	e.c.copies.uncertain("p:1", "p:1") // the copy is vouched for no more
 	e.c.copies.nodes.One.Judge(errors.New("test: refused"), e.clock.Now())
 	e.clock.Advance(breaker.StaleLease - 1)
 	e.wants("p:1", "v1", "within StaleLease of the failure")

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -54,8 +53,8 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int
 			return nil, 0, true, noop, ctx.Err()
 		case <-t.C:
 		}
-		v, _, exp, err := c.fetchSized(ctx, key, false)
-		if err == nil || errors.Is(err, ErrNotFound) && !isNoKey(err) {
+		v, _, exp, err := c.fetch(ctx, key, false)
+		if err == nil || cachedAbsence(err) {
 			return v, exp, true, noop, err // written by the lock holder
 		}
 	}

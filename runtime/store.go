@@ -11,7 +11,7 @@ import (
 
 // This file is where a Cache writes through its layout (c.store: how its
 // values sit in Redis, a String per key or a collection's hash) and
-// decodes what it reads. The reads themselves are fetchSized's, for one
+// decodes what it reads. The reads themselves are fetch's, for one
 // key, and mget's, for a batch.
 
 // setValue is the SET of a write through the repository: with a filter,
@@ -85,11 +85,11 @@ func (c *Cache[K, V]) dropUndecodable(ctx context.Context, key string, err error
 // of a value, one or a batch, first or refreshed, decodes here.
 func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
 	if bytes.Equal(b, layout.Null) {
-		return nil, opErr(c.readOp(), key, ErrNotFound)
+		return nil, opErr(c.store.ReadOp(), key, ErrNotFound)
 	}
 	v, err := decodeRead(c, c.codec, key, b)
 	if err != nil {
-		return nil, opErr(c.readOp(), key, err)
+		return nil, opErr(c.store.ReadOp(), key, err)
 	}
 	return v, nil
 }

@@ -22,7 +22,7 @@ import (
 type syncWorker[K comparable, V any] struct {
 	c    *Cache[K, V]
 	hook func(context.Context, map[K]*V) error // WithSyncHook's, nil without one
-	log  logThrottle                            // spaces the lines about failed batches
+	log  logThrottle                           // spaces the lines about failed batches
 }
 
 // syncStep is what one step of the sync worker did.
@@ -233,7 +233,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			return fmt.Errorf("write %q: %w", w.key, c.count.refuse(w.t.n))
 		}
 		if w.v != nil {
-			ttl := c.ttl(c.cfg.TTL)
+			ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
 			w.size, w.exp = len(b), layout.WroteExpiry(sent, ttl)
 			w.cmd = c.store.Set(ctx, pipe, w.key, b, ttl)
 			w.add = c.bloomAddTo(ctx, pipe, w.key)
