@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test vet check generate bench demo loadbench fuzz soak mutate
+.PHONY: test matrix servers vet check generate bench demo loadbench fuzz soak mutate
 
 # test runs everything CI runs: formatting, vet, generated files being
 # fresh, and every test under the race detector, including those against
@@ -12,10 +12,36 @@ GO ?= go
 # internal/golden compiles every golden case into one module, which on a
 # fresh machine's empty build cache, loaded, took more than go test's
 # default 10 minutes.
+#
+# HOTKEYGEN_SERVER chooses the server every test starts (see
+# internal/redistest): the system's redis-server by default, or one that
+# scripts/servers builds. With the default, test then checks the core
+# promises on every server of MATRIX too (make matrix).
 test: vet check
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
-	$(GO) test -count=1 ./internal/soak/...
+	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
 	cd loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@if [ -z "$$HOTKEYGEN_SERVER" ]; then $(MAKE) --no-print-directory matrix; fi
+
+# matrix checks the core promises on each server of MATRIX, built by
+# scripts/servers: the history checker (TestCorePromises: every fault
+# kind, tracking and Pub/Sub, collections, a cluster's topology changes),
+# the runtime's collection, change-buffer, invalidation and expiry tests,
+# and the internal packages' tests.
+MATRIX ?= redis-8.0 valkey-8.1
+MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir).*$$
+matrix: servers
+	@set -e; for s in $(MATRIX); do \
+		echo "matrix: $$s"; \
+		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 -run '^TestCorePromises$$' ./internal/soak/; \
+		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 -run '$(MATRIX_RUNTIME)' ./runtime/; \
+		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 ./runtime/internal/...; \
+	done
+
+# servers builds the servers of MATRIX into ~/.cache/hotkeygen/servers
+# (HOTKEYGEN_SERVERS), once: Debian's source packages, built here.
+servers:
+	scripts/servers $(MATRIX)
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -51,20 +77,21 @@ fuzz:
 
 
 # mutate runs mutation testing (gremlins, every operator it has that
-# applies) over the freshness protocol and the invalidation transport
-# (MUTATE_FILES in runtime/) and over the breaker (MUTATE_PKGS, every file
-# of each), with the tests of MUTATE_TESTS, the runtime's tests that guard
-# them, and each package's own tests: a mutant a test fails on is killed,
-# one every test passes lived. Each run of the tests takes about 35 s; with
-# MUTATE_WORKERS at 3 the runtime's files take about 40 minutes. The
-# runtime's tests guard a package not their own, so a mutant of
-# MUTATE_PKGS is tested in gremlins' integration mode, the same -run over
-# go test ./..., which also builds every test binary of the module that
-# imports the package, and its coverage is of the package (--coverpkg).
-# The reports are mutate.json and mutate-<package>.json; the last is in
-# RELIABILITY.md ("Mutation testing").
-MUTATE_FILES ?= freshness.go invalidate.go
-MUTATE_PKGS ?= runtime/internal/breaker
+# applies) over the freshness protocol and the Cache's side of the
+# transport (MUTATE_FILES in runtime/) and over the breaker and the
+# transport (MUTATE_PKGS, every file of each), with the tests of
+# MUTATE_TESTS, the runtime's tests that guard them, and each package's
+# own tests: a mutant a test fails on is killed, one every test passes
+# lived. Each run of the tests takes about 35 s; with MUTATE_WORKERS at 3
+# the runtime's files take about 40 minutes. The runtime's tests guard a
+# package not their own, so a mutant of MUTATE_PKGS is tested in
+# gremlins' integration mode, the same -run over go test ./..., which also
+# builds every test binary of the module that imports the package, and
+# its coverage is of the package (--coverpkg). The reports are
+# mutate.json and mutate-<package>.json; the last is in RELIABILITY.md
+# ("Mutation testing").
+MUTATE_FILES ?= freshness.go transport.go
+MUTATE_PKGS ?= runtime/internal/breaker runtime/internal/track
 MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
@@ -97,9 +124,16 @@ LOADBENCH_FLAGS ?=
 loadbench:
 	cd loadbench && $(GO) run . $(LOADBENCH_FLAGS)
 
-# soak runs the fault-injection history checker for SOAK (default 10m),
+# soak runs the fault-injection history checker for SOAK (default 10m)
+# on each server of SOAK_SERVERS in turn (the default's, then MATRIX's),
 # shared by the three invalidation modes with paced and saturating
 # readers, and prints a table per mode and fault (see RELIABILITY.md).
+# SOAK_FLAGS passes flags, e.g. SOAK_FLAGS='-only cluster'.
 SOAK ?= 10m
-soak:
-	$(GO) run ./internal/soak/cmd/soak -duration $(SOAK)
+SOAK_FLAGS ?=
+SOAK_SERVERS ?= $(if $(HOTKEYGEN_SERVER),$(HOTKEYGEN_SERVER),system $(MATRIX))
+soak: servers
+	@set -e; for s in $(SOAK_SERVERS); do \
+		echo "soak: $$s"; \
+		HOTKEYGEN_SERVER=$$s $(GO) run ./internal/soak/cmd/soak -duration $(SOAK) $(SOAK_FLAGS); \
+	done

@@ -185,7 +185,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
 	c.copies.cfg, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, glue.Clone, glue.Key, &c.count
 	c.copies.reload, c.copies.moved = c.reload, map[*hotEntry[K]]struct{}{}
-	c.worker.c = c
+	c.copies.done, c.worker.c = c.ctx, c
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
 	}
@@ -193,7 +193,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
 	hub, err := track.Join(rdb, track.Options{
-		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: cfg.Clock, Log: base, Unavailable: ErrUnavailable,
+		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
 		ProbeEvery: cfg.probeEvery, TopologyEvery: cfg.topologyEvery,
 	}, glue.Prefix, &c.copies)
 	if err != nil {

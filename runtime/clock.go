@@ -38,3 +38,12 @@ func every(clock Clock, d time.Duration, done <-chan struct{}, f func()) {
 		}
 	}
 }
+
+// clockID identifies c to the transport, which shares a hub between
+// repositories on one clock: nil for the wall clock.
+func clockID(c Clock) any {
+	if _, wall := c.(wallClock); wall {
+		return nil
+	}
+	return c
+}

@@ -29,7 +29,7 @@ import (
 //     key's generation).
 //
 // And it is served only while the session shows it keeps up: it stamps a
-// PING on its connection every vouchEvery, and each answer, handled after
+// PING on its connection every track.VouchEvery, and each answer, handled after
 // every invalidation Redis sent before it, vouches for the node up to the
 // stamp (vouched). A copy is served without asking Redis only within
 // vouchFor of that. A session whose goroutine is held up, by the
@@ -80,6 +80,7 @@ type copies[K comparable, V any] struct {
 	// reload reads the copies of es again (refresh.go), for a session
 	// that starts and slots that moved.
 	reload func(ctx context.Context, es []*hotEntry[K]) refreshFailures
+	done   context.Context // the Cache's: ends at Close
 	// passedOver counts local hits not served because the copy was
 	// unverified while Redis answered, or its key had expired; theine
 	// counted them as hits.

@@ -516,7 +516,7 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "+info").Err(); err != nil {
 		t.Fatal(err)
 	}
-	// The session PINGs at most every vouchEvery (10 ms): 40 PINGs are
+	// The session PINGs at most every track.VouchEvery (10 ms): 40 PINGs are
 	// several of watch's periods (followOthersEvery, 100 ms).
 	waitFor(t, "40 of the session's PINGs", func() bool { return commandStat(t, admin, "ping", "calls") >= 40 })
 	if n := checks.n.Load(); n != 0 {

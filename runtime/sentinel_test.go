@@ -88,7 +88,7 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 // session stops vouching within the bound. Checked every 100 ms, as a
 // plain client's are, a session left on the old master vouched for copies
 // 50-52 ms stale in the switchover back. Counted against the session's own
-// PINGs, one every vouchEvery: at a plain client's pace the checks would
+// PINGs, one every track.VouchEvery: at a plain client's pace the checks would
 // be a tenth of them.
 func TestASentinelClientsSessionChecksWhereTheClientGoesAsOftenAsItVouches(t *testing.T) {
 	sn := redistest.StartSentinel(t)

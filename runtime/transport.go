@@ -47,6 +47,9 @@ func (s *copies[K, V]) Changed(keys []string, flush bool) {
 // bytes replace it, a missing key drops it. Until then reads of those
 // keys ask Redis.
 func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.done, cancel)() // the Cache's Close does not wait on Redis
 	var es []*hotEntry[K]
 	for _, e := range s.det.hot.Load().m {
 		if e.unverifiedOn(n) {
@@ -71,6 +74,9 @@ func (s *copies[K, V]) Moved(moved func(key string) bool) {
 
 // Settled reloads the copies Moved made unverified.
 func (s *copies[K, V]) Settled(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.done, cancel)()
 	s.mu.Lock()
 	es := make([]*hotEntry[K], 0, len(s.moved))
 	for e := range s.moved {

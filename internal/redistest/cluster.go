@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -44,9 +43,9 @@ func StartCluster(t testing.TB, masters int) *Cluster {
 // A replica is what CLUSTER FAILOVER promotes, and what the cluster
 // promotes itself two node timeouts (2s) after its master stops answering.
 func LaunchCluster(masters, replicasPerMaster int) (*Cluster, error) {
-	cli, err := exec.LookPath("redis-cli")
+	cli, err := binary("redis-cli")
 	if err != nil {
-		return nil, errors.New(Install + " (the cluster tests need redis-cli too; it comes with redis-server)")
+		return nil, fmt.Errorf("%w (the cluster tests need redis-cli too; it comes with redis-server)", err)
 	}
 	c := &Cluster{}
 	for range masters * (1 + replicasPerMaster) {

@@ -8,7 +8,6 @@ package redistest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -55,9 +54,9 @@ func Launch(args ...string) (*Server, error) { return launch(nil, args...) }
 // does: conf writes one for the chosen port into the server's directory and
 // returns its path.
 func launch(conf func(dir string, port int) (string, error), args ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := binary("redis-server")
 	if err != nil {
-		return nil, errors.New(Install)
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "redistest-")
 	if err != nil {
@@ -175,11 +174,7 @@ func (s *Server) signal(sig os.Signal) error {
 // Restart starts a killed server again on the same address, empty.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal(Install)
-	}
-	if err := s.start(bin); err != nil {
+	if err := s.Relaunch(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -197,9 +192,9 @@ func (s *Server) RestartWith(t testing.TB, args ...string) {
 
 // Relaunch is Restart outside a test.
 func (s *Server) Relaunch() error {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := binary("redis-server")
 	if err != nil {
-		return errors.New(Install)
+		return err
 	}
 	return s.start(bin)
 }

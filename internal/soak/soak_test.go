@@ -50,6 +50,35 @@ func TestPromisesHoldForCollections(t *testing.T) {
 	checkThroughOutage(t, res.Total)
 }
 
+// TestCorePromises is the matrix's run (make matrix, one server at a
+// time by HOTKEYGEN_SERVER): the checks above, each as short as its faults
+// allow, with tracking and with Pub/Sub through every fault kind, over
+// collections, and over a cluster's topology changes. make test runs the
+// longer tests above on the default server, and skips this one there.
+func TestCorePromises(t *testing.T) {
+	redis.SetLogger(discard{})
+	for _, cfg := range []Config{
+		{Mode: runtime.InvalidateTracking, Faults: Faults},
+		{Mode: runtime.InvalidatePubSub, Faults: Faults},
+		{Mode: runtime.InvalidateTracking, Faults: Faults, Hash: true},
+	} {
+		name := cfg.Mode
+		if cfg.Hash {
+			name += "/collections"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg.Duration, cfg.Instances, cfg.Keys = MinDuration(cfg.Faults)+2*time.Second, 3, 8
+			res, err := Run(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Table(os.Stdout, []*Result{res})
+			checkThroughOutage(t, res.Total)
+		})
+	}
+	t.Run("cluster", TestPromisesHoldThroughClusterChanges)
+}
+
 // checkThroughOutage is checkFresh for a run of Faults, whose outages (a
 // kill, a sleep, a pause) are judged as Problems says: 99% of their hot
 // reads were served, and every instance read a cold key again after Redis

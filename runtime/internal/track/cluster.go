@@ -73,9 +73,7 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 			continue
 		}
 		if pending {
-			for _, s := range h.storesNow() {
-				s.Settled(h.ctx)
-			}
+			h.each(func(s Store) { s.Settled(h.ctx) })
 			pending = false
 		}
 	}
@@ -155,9 +153,7 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 		return false
 	}
 	moved := func(key string) bool { s := HashSlot(key); return old[s] != table[s] }
-	for _, s := range h.storesNow() {
-		s.Moved(moved)
-	}
+	h.each(func(s Store) { s.Moved(moved) })
 	return true
 }
 
@@ -173,16 +169,16 @@ func (h *Hub) inStep(r *redis.ClusterClient) bool {
 	if table == nil {
 		return true
 	}
-	for _, s := range h.storesNow() {
-		for _, key := range s.Hot() {
-			owner := table[HashSlot(key)]
-			if owner == h.Nodes.One {
-				continue
-			}
-			if m, err := r.MasterForKey(h.ctx, key); err != nil || m.Options().Addr != owner.Name {
-				r.ReloadState(h.ctx)
-				return false
-			}
+	var hot []string
+	h.each(func(s Store) { hot = append(hot, s.Hot()...) })
+	for _, key := range hot {
+		owner := table[HashSlot(key)]
+		if owner == h.Nodes.One {
+			continue
+		}
+		if m, err := r.MasterForKey(h.ctx, key); err != nil || m.Options().Addr != owner.Name {
+			r.ReloadState(h.ctx)
+			return false
 		}
 	}
 	return true

@@ -40,12 +40,13 @@ type Store interface {
 }
 
 // Options are what a hub is made with. Repositories share a hub when
-// they pass the same client and the same Options apart from Log.
+// they pass the same client and the same Options apart from Log and
+// Unavailable.
 type Options struct {
 	Mode string // Tracking, PubSub or Off
 	// Now is the clock of every stamp and verdict, and Clock what makes
-	// it (compared when hubs are shared; a Clock that cannot be compared
-	// gets a hub of its own).
+	// it: nil for the wall clock. Hubs are shared only by the same client
+	// pointer and a nil or the same pointer Clock.
 	Now   func() time.Time
 	Clock any
 	// Log is the first joiner's: it says when a session or a node is lost
@@ -73,21 +74,35 @@ type Hub struct {
 	cancel context.CancelFunc
 	g      group.Group // the hub's goroutines
 
-	mu     sync.Mutex
-	stores map[Store]string     // and their prefixes
-	cover  []string             // the prefixes sessions track (see coverOf)
-	gen    uint64               // moves on when cover grows
-	live   map[*listener]func() // ends the coverage of each live session
-	routes atomic.Pointer[[]route]
+	mu      sync.Mutex
+	stores  map[Store]*member
+	cover   []string                  // the prefixes sessions track (see coverOf)
+	gen     uint64                    // moves on when cover grows
+	live    map[*listener]func()      // ends the coverage of each live session
+	members atomic.Pointer[[]*member] // the stores now, for the calls to them
 
 	up       atomic.Int32  // live sessions
 	resets   atomic.Uint64 // sessions lost
 	fallback atomic.Bool   // the server does not know tracking: announce writes instead
 }
 
-type route struct {
+// member is a store joined to the hub. The hub's calls to it hold mu
+// for reading, and Leave takes it to write: once Leave returns, the hub
+// calls the store no more.
+type member struct {
 	prefix string
 	s      Store
+	mu     sync.RWMutex
+	gone   bool
+}
+
+// with calls f with m's store, unless it left.
+func (m *member) with(f func(Store)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if !m.gone {
+		f(m.s)
+	}
 }
 
 type hubKey struct {
@@ -114,7 +129,9 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 		}
 	}
 	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, probeEvery: opts.ProbeEvery, topologyEvery: opts.TopologyEvery}
-	shared := opts.Clock == nil || reflect.TypeOf(opts.Clock).Comparable()
+	// Shared by identity only: a key of another kind may not even hash.
+	shared := reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
+		(opts.Clock == nil || reflect.TypeOf(opts.Clock).Kind() == reflect.Pointer)
 	hubs.Lock()
 	defer hubs.Unlock()
 	h := hubs.m[k]
@@ -132,7 +149,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 }
 
 func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
-	h := &Hub{rdb: rdb, opts: opts, key: k, stores: map[Store]string{}, live: map[*listener]func(){}}
+	h := &Hub{rdb: rdb, opts: opts, key: k, stores: map[Store]*member{}, live: map[*listener]func(){}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, ProbeEvery: opts.ProbeEvery, Unavailable: opts.Unavailable}
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
@@ -208,8 +225,8 @@ func (h *Hub) pubsubDial(ctx context.Context, cover []string) (session, error) {
 func (h *Hub) add(prefix string, s Store) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.stores[s] = prefix
-	h.setRoutes()
+	h.stores[s] = &member{prefix: prefix, s: s}
+	h.setMembers()
 	cover := h.coverOf()
 	if slices.Equal(cover, h.cover) {
 		return
@@ -228,8 +245,8 @@ func (h *Hub) add(prefix string, s Store) {
 // The caller holds h.mu.
 func (h *Hub) coverOf() []string {
 	var ps []string
-	for _, p := range h.stores {
-		ps = append(ps, p)
+	for _, m := range h.stores {
+		ps = append(ps, m.prefix)
 	}
 	slices.Sort(ps)
 	ps = slices.Compact(ps)
@@ -245,21 +262,23 @@ func (h *Hub) coverOf() []string {
 	return cover
 }
 
-func (h *Hub) setRoutes() {
-	rs := make([]route, 0, len(h.stores))
-	for s, p := range h.stores {
-		rs = append(rs, route{p, s})
+func (h *Hub) setMembers() {
+	ms := make([]*member, 0, len(h.stores))
+	for _, m := range h.stores {
+		ms = append(ms, m)
 	}
-	h.routes.Store(&rs)
+	h.members.Store(&ms)
 }
 
-// Leave removes s. The last store to leave stops the hub's sessions and
+// Leave removes s, and returns once the hub calls it no more. The last
+// store to leave stops the hub's sessions and
 // breakers and waits for their goroutines.
 func (h *Hub) Leave(s Store) {
 	hubs.Lock()
 	h.mu.Lock()
+	m := h.stores[s]
 	delete(h.stores, s)
-	h.setRoutes()
+	h.setMembers()
 	last := len(h.stores) == 0
 	if last {
 		if hubs.m[h.key] == h {
@@ -268,6 +287,11 @@ func (h *Hub) Leave(s Store) {
 	}
 	h.mu.Unlock()
 	hubs.Unlock()
+	if m != nil {
+		m.mu.Lock() // waits for the calls to s in flight
+		m.gone = true
+		m.mu.Unlock()
+	}
 	if !last {
 		return
 	}
@@ -299,31 +323,28 @@ func (h *Hub) Resets() uint64 { return h.resets.Load() }
 // changed routes a batch of invalidated keys to the stores whose prefix
 // each key has, and a flush to every store.
 func (h *Hub) changed(keys []string, flush bool) {
-	for _, r := range *h.routes.Load() {
+	for _, m := range *h.members.Load() {
 		if flush {
-			r.s.Changed(nil, true)
+			m.with(func(s Store) { s.Changed(nil, true) })
 			continue
 		}
 		var mine []string
 		for _, k := range keys {
-			if strings.HasPrefix(k, r.prefix) {
+			if strings.HasPrefix(k, m.prefix) {
 				mine = append(mine, k)
 			}
 		}
 		if len(mine) > 0 {
-			r.s.Changed(mine, false)
+			m.with(func(s Store) { s.Changed(mine, false) })
 		}
 	}
 }
 
-// stores returns the stores now, for the calls that go to every one.
-func (h *Hub) storesNow() []Store {
-	rs := *h.routes.Load()
-	out := make([]Store, len(rs))
-	for i, r := range rs {
-		out[i] = r.s
+// each calls f with every store, one at a time.
+func (h *Hub) each(f func(Store)) {
+	for _, m := range *h.members.Load() {
+		m.with(f)
 	}
-	return out
 }
 
 // errRedial is the cause Suspect is given when a session's client

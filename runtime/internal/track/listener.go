@@ -76,9 +76,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 				end()
 				h.g.Go(func() { l.n.Suspect(errRedial) })
 			}, voucher{now: h.opts.Now, n: l.n, heard: l.n.Heard})
-			for _, st := range h.storesNow() {
-				st.Live(sctx, l.n)
-			}
+			h.each(func(st Store) { st.Live(sctx, l.n) })
 			err = h.receive(sctx, s)
 			h.mu.Lock()
 			delete(h.live, l)
