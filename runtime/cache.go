@@ -183,7 +183,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)
 	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
-	c.copies.cfg, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, glue.Clone, glue.Key, &c.count
+	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
 	c.copies.reload, c.copies.moved = c.reload, map[*hotEntry[K]]struct{}{}
 	c.copies.done, c.worker.c = c.ctx, c
 	if cfg.Aggregate {
@@ -244,7 +244,7 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 // The read path, top to bottom. A cold read with a loader, of a key
 // absent from Redis, enters each file once, in this order:
 //
-//	cache.go        Get: no local copy is held (hit), so no freshness check
+//	cache.go        Get: no local copy is held (hit asks no freshness check)
 //	detector.go     seen: the read is counted; the key is not hot
 //	flight.go       cold: the key's landed loads counted, then a read by
 //	read.go         fetch: the node's breaker lets the GET through (ask); it misses,
@@ -269,11 +269,15 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, opErr(c.store.ReadOp(), c.key(key), ErrClosed)
 	}
-	cp, ok, stale := c.hit(ctx, key)
-	if ok {
+	cp, held := c.copies.local.Get(key) // a hit, counted by theine
+	if held && cp.v != nil && c.copies.fresh(&cp.meta) {
+		// The hot path, flat: hit's first case, without its call.
+		c.det.hit(key, rand.Uint32())
+		return c.clone(cp.v), nil
+	}
+	if ok, stale := c.hit(ctx, key, cp, held); ok {
 		return c.serve(key, cp, stale)
 	}
-	held := cp != nil
 	e := c.det.seen(key)
 	if e == nil {
 		return c.cold(ctx, key)
@@ -313,25 +317,24 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	return c.clone(v), nil
 }
 
-// hit looks k up in the local store and reports whether its copy cp may
-// answer the read, and whether as a stale read (see servable); cp is nil
-// when none is held. theine counted a hit for a copy held but not
-// served: it is counted as passed over, and the read goes to Redis. Every
-// read of a key (Get, GetMany, HGet) asks it first; the freshness
-// protocol (freshness.go) is asked only about a copy held.
-func (c *Cache[K, V]) hit(ctx context.Context, k K) (cp *localCopy[V], ok, stale bool) {
-	cp, held := c.copies.local.Get(k)
+// hit judges a lookup of k in the local store (held, its copy cp):
+// whether the copy may answer the read, and whether as a stale read (see
+// servable). theine counted a hit for a copy held but not served: it is
+// counted as passed over, and the read goes to Redis. Every read of a key
+// (Get, GetMany, HGet) asks it after its lookup; the freshness protocol
+// (freshness.go) is asked only about a copy held.
+func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *localCopy[V], held bool) (ok, stale bool) {
 	if !held {
-		return nil, false, false
+		return false, false
 	}
-	if cp.v != nil && c.copies.fresh(&cp.meta) { // the hot path
-		return cp, true, false
+	if cp.v != nil && c.copies.fresh(&cp.meta) {
+		return true, false
 	}
 	if ok, stale = c.copies.servable(ctx, k, &cp.meta); ok {
-		return cp, true, stale
+		return true, stale
 	}
 	c.copies.passedOver.Add(1)
-	return cp, false, false
+	return false, false
 }
 
 // slowNodeWait is how long a read of an overtaken copy waits for a node that

@@ -170,13 +170,14 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.closed.Load() {
 		return nil, opErr("hget", c.key(k), ErrClosed)
 	}
-	if cp, ok, stale := c.hit(ctx, k); ok {
+	cp, held := c.copies.local.Get(k)
+	if ok, stale := c.hit(ctx, k, cp, held); ok {
 		m := c.served(k, cp, stale) // shared: pick clones the item
 		if m == nil {
 			return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
 		}
 		return col.pick(*m, k, f)
-	} else if cp != nil || c.det.lookup(k) != nil {
+	} else if held || c.det.lookup(k) != nil {
 		// Hot: the whole collection is what is kept locally.
 		return col.pickFrom(ctx, k, f)
 	}

@@ -74,6 +74,7 @@ type copies[K comparable, V any] struct {
 	nodes *track.Nodes
 	gens  *generations
 	cfg   *Config
+	clock Clock // cfg.Clock, one load nearer the read path's check
 	clone func(*V) *V
 	key   func(K) string
 	count *counters
@@ -244,7 +245,7 @@ func (s *copies[K, V]) fresh(m *copyMeta) bool {
 	if !m.verified() {
 		return false
 	}
-	now := s.cfg.Clock.Now().UnixNano()
+	now := s.clock.Now().UnixNano()
 	return now-m.n.Vouched() < int64(vouchFor) && m.live(now)
 }
 
@@ -275,7 +276,7 @@ func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stal
 	if s.fresh(m) {
 		return true, false
 	}
-	if n, now := s.nodes.Of(s.key(k)), s.cfg.Clock.Now(); s.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
+	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false

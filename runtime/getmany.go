@@ -37,8 +37,8 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
 	for i, k := range ks {
-		cp, ok, stale := c.hit(ctx, k)
-		if ok {
+		cp, held := c.copies.local.Get(k)
+		if ok, stale := c.hit(ctx, k, cp, held); ok {
 			out[i], _ = c.serve(k, cp, stale) // nil: known absent
 			continue
 		}
