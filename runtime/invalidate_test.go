@@ -49,6 +49,11 @@ func dropped(t *testing.T, e *env, key string) {
 func TestTrackingInvalidatesEveryInstance(t *testing.T) {
 	srv := redistest.Start(t)
 	es := instances(t, srv, 3, InvalidateTracking)
+	// Every server of the matrix (make matrix runs this on each) takes
+	// tracking in broadcasting mode: none falls back to Pub/Sub.
+	if got := es[0].c.Stats().Invalidation; got != InvalidateTracking {
+		t.Fatalf("on %s the invalidation in effect is %q, want %q", redistest.ServerName(), got, InvalidateTracking)
+	}
 
 	// A write through one repository reaches the others' copies.
 	if err := es[0].c.Set(es[0].ctx, "p:1", sample(1, "v2")); err != nil {
