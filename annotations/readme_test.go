@@ -11,18 +11,18 @@ import (
 	declared "github.com/hotkeygen/hotkeygen/internal/option"
 )
 
-// readmeOptions reads the README's option table: each option it names,
+// readmeOptions reads the option table (docs/options.md): each option it names,
 // with the default its row gives it.
 func readmeOptions(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/options.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const header = "| option | meaning | default |"
 	_, table, ok := strings.Cut(string(b), "\n"+header+"\n")
 	if !ok {
-		t.Fatalf("README.md has no table under %q", header)
+		t.Fatalf("docs/options.md has no table under %q", header)
 	}
 	defaults := map[string]string{}
 	for i, line := range strings.Split(table, "\n") {
@@ -34,12 +34,12 @@ func readmeOptions(t *testing.T) map[string]string {
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
 		if len(cells) != 3 {
-			t.Errorf("README option row %q has %d cells, want 3", line, len(cells))
+			t.Errorf("option row %q has %d cells, want 3", line, len(cells))
 			continue
 		}
 		names, values := strings.Split(strings.TrimSpace(cells[0]), ", "), splitOutsideParens(strings.TrimSpace(cells[2]))
 		if len(names) != len(values) {
-			t.Errorf("README option row %q gives %d defaults for %d options", line, len(values), len(names))
+			t.Errorf("option row %q gives %d defaults for %d options", line, len(values), len(names))
 			continue
 		}
 		for j, name := range names {
@@ -67,7 +67,7 @@ func splitOutsideParens(s string) []string {
 	return append(parts, s[start:])
 }
 
-// The README's option table lists every option a directive accepts and
+// The option table (docs/options.md) lists every option a directive accepts and
 // none other, and gives each option the runtime declares its default:
 // the value, in any form a directive accepts, with a remark in
 // parentheses if need be (200 (at least `top_n`)). An option shaping code
@@ -76,7 +76,7 @@ func TestTheReadmeOptionTableFollowsTheDeclaration(t *testing.T) {
 	documented := readmeOptions(t)
 	for name := range documented {
 		if !slices.Contains(OptionNames(), name) {
-			t.Errorf("the README's option table lists %q, which no directive accepts", name)
+			t.Errorf("the option table (docs/options.md) lists %q, which no directive accepts", name)
 		}
 	}
 	rows := map[string]declared.Row{}
@@ -86,7 +86,7 @@ func TestTheReadmeOptionTableFollowsTheDeclaration(t *testing.T) {
 	for _, name := range OptionNames() {
 		doc, ok := documented[name]
 		if !ok {
-			t.Errorf("the README's option table lacks %q", name)
+			t.Errorf("the option table (docs/options.md) lacks %q", name)
 			continue
 		}
 		if before, _, remark := strings.Cut(doc, " ("); remark {
@@ -99,15 +99,15 @@ func TestTheReadmeOptionTableFollowsTheDeclaration(t *testing.T) {
 		}
 		spec, want := newSpec(), newSpec()
 		if err := options[name].set(&spec, doc, func(int) token.Position { return token.Position{} }); err != nil {
-			t.Errorf("the README gives %s the default %q: %v", name, doc, err)
+			t.Errorf("docs/options.md gives %s the default %q: %v", name, doc, err)
 			continue
 		}
 		if runtimeOption {
 			if got := reflect.ValueOf(spec.Config).FieldByName(row.Field).Interface(); !reflect.DeepEqual(got, row.Default) {
-				t.Errorf("the README gives %s the default %q, which is %v; the runtime declares %v", name, doc, got, row.Default)
+				t.Errorf("docs/options.md gives %s the default %q, which is %v; the runtime declares %v", name, doc, got, row.Default)
 			}
 		} else if !reflect.DeepEqual(spec, want) {
-			t.Errorf("the README gives %s the default %q, which is not what a directive without it has", name, doc)
+			t.Errorf("docs/options.md gives %s the default %q, which is not what a directive without it has", name, doc)
 		}
 	}
 }
