@@ -95,7 +95,7 @@ type Config struct {
 	// read evenly by many replicas, each below HotQPS, is hot for all of
 	// them once the reads of every replica sum to ClusterHotQPS. Each
 	// replica reports its AggregateTop busiest keys of every slot to a
-	// sorted set in Redis (see the README's "Cluster-wide hot keys"), so
+	// sorted set in Redis (see docs/detection.md, "Cluster-wide hot keys"), so
 	// every replica must use the same Window.
 	Aggregate bool
 	// ClusterHotQPS is the cluster-wide rate that promotes a key; 0 means

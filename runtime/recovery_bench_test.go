@@ -19,7 +19,7 @@ import (
 // a binlog reader would) through the repository's client ("shared") or a
 // client of its own ("own"). go-redis's pool stops dialling after
 // PoolSize failed dials and redials once a second (internal/pool
-// tryDial): the shared client's reads wait for that redial; README "When
+// tryDial): the shared client's reads wait for that redial; docs/failures.md "When
 // Redis fails" gives the figures.
 func BenchmarkRecoveryAfterAnOutage(b *testing.B) {
 	for _, shared := range []bool{true, false} {

@@ -53,7 +53,7 @@ type Stats struct {
 	LoadErrors uint64 // loader calls that failed
 	// StaleReads are reads answered from a local copy that no live
 	// invalidation session vouched for, because Redis could not be asked
-	// (stale-while-error; see the README's "When Redis fails").
+	// (stale-while-error; see docs/failures.md, "When Redis fails").
 	StaleReads uint64
 	// FailedFast counts calls refused without asking Redis, because a
 	// recent call found it unreachable (see ErrUnavailable).
