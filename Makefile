@@ -24,19 +24,15 @@ test: vet check
 	@if [ -z "$$HOTKEYGEN_SERVER" ]; then $(MAKE) --no-print-directory matrix; fi
 
 # matrix checks the core promises on each server of MATRIX, built by
-# scripts/servers: the history checker (TestCorePromises: every fault
-# kind, tracking and Pub/Sub, collections, a cluster's topology changes),
-# the runtime's collection, change-buffer, invalidation and expiry tests,
-# and the internal packages' tests.
+# scripts/servers, the servers side by side (scripts/matrix): the history
+# checker (TestCorePromises: every fault kind, tracking and Pub/Sub,
+# collections, a cluster's topology changes), the runtime's tests of
+# MATRIX_RUNTIME (collections, the change buffer, invalidation, expiry,
+# failovers) and the internal packages.
 MATRIX ?= redis-8.0 valkey-8.1
-MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir).*$$
+export MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir).*$$
 matrix: servers
-	@set -e; for s in $(MATRIX); do \
-		echo "matrix: $$s"; \
-		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 -run '^TestCorePromises$$' ./internal/soak/; \
-		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 -run '$(MATRIX_RUNTIME)' ./runtime/; \
-		HOTKEYGEN_SERVER=$$s $(GO) test -count=1 ./runtime/internal/...; \
-	done
+	GO=$(GO) scripts/matrix $(MATRIX)
 
 # servers builds the servers of MATRIX into ~/.cache/hotkeygen/servers
 # (HOTKEYGEN_SERVERS), once: Debian's source packages, built here.

@@ -178,7 +178,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
 	c.store = layout.NewString(cfg.Clock, c.learnsTTL)
 	if glue.hash {
-		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0)
+		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)

@@ -202,6 +202,11 @@ func TestTrackingFallsBackToPubSub(t *testing.T) {
 	if got := es[1].get("p:1"); got.Name != "v2" {
 		t.Fatalf("got %q", got.Name)
 	}
+	for i, e := range es {
+		if got := e.c.Stats().Invalidation; got != InvalidatePubSub {
+			t.Errorf("instance %d: Stats().Invalidation = %q, want %q: the mode in effect", i, got, InvalidatePubSub)
+		}
+	}
 }
 
 // failPublish is a hook that fails every PUBLISH, as a Redis whose ACL

@@ -120,7 +120,7 @@ func TestStringLayout(t *testing.T) {
 // pipeline has run.
 func TestSetNXOnAPipeline(t *testing.T) {
 	e := newEnv(t)
-	for _, l := range []Layout{NewString(e.clock, false), NewHash(e.clock, false, "", false)} {
+	for _, l := range []Layout{NewString(e.clock, false), NewHash(e.clock, false, "", false, nil)} {
 		key := l.ReadOp() + ":k"
 		pipe := e.rdb.Pipeline()
 		first, _ := l.SetNX(e.ctx, pipe, key, AppendItem(nil, "f", 0, []byte("1")), time.Minute)
@@ -136,7 +136,7 @@ func TestSetNXOnAPipeline(t *testing.T) {
 
 func TestHashLayout(t *testing.T) {
 	e := newEnv(t)
-	h := NewHash(e.clock, true, "", false)
+	h := NewHash(e.clock, true, "", false, nil)
 	if b, _, err := h.Read(e.ctx, e.rdb, "h"); !errors.Is(err, redis.Nil) {
 		t.Fatalf("an absent hash reads %q, %v; want redis.Nil", b, err)
 	}
@@ -197,7 +197,7 @@ func must(done Written, _ int64) Written { return done }
 // hold it: after SCRIPT FLUSH, both still write.
 func TestRunAfterTheScriptIsFlushed(t *testing.T) {
 	e := newEnv(t)
-	h := NewHash(e.clock, false, "", false)
+	h := NewHash(e.clock, false, "", false, nil)
 	for round := range 2 {
 		if err := e.rdb.ScriptFlush(e.ctx).Err(); err != nil {
 			t.Fatal(err)
@@ -231,7 +231,7 @@ func TestRunAfterTheScriptIsFlushed(t *testing.T) {
 // length any of them declares: decoding them is the caller's.
 func TestHashReadsHostileItems(t *testing.T) {
 	e := newEnv(t)
-	h := NewHash(e.clock, true, "", false)
+	h := NewHash(e.clock, true, "", false, nil)
 	for i, v := range wiretest.Hostile() {
 		key := "hostile:" + strconv.Itoa(i)
 		if err := e.rdb.HSet(e.ctx, key, "f", v.Bytes, "%next", v.Bytes).Err(); err != nil {

@@ -27,10 +27,13 @@ import "github.com/redis/go-redis/v9"
 //     by another client would need.
 //
 // A write also removes nullField, the placeholder of an absent owner.
-// Expiries compare with ARGV[1], the writer's clock, which the items'
+// Expiries compare with ARGV[3], the writer's clock, which the items'
 // expiries were set by. It returns 0 when mode nx found the hash, else 1.
+// ARGV is the mode, the flags, the time, the items' expiry key, then
+// four values per item (field, value, exp, until), or the fields alone
+// for mode del (see Hash.args).
 var writeScript = redis.NewScript(`
-local key, now, mode, flags, expkey = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local key, mode, flags, now, expkey = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local indexed, forever = string.find(flags, "i", 1, true), string.find(flags, "f", 1, true)
 local byte, sub = string.byte, string.sub
 
@@ -159,14 +162,7 @@ else
     if untilms == 0 or latest == 0 then latest = 0
     elseif untilms > latest then latest = untilms end
   end
-  if latest == 0 then
-    redis.call("PERSIST", key)
-  elseif latest > 0 then
-    local cur = redis.call("PEXPIRETIME", key)
-    if (cur == -1 and (not existed or not forever)) or (cur >= 0 and latest > cur) then
-      redis.call("PEXPIREAT", key, latest)
-    end
-  end
+` + moveTTL + `
 end
 if next ~= nil and redis.call("EXISTS", key) == 1 then
   local v = "-"
@@ -175,3 +171,48 @@ if next ~= nil and redis.call("EXISTS", key) == 1 then
 end
 return 1
 `)
+
+// nativeScript is writeScript for a server that expires hash fields
+// itself (formNative): each item with an expiry of its own gets it as its
+// field's (HPEXPIREAT; an HSET over a field clears the one it had, as an
+// item written without expiry needs), so no write looks for expired
+// items, nextField is not kept (a write removes one an earlier form
+// left), and the server's reads never return an item the server has
+// expired. The hash's TTL and nullField are kept as writeScript keeps
+// them. The server's clock judges the items' expiries, as it already
+// judges the hash's TTL; reads still leave out an item past its expiry
+// by the reader's clock. ARGV is the mode, the flags, then the items as
+// writeScript's.
+var nativeScript = redis.NewScript(`
+local key, mode, forever = KEYS[1], ARGV[1], string.find(ARGV[2], "f", 1, true)
+local existed = redis.call("EXISTS", key) == 1
+if mode == "nx" and existed then return 0 end
+if mode == "del" then
+  for i = 3, #ARGV do redis.call("HDEL", key, ARGV[i]) end
+  return 1
+end
+redis.call("HDEL", key, "` + nullField + `", "` + nextField + `")
+local latest = -1
+for i = 3, #ARGV, 4 do
+  local f, exp, untilms = ARGV[i], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  redis.call("HSET", key, f, ARGV[i + 1])
+  if exp > 0 then redis.call("HPEXPIREAT", key, exp, "FIELDS", 1, f) end
+  if untilms == 0 or latest == 0 then latest = 0
+  elseif untilms > latest then latest = untilms end
+end
+` + moveTTL + `
+return 1
+`)
+
+// moveTTL is the Lua both write scripts end a write of items with: the
+// hash's TTL moves to latest, the latest "until" of the items written,
+// as writeScript's comment says.
+const moveTTL = `
+if latest == 0 then
+  redis.call("PERSIST", key)
+elseif latest > 0 then
+  local cur = redis.call("PEXPIRETIME", key)
+  if (cur == -1 and (not existed or not forever)) or (cur >= 0 and latest > cur) then
+    redis.call("PEXPIREAT", key, latest)
+  end
+end`

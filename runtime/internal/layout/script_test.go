@@ -47,7 +47,7 @@ func (e *env) write(h *Hash, key, field string, exp time.Time) {
 // which it keeps (reads still leave them out once expired).
 func TestWriteScriptReadsEveryTimestampForm(t *testing.T) {
 	e := newEnv(t)
-	h := NewHash(e.clock, true, "ExpiresAt", false)
+	h := NewHash(e.clock, true, "ExpiresAt", false, nil)
 	now := e.clock.Now()
 	past := now.Add(-time.Minute)
 	type stored struct {
@@ -91,7 +91,7 @@ func TestWriteScriptReadsEveryTimestampForm(t *testing.T) {
 // records the earliest expiry left.
 func TestWriteScriptReindexesAGarbageIndex(t *testing.T) {
 	e := newEnv(t)
-	h := NewHash(e.clock, true, "ExpiresAt", false)
+	h := NewHash(e.clock, true, "ExpiresAt", false, nil)
 	now := e.clock.Now()
 	e.hset("h", map[string]any{
 		"old":  map[string]any{"ExpiresAt": now.Add(-time.Minute)},
