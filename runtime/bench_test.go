@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // benchUser is the README's User: a flat struct, whose clone is one
@@ -47,10 +48,13 @@ func benchCache(b *testing.B, opts ...Option) (*Cache[string, benchUser], *redis
 	return c, rdb
 }
 
-// hotBenchCache is benchCache with "user:42" hot and held locally.
+// hotBenchCache is benchCache with "user:42" hot and held locally, on
+// the wall clock, as a service runs it: every local hit reads the clock
+// its freshness check reads (see track.Stamps), and the invalidation
+// session vouches for the copy as time passes.
 func hotBenchCache(b *testing.B) *Cache[string, benchUser] {
 	b.Helper()
-	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10))
+	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10), WithClock(wallClock{}))
 	for range 101 {
 		if _, err := c.Get(context.Background(), "user:42"); err != nil {
 			b.Fatal(err)
@@ -104,8 +108,10 @@ func BenchmarkGetHot(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	if st := c.Stats(); st.Misses != 1 {
-		b.Fatalf("%d misses: the key was not served locally", st.Misses)
+	// A session held up by the benchmark's goroutines stops vouching, and
+	// a read meanwhile goes to Redis, as it must: a few may.
+	if st := c.Stats(); st.Misses > 1+uint64(b.N)/10_000 {
+		b.Fatalf("%d misses of %d reads: the key was not served locally", st.Misses, b.N)
 	}
 }
 
@@ -182,6 +188,45 @@ func BenchmarkGetColdPaired(b *testing.B) {
 	b.ReportMetric(float64(cold.Nanoseconds())/float64(b.N), "cold-ns/op")
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
 	b.ReportMetric(float64(cold)/float64(base), "cold/baseline")
+}
+
+// floorSink keeps BenchmarkHotFloorPaired's clones on the heap, as a
+// caller's are.
+var floorSink atomic.Pointer[benchUser]
+
+// BenchmarkHotFloorPaired measures, as BenchmarkGetHotPaired does, the
+// least a hot read that keeps its promises can cost against a raw theine
+// Get: the Get, one reading of the monotonic clock (the freshness check's,
+// see track.Stamps) and the caller's own copy, and nothing else.
+func BenchmarkHotFloorPaired(b *testing.B) {
+	tc := theineBaseline(b)
+	var stamps track.Stamps
+	var floor, raw atomic.Int64 // nanoseconds
+	b.RunParallel(func(pb *testing.PB) {
+		var sum int64
+		for {
+			t0 := time.Now()
+			for range 1000 {
+				v, _ := tc.Get("user:42")
+				sum += stamps.Now()
+				floorSink.Store(cloneBenchUser(v))
+			}
+			t1 := time.Now()
+			for range 1000 {
+				v, _ := tc.Get("user:42")
+				sum += v.ID
+			}
+			floor.Add(int64(t1.Sub(t0)))
+			raw.Add(int64(time.Since(t1)))
+			for range 2000 {
+				if !pb.Next() {
+					floorSink.Load().Age += int(sum & 1) // sum is used
+					return
+				}
+			}
+		}
+	})
+	b.ReportMetric(float64(floor.Load())/float64(raw.Load()), "floor/theine")
 }
 
 // BenchmarkGetHotPaired alternates batches of hot Gets and raw theine Gets

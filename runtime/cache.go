@@ -192,10 +192,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Degrade == DegradeLoader {
 		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
 	}
-	hub, err := track.Join(rdb, track.Options{
+	topts := track.Options{
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
 		ProbeEvery: cfg.probeEvery, TopologyEvery: cfg.topologyEvery,
-	}, glue.Prefix, &c.copies)
+	}
+	c.copies.stamps = topts.Stamps()
+	hub, err := track.Join(rdb, topts, glue.Prefix, &c.copies)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)

@@ -74,7 +74,10 @@ type copies[K comparable, V any] struct {
 	nodes *track.Nodes
 	gens  *generations
 	cfg   *Config
-	clock Clock // cfg.Clock, one load nearer the read path's check
+	clock Clock // cfg.Clock
+	// stamps is the clock of the freshness check, its hub's (see
+	// track.Stamps): one reading of the monotonic clock per local hit.
+	stamps track.Stamps
 	clone func(*V) *V
 	key   func(K) string
 	count *counters
@@ -198,10 +201,10 @@ type copyMeta struct {
 	// heard is one more than the node's answers when a write of the key
 	// was heard, 0 when none was.
 	heard atomic.Uint64
-	// expires is when Redis expires the key, as the Clock's UnixNano, no
-	// later than Redis does (see layout.ExpiresAt); 0 for a key without a
-	// TTL, or one whose TTL the entity does not learn (learnsTTL). A
-	// reload that finds the same bytes sets it again.
+	// expires is when Redis expires the key, as a stamp (see
+	// track.Stamps), no later than Redis does (see layout.ExpiresAt); 0
+	// for a key without a TTL, or one whose TTL the entity does not learn
+	// (learnsTTL). A reload that finds the same bytes sets it again.
 	expires atomic.Int64
 	sum     uint64 // hash of the bytes it was decoded from; 0 for unknown
 	size    int    // encoded size, counted once when stored
@@ -245,12 +248,11 @@ func (s *copies[K, V]) fresh(m *copyMeta) bool {
 	if !m.verified() {
 		return false
 	}
-	now := s.clock.Now().UnixNano()
+	now := s.stamps.Now()
 	return now-m.n.Vouched() < int64(vouchFor) && m.live(now)
 }
 
-// live reports whether Redis still holds the copy's key at now (the
-// Clock's UnixNano): a copy is never served, fresh or stale, at or after
+// live reports whether Redis still holds the copy's key at now, a stamp: a copy is never served, fresh or stale, at or after
 // the expiry Redis holds for its key. Nothing else would stop it: Redis 7.0
 // sends the invalidation of an expired key only when its active expiry
 // reclaims the key, tens of milliseconds after a GET would have answered
@@ -276,7 +278,7 @@ func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stal
 	if s.fresh(m) {
 		return true, false
 	}
-	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(now.UnixNano()) && !m.overtaken(n, now) && n.Down(ctx) {
+	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(s.stamps.Of(now)) && !m.overtaken(n, now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false
@@ -285,20 +287,21 @@ func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stal
 // keep stores v, produced by a command sent under t, as e's local copy,
 // unless the key was invalidated, written or demoted since t: then v may
 // be older than what Redis holds, and the next read asks again. sum and
-// size describe the bytes v was decoded from, exp the key's expiry (see
-// live). It reports whether it stored.
+// size describe the bytes v was decoded from, exp the key's expiry as
+// the Clock's UnixNano (see layout.ExpiresAt). It reports whether it
+// stored.
 func (s *copies[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || s.gens.of(e.key).Load() != t.gen {
 		return false
 	}
-	s.putLocked(e, t, v, sum, size, exp)
+	s.putLocked(e, t, v, sum, size, s.stamps.FromUnixNano(exp))
 	return true
 }
 
 // putLocked puts v in the local store as e's copy, verified as far as t
-// allows, until exp. The caller holds e.mu and has checked the
+// allows, until exp, a stamp. The caller holds e.mu and has checked the
 // generation.
 func (s *copies[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) {
 	ttl := s.cfg.LocalTTL
@@ -328,7 +331,7 @@ func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) 
 	if e.held == nil || e.held.sum != sum || e.held.n != t.n || s.gens.of(e.key).Load() != t.gen {
 		return false
 	}
-	e.held.expires.Store(exp)
+	e.held.expires.Store(s.stamps.FromUnixNano(exp))
 	e.held.state.Store(s.verifiedState(e.key, t))
 	e.held.superseded.Store(false)
 	e.held.heard.Store(0)
@@ -343,6 +346,7 @@ func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) 
 // copy. The generation moves on either way, so no read begun before the
 // write can store or share its older result.
 func (s *copies[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
+	exp = s.stamps.FromUnixNano(exp)
 	s.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
 		switch {
 		case e.dead || v == nil:

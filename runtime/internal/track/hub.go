@@ -59,6 +59,16 @@ type Options struct {
 	ProbeEvery, TopologyEvery time.Duration
 }
 
+// Stamps returns the stamps of the options' clock: the monotonic clock's
+// for the wall clock (Clock nil), else Now's. A store computes them before
+// it joins, to stamp its copies' expiries as the hub stamps its vouches.
+func (o Options) Stamps() Stamps {
+	if o.Clock == nil {
+		return Stamps{}
+	}
+	return NewStamps(o.Now)
+}
+
 // Hub is the transport of one client: one session, one vouch and one
 // breaker per node, shared by every repository on the client. It routes
 // each invalidation to the stores whose prefix the key has.
@@ -67,6 +77,9 @@ type Hub struct {
 	opts  Options
 	key   hubKey
 	Nodes Nodes
+	// Stamps is the clock of its nodes' vouches, which copies compare
+	// with (see Stamps): the monotonic clock, or a test's.
+	Stamps Stamps
 	brk   breaker.Config
 	probe *redis.Client // the breaker's own connection to a single server; nil otherwise
 
@@ -149,7 +162,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 }
 
 func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
-	h := &Hub{rdb: rdb, opts: opts, key: k, stores: map[Store]*member{}, live: map[*listener]func(){}}
+	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, ProbeEvery: opts.ProbeEvery, Unavailable: opts.Unavailable}
 	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }

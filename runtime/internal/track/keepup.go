@@ -17,12 +17,14 @@ import (
 const VouchEvery = 10 * time.Millisecond
 
 // voucher is what a session needs to vouch for its node: the clock that
-// stamps its PINGs, the node the answers vouch for, and heard, which
+// dates its PINGs and the stamps they carry (see Stamps), the node the
+// answers vouch for, and heard, which
 // takes the session's verdict on whether the node answers (nil) or not,
 // reached at now (the node's Breaker.Heard).
 type voucher struct {
-	now   func() time.Time
-	n     *Node
+	now    func() time.Time
+	stamps Stamps
+	n      *Node
 	heard func(err error, now time.Time)
 }
 
@@ -51,7 +53,7 @@ func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
 		return nil
 	}
 	k.pinged = time.Now()
-	stamp := k.v.now().UnixNano()
+	stamp := k.v.stamps.Of(k.v.now())
 	if err := ps.Ping(ctx, strconv.FormatInt(stamp, 10)); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
@@ -77,7 +79,7 @@ func (k *keepingUp) pong(m *redis.Pong) {
 		i++
 	}
 	k.n = copy(k.out[:], k.out[i:k.n])
-	if now := k.v.now(); now.UnixNano()-stamp < int64(breaker.AnswerWithin) {
+	if now := k.v.now(); k.v.stamps.Of(now)-stamp < int64(breaker.AnswerWithin) {
 		k.v.heard(nil, now)
 	}
 }
@@ -106,7 +108,7 @@ func (k *keepingUp) quiet(until time.Time) {
 	if now := k.v.now(); until.After(now) {
 		until = now // a Clock that does not move with the wall, in tests
 	}
-	if waited := time.Duration(until.UnixNano() - k.out[0]); waited >= breaker.AnswerWithin {
+	if waited := time.Duration(k.v.stamps.Of(until) - k.out[0]); waited >= breaker.AnswerWithin {
 		k.v.heard(breaker.NoAnswer{Waited: waited}, until)
 	}
 }

@@ -27,7 +27,7 @@ type keepFixture struct {
 // arm hands the keepingUp its voucher, as the listener does once the
 // session is live.
 func (f *keepFixture) arm() {
-	f.k.v = &voucher{now: f.clock.Now, n: f.n, heard: func(err error, at time.Time) {
+	f.k.v = &voucher{now: f.clock.Now, stamps: NewStamps(f.clock.Now), n: f.n, heard: func(err error, at time.Time) {
 		f.verdicts = append(f.verdicts, err)
 		f.at = append(f.at, at)
 	}}

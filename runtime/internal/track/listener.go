@@ -75,7 +75,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 				// gives up redialling.
 				end()
 				h.g.Go(func() { l.n.Suspect(errRedial) })
-			}, voucher{now: h.opts.Now, n: l.n, heard: l.n.Heard})
+			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard})
 			h.each(func(st Store) { st.Live(sctx, l.n) })
 			err = h.receive(sctx, s)
 			h.mu.Lock()
@@ -130,7 +130,8 @@ func (h *Hub) begin(l *listener, gen uint64) (end func(), ok bool) {
 	if h.gen != gen {
 		return nil, false
 	}
-	l.n.Started(h.opts.Now())
+	now := h.opts.Now()
+	l.n.Started(now, h.Stamps.Of(now))
 	h.up.Add(1)
 	end = sync.OnceFunc(func() {
 		h.up.Add(-1)

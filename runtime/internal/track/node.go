@@ -23,9 +23,9 @@ type Node struct {
 	// while none is; each start and each end of a session adds one, so a
 	// state seen once is never seen again after the session ends.
 	state atomic.Uint64
-	// vouched is the stamp (the Clock's UnixNano) of the last PING the
-	// session sent and saw answered: every invalidation Redis sent before
-	// it was handled.
+	// vouched is the stamp (see Stamps) of the last PING the session sent
+	// and saw answered: every invalidation Redis sent before it was
+	// handled.
 	vouched atomic.Int64
 	// mu guards since, when state last moved (or the node was made), so
 	// that Stats can say since when a node is uncovered. Only the session
@@ -44,13 +44,15 @@ func NewNode(ctx context.Context, name string, now time.Time, ping func(context.
 // State returns the node's coverage state: odd while a session is live.
 func (n *Node) State() uint64 { return n.state.Load() }
 
-// Vouched returns the stamp up to which the node's session has handled
-// every invalidation Redis sent (the Clock's UnixNano).
+// Vouched returns the stamp (see Stamps) up to which the node's session
+// has handled every invalidation Redis sent.
 func (n *Node) Vouched() int64 { return n.vouched.Load() }
 
-// Started and Ended bracket a live session, at now.
-func (n *Node) Started(now time.Time) {
-	n.vouched.Store(now.UnixNano()) // the subscription was confirmed on the connection
+// Started and Ended bracket a live session, at now; a session starts
+// vouched up to stamp, now's: the subscription was confirmed on the
+// connection.
+func (n *Node) Started(now time.Time, stamp int64) {
+	n.vouched.Store(stamp)
 	n.move(now)
 }
 
