@@ -68,7 +68,7 @@ fuzz:
 			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) .); \
 		done; \
 	done
-	@echo "fuzz: the golden cases' targets (testdata/*/), in the module internal/golden builds"
+	@echo "fuzz: the golden cases' targets (internal/golden/testdata/*/), in the module internal/golden builds"
 	$(GO) test -count=1 -timeout 0 -run '^TestGeneratedCodeBuildsAndRuns$$' ./internal/golden -v -fuzztime-generated $(FUZZTIME)
 
 

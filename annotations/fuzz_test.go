@@ -22,7 +22,7 @@ func FuzzParseLine(f *testing.F) {
 		addLines(f, tt.doc)
 	}
 	addLines(f, valueEdges)
-	golden, err := directiveLines(filepath.Join("..", "testdata"))
+	golden, err := directiveLines(filepath.Join("..", "internal", "golden", "testdata"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -78,9 +78,9 @@ type copies[K comparable, V any] struct {
 	// stamps is the clock of the freshness check, its hub's (see
 	// track.Stamps): one reading of the monotonic clock per local hit.
 	stamps track.Stamps
-	clone func(*V) *V
-	key   func(K) string
-	count *counters
+	clone  func(*V) *V
+	key    func(K) string
+	count  *counters
 	// reload reads the copies of es again (refresh.go), for a session
 	// that starts and slots that moved.
 	reload func(ctx context.Context, es []*hotEntry[K]) refreshFailures

@@ -20,7 +20,7 @@ func readBudget(n int) uint64 { return uint64(4*n) + 64<<10 }
 // without allocating from a length the value declares: Get, GetMany, and
 // the refresh of a hot key, which keeps its last good copy for an outage. The
 // profile entity is decoded by reflection, as codec=reflect is; the
-// generated codec meets the same values in testdata/codec and
+// generated codec meets the same values in internal/golden/testdata/codec and
 // examples/userstore.
 func TestHostileValuesOnEveryReadPath(t *testing.T) {
 	e := newEnv(t, WithRefreshFailures(1<<20), WithDemoteEvery(24*time.Hour))

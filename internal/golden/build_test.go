@@ -47,7 +47,7 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 		}
 		dst := filepath.Join(mod, name)
 		copyDir(t, dir, dst)
-		if err := os.WriteFile(filepath.Join(dst, generator.DefaultOutput), out, 0o666); err != nil {
+		if err := os.WriteFile(filepath.Join(dst, generator.DefaultOutput), relocate(out), 0o666); err != nil {
 			t.Fatal(err)
 		}
 		cases = append(cases, name)
@@ -85,6 +85,17 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 // fuzz sets it, since those targets live only in the module the test
 // builds.
 var fuzzTime = flag.String("fuzztime-generated", "", "fuzz the golden cases' fuzz targets for this long each (a go test -fuzztime value)")
+
+// casesPath is the import path of the cases here; in the module they
+// are example.com/golden/<case>, since a package under internal/ cannot
+// be imported from another module.
+const casesPath = "github.com/hotkeygen/hotkeygen/internal/golden/testdata/"
+
+// relocate rewrites a case's file for the module: its imports of the
+// cases' packages (a case's subpackage) move with it.
+func relocate(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte(`"`+casesPath), []byte(`"example.com/golden/`))
+}
 
 // sharedPackage is the directory, under testdata/ here and in the
 // module, of the package the cases' e2e tests import as
@@ -140,7 +151,7 @@ func copyDir(t *testing.T, src, dst string) {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, b, 0o666)
+		return os.WriteFile(target, relocate(b), 0o666)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +193,7 @@ func TestStaleGeneratedCodeSaysSo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mod := t.TempDir()
 			writeModule(t, root, mod)
-			dir := filepath.Join(root, "testdata", "single_entity")
+			dir := filepath.Join("testdata", "single_entity")
 			dst := filepath.Join(mod, "single_entity")
 			copyDir(t, dir, dst)
 			os.Remove(filepath.Join(dst, "e2e_test.go"))

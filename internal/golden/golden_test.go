@@ -31,17 +31,21 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-// caseDirs lists the case directories under testdata/, by name.
+// caseDirs lists the case directories under testdata/, by name: every
+// directory but the tests' shared package.
 func caseDirs(t testing.TB) map[string]string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "testdata")
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := map[string]string{}
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && e.Name() != sharedPackage {
 			cases[e.Name()] = filepath.Join(dir, e.Name())
 		}
 	}

@@ -80,8 +80,8 @@ type Hub struct {
 	// Stamps is the clock of its nodes' vouches, which copies compare
 	// with (see Stamps): the monotonic clock, or a test's.
 	Stamps Stamps
-	brk   breaker.Config
-	probe *redis.Client // the breaker's own connection to a single server; nil otherwise
+	brk    breaker.Config
+	probe  *redis.Client // the breaker's own connection to a single server; nil otherwise
 
 	ctx    context.Context // ends when the last store leaves
 	cancel context.CancelFunc

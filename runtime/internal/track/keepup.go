@@ -25,7 +25,7 @@ type voucher struct {
 	now    func() time.Time
 	stamps Stamps
 	n      *Node
-	heard func(err error, now time.Time)
+	heard  func(err error, now time.Time)
 }
 
 // keepingUp paces a session's stamped PINGs, which vouch for its node,
