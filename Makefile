@@ -20,7 +20,7 @@ GO ?= go
 test: vet check
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
 	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
-	cd loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd bench/loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	@if [ -z "$$HOTKEYGEN_SERVER" ]; then $(MAKE) --no-print-directory matrix; fi
 
 # matrix checks the core promises on each server of MATRIX, built by
@@ -47,7 +47,7 @@ vet:
 # check fails when a generated file is stale, missing or superfluous.
 check:
 	$(GO) run ./cmd/hotkeygen -check ./...
-	cd loadbench && $(GO) run github.com/hotkeygen/hotkeygen/cmd/hotkeygen -check ./...
+	cd bench/loadbench && $(GO) run github.com/hotkeygen/hotkeygen/cmd/hotkeygen -check ./...
 
 generate:
 	$(GO) generate ./...
@@ -61,7 +61,7 @@ bench:
 # join by themselves. make test runs only their seed corpora.
 FUZZTIME ?= 30s
 fuzz:
-	@set -e; for dir in $$($(GO) list -f '{{.Dir}}' ./...) $$(cd loadbench && $(GO) list -f '{{.Dir}}' ./...); do \
+	@set -e; for dir in $$($(GO) list -f '{{.Dir}}' ./...) $$(cd bench/loadbench && $(GO) list -f '{{.Dir}}' ./...); do \
 		grep -qs '^func Fuzz' $$dir/*_test.go || continue; \
 		for target in $$(cd $$dir && $(GO) test -list '^Fuzz' . | grep '^Fuzz'); do \
 			echo "fuzz: $$target in $$dir for $(FUZZTIME)"; \
@@ -114,11 +114,11 @@ demo:
 
 # loadbench drives the same workloads through hotkeygen and its peers
 # against a redis-server it starts, prints one table and writes it to
-# loadbench/results/latest.{csv,json,md}; it takes about seven minutes.
+# bench/loadbench/results/latest.{csv,json,md}; it takes about seven minutes.
 # LOADBENCH_FLAGS passes flags, e.g. LOADBENCH_FLAGS='-duration 1s -keys 2000'.
 LOADBENCH_FLAGS ?=
 loadbench:
-	cd loadbench && $(GO) run . $(LOADBENCH_FLAGS)
+	cd bench/loadbench && $(GO) run . $(LOADBENCH_FLAGS)
 
 # soak runs the fault-injection history checker for SOAK (default 10m)
 # on each server of SOAK_SERVERS in turn (the default's, then MATRIX's),

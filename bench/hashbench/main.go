@@ -6,8 +6,8 @@
 // commands and round trips it takes to read one owner's collection, to
 // log the owner out everywhere (delete every token), and to add a token.
 //
-//	go run ./internal/hashbench                         # 10,000 owners × 2, 3, 10, 100
-//	go run ./internal/hashbench -owners 1000 -items 3   # a quick look
+//	go run ./bench/hashbench                         # 10,000 owners × 2, 3, 10, 100
+//	go run ./bench/hashbench -owners 1000 -items 3   # a quick look
 package main
 
 import (

@@ -1,8 +1,8 @@
-module github.com/hotkeygen/hotkeygen/loadbench
+module github.com/hotkeygen/hotkeygen/bench/loadbench
 
 go 1.26.0
 
-replace github.com/hotkeygen/hotkeygen => ../
+replace github.com/hotkeygen/hotkeygen => ../../
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0

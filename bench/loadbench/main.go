@@ -15,7 +15,7 @@
 //
 // Usage, from the repository root: make loadbench, or
 //
-//	cd loadbench && go run . [-duration 20s] [-systems redis,cache,csc,rueidis,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
+//	cd bench/loadbench && go run . [-duration 20s] [-systems redis,cache,csc,rueidis,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
 //
 // Without -redis it starts its own redis-server on a free loopback port.
 package main
