@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/history"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/soak/model"
 )
 
 // ClusterFaults are the faults of a run with Config.Cluster, in order,
@@ -31,7 +31,7 @@ var ClusterFaults = []Fault{
 
 // hotSlot is the cluster slot of hot key id.
 func (r *run) hotSlot(ctx context.Context, id int64) (int, error) {
-	slot, err := r.admin.(*redis.ClusterClient).ClusterKeySlot(ctx, userstore.UserKey(id)).Result()
+	slot, err := r.admin.(*redis.ClusterClient).ClusterKeySlot(ctx, model.RecordKey(id)).Result()
 	return int(slot), err
 }
 
@@ -110,10 +110,10 @@ func killClusterMaster(ctx context.Context, r *run, _ *history.Log) error {
 	if err != nil {
 		return err
 	}
-	if got := slotOf(userstore.UserKey(2)); got != slot {
-		return fmt.Errorf("soak: slotOf(%q) = %d, CLUSTER KEYSLOT says %d", userstore.UserKey(2), got, slot)
+	if got := slotOf(model.RecordKey(2)); got != slot {
+		return fmt.Errorf("soak: slotOf(%q) = %d, CLUSTER KEYSLOT says %d", model.RecordKey(2), got, slot)
 	}
-	keys := func(id int64) bool { return sh.Owns(slotOf(userstore.UserKey(id))) }
+	keys := func(id int64) bool { return sh.Owns(slotOf(model.RecordKey(id))) }
 	from := r.now()
 	sh.Master.Kill()
 	err = r.waitMaster(ctx, slot, sh.Master)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -249,7 +249,7 @@ func (r *run) missing(ctx context.Context, ids []int64) (map[int64]struct{}, err
 	pipe := r.admin.Pipeline()
 	exists := make([]*redis.IntCmd, len(ids))
 	for i, id := range ids {
-		key := userstore.UserKey(id)
+		key := model.RecordKey(id)
 		if r.cfg.Hash {
 			key = entryKey(id)
 		}

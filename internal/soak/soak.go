@@ -20,10 +20,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/history"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
+	"github.com/hotkeygen/hotkeygen/internal/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -430,7 +430,7 @@ func (r *run) newStore(rdb redis.UniversalClient, opts ...runtime.Option) store 
 	if r.cfg.Hash {
 		return newCollections(rdb, opts...)
 	}
-	return users{userstore.MustNewUserRepo(rdb, opts...)}
+	return records{model.MustNewRecordRepo(rdb, opts...)}
 }
 
 // appTraffic is what an application sends on the client it gave its

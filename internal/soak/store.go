@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/internal/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -23,19 +23,19 @@ type store interface {
 	Close() error
 }
 
-// users is a store of userstore users; the version is the name.
-type users struct{ *userstore.UserRepo }
+// records is a store of the checker's records.
+type records struct{ *model.RecordRepo }
 
-func (u users) get(ctx context.Context, id int64) (int64, error) {
-	v, err := u.GetUser(ctx, id)
+func (r records) get(ctx context.Context, id int64) (int64, error) {
+	v, err := r.GetRecord(ctx, id)
 	if err != nil {
 		return 0, err
 	}
-	return strconv.ParseInt(v.Name, 10, 64)
+	return v.Version, nil
 }
 
-func (u users) set(ctx context.Context, id, version int64) error {
-	return u.SetUser(ctx, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)})
+func (r records) set(ctx context.Context, id, version int64) error {
+	return r.SetRecord(ctx, &model.Record{ID: id, Version: version})
 }
 
 // entry is the item of a collection under test: owner's item "v".
@@ -97,16 +97,16 @@ func plainSetter(rdb redis.UniversalClient, hash bool, ttl time.Duration) func(c
 		}
 	}
 	return func(ctx context.Context, id, version int64) error {
-		return plainSet(ctx, rdb, &userstore.User{ID: id, Name: strconv.FormatInt(version, 10)}, ttl)
+		return plainSet(ctx, rdb, &model.Record{ID: id, Version: version}, ttl)
 	}
 }
 
-// plainSet writes u as another program would: the generated codec's bytes
-// with a plain SET, expiring after ttl unless 0.
-func plainSet(ctx context.Context, rdb redis.Cmdable, u *userstore.User, ttl time.Duration) error {
-	b, err := u.AppendMsgpack(nil)
+// plainSet writes rec as another program would: the generated codec's
+// bytes with a plain SET, expiring after ttl unless 0.
+func plainSet(ctx context.Context, rdb redis.Cmdable, rec *model.Record, ttl time.Duration) error {
+	b, err := rec.AppendMsgpack(nil)
 	if err != nil {
 		return err
 	}
-	return rdb.Set(ctx, userstore.UserKey(u.ID), b, ttl).Err()
+	return rdb.Set(ctx, model.RecordKey(rec.ID), b, ttl).Err()
 }
