@@ -68,8 +68,9 @@ type Stats struct {
 	// DegradedLoads are loader calls made because Redis failed.
 	DegradedLoads uint64
 
-	// Invalidations are local copies dropped because their key was written,
-	// here or by another instance or program.
+	// Invalidations count local copies marked unverified because their
+	// key was written, here or by another instance or program: the next
+	// read of each asks Redis.
 	Invalidations uint64
 	// InvalidationResets count losses of an invalidation session of the
 	// client's (shared by every repository on it); until the next one
@@ -95,7 +96,7 @@ type Stats struct {
 	AggregateErrors  uint64
 
 	// Changes describes the change buffer (changes=on), Bloom the Bloom
-	// filter (bloom=on); zero when off. See changes_stats.go.
+	// filter (bloom=on); zero when off.
 	Changes ChangeStats
 	Bloom   BloomStats
 }

@@ -44,14 +44,18 @@
 //	func (r *OrderRepo) SetOrder(ctx context.Context, v *Order) error // an error for a nil v
 //	func (r *OrderRepo) DelOrder(ctx context.Context, tenant string, num uint32) error
 //	func (r *OrderRepo) Stats() runtime.Stats
+//	func (r *OrderRepo) History() []runtime.Sample
 //	func (r *OrderRepo) Close() error
+//	func (v *Order) AppendMsgpack(b []byte) ([]byte, error) // and ReadMsgpack, EncodeMsgpack, DecodeMsgpack
 //	type OrderKey struct{ Tenant string; Num uint32 }
 //	func (k OrderKey) String() string // "order:t1:5" for OrderKey{Tenant: "t1", Num: 5}
 //
 // NewOrderRepo returns an error when the options contradict each other or
 // the annotation, or when rdb cannot carry the invalidation (a *redis.Ring
-// needs invalidate=pubsub or off); MustNewOrderRepo panics with it, for
-// options fixed in the code.
+// or a *redis.AutoPipeliner needs invalidate=pubsub or off);
+// MustNewOrderRepo panics with it, for options fixed in the code.
+// Collections (layout=hash), the change buffer (changes=on) and the Bloom
+// filter (bloom=on) add their methods; docs/ in the repository lists them.
 //
 // The repository's cache is keyed by OrderKey, so a read served from
 // memory never builds the Redis key; for the same reason, no field of such
@@ -122,7 +126,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/hotkeygen/hotkeygen/generator"
@@ -139,35 +142,6 @@ func main() {
 		}
 	}
 	os.Exit(run(os.Args[1:], "", os.Stderr))
-}
-
-// version is the module version hotkeygen was built from, as go install
-// and go tool record it, or "(devel)" with the VCS revision of a build
-// from a local checkout.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "hotkeygen (unknown version: built without module support)"
-	}
-	v := info.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "(devel)"
-		var rev, modified string
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = ", modified"
-				}
-			}
-		}
-		if rev != "" {
-			v += fmt.Sprintf(" (revision %s%s)", rev, modified)
-		}
-	}
-	return "hotkeygen " + v + " " + info.GoVersion
 }
 
 // run is the command, minus the process: it parses args, generates from
