@@ -174,7 +174,8 @@ func TestSessionRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once old has expired, a write deletes it, finding its expiry under
-	// the tag's name in the generated codec's bytes.
+	// the tag's name in the generated codec's bytes; a server that expires
+	// hash fields itself (Redis 8.0) has deleted it by then.
 	for time.Now().Before(now.Add(350 * time.Millisecond)) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -185,8 +186,9 @@ func TestSessionRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := rdb.HKeys(ctx, "session:1").Val()
+	fields = slices.DeleteFunc(fields, func(f string) bool { return f == "%next" }) // the write script's index, where it runs
 	slices.Sort(fields)
-	if !slices.Equal(fields, []string{"%next", "keep", "new"}) {
+	if !slices.Equal(fields, []string{"keep", "new"}) {
 		t.Fatalf("fields after a write = %q; want the expired session gone", fields)
 	}
 }
