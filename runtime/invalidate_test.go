@@ -597,3 +597,42 @@ func TestInvalidationModesAreTheTransports(t *testing.T) {
 		}
 	}
 }
+
+// A session that starts again revalidates, by itself, the copies of its
+// node that the lost one left unverified: once it has, the next read of
+// the hot key is served from memory without asking Redis. Refresh is off,
+// so nothing else reloads them. A hot key this process deleted holds no
+// copy to revalidate, and reads as deleted.
+func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithRefresh(0))
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	e.put("p:2", sample(2, "v1"))
+	e.heat("p:2")
+	if err := e.c.Del(e.ctx, "p:2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.raw.ClientKillByFilter(e.ctx, "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session to end and another to start", func() bool {
+		st := e.c.Stats()
+		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
+	})
+	waitFor(t, "the copy vouched for again", func() bool {
+		cp, ok := e.c.copies.local.Get("p:1")
+		return ok && e.c.copies.fresh(&cp.meta)
+	})
+	misses := e.c.Stats().Misses
+	if got := e.get("p:1"); got.Name != "v1" {
+		t.Fatalf("read %q, want v1", got.Name)
+	}
+	if n := e.c.Stats().Misses - misses; n != 0 {
+		t.Errorf("the read after the session came back missed %d times, want 0: its copy was revalidated", n)
+	}
+	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the deleted hot key reads %v, want ErrNotFound", err)
+	}
+}
