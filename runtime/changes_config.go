@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/internal/option"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 )
 
@@ -19,20 +20,20 @@ const maxBloomBits = 1 << 35
 // relations, interval < lease < expiry and expiry > ten intervals, and that
 // none is written while the buffer is off, where it would do nothing.
 func (r *Config) validateChanges() []error {
-	errs := r.writtenWhileOff(r.Changes, "the change buffer", "changes=on (WithChanges(true))",
+	errs := option.WrittenWhileOff(r, r.Changes, "the change buffer", "changes=on (WithChanges(true))",
 		optSyncEvery, optSyncBatch, optSyncLease, optSyncTTL)
 	var err error
 	switch {
 	case r.SyncEvery <= 0:
-		err = optSyncEvery.errorf("must be a positive duration, got %v", r.SyncEvery)
+		err = optSyncEvery.Errorf("must be a positive duration, got %v", r.SyncEvery)
 	case r.SyncLease < time.Millisecond:
-		err = optSyncLease.errorf("must be at least 1ms (Redis keeps milliseconds), got %v", r.SyncLease)
+		err = optSyncLease.Errorf("must be at least 1ms (Redis keeps milliseconds), got %v", r.SyncLease)
 	case r.SyncLease <= r.SyncEvery:
-		err = optSyncLease.errorf("%v must be longer than sync_every %v: a claim must outlive the interval, or a live worker's batch returns to the buffer while it works; raise sync_lease, or lower sync_every", r.SyncLease, r.SyncEvery)
+		err = optSyncLease.Errorf("%v must be longer than sync_every %v: a claim must outlive the interval, or a live worker's batch returns to the buffer while it works; raise sync_lease, or lower sync_every", r.SyncLease, r.SyncEvery)
 	case r.SyncTTL <= r.SyncLease:
-		err = optSyncTTL.errorf("%v must be longer than sync_lease %v: the buffer must outlive a claim, or ids return to a buffer that expired; raise sync_ttl", r.SyncTTL, r.SyncLease)
+		err = optSyncTTL.Errorf("%v must be longer than sync_lease %v: the buffer must outlive a claim, or ids return to a buffer that expired; raise sync_ttl", r.SyncTTL, r.SyncLease)
 	case r.SyncTTL <= minSyncIntervals*r.SyncEvery:
-		err = optSyncTTL.errorf("%v must be longer than %d × sync_every (%v): a buffer must survive a few missed syncs; raise sync_ttl, or lower sync_every", r.SyncTTL, minSyncIntervals, minSyncIntervals*r.SyncEvery)
+		err = optSyncTTL.Errorf("%v must be longer than %d × sync_every (%v): a buffer must survive a few missed syncs; raise sync_ttl, or lower sync_every", r.SyncTTL, minSyncIntervals, minSyncIntervals*r.SyncEvery)
 	}
 	if err != nil {
 		errs = append(errs, err)
@@ -42,33 +43,21 @@ func (r *Config) validateChanges() []error {
 
 // validateBloom checks the Bloom filter's options.
 func (r *Config) validateBloom() []error {
-	errs := r.writtenWhileOff(r.Bloom, "the Bloom filter", "bloom=on (WithBloom(true))",
+	errs := option.WrittenWhileOff(r, r.Bloom, "the Bloom filter", "bloom=on (WithBloom(true))",
 		optBloomItems, optBloomFP)
 	var err error
 	switch {
 	case r.BloomItems <= 0:
-		err = optBloomItems.errorf("must be positive, got %d", r.BloomItems)
+		err = optBloomItems.Errorf("must be positive, got %d", r.BloomItems)
 	case !(r.BloomFP > 0 && r.BloomFP < 1):
-		err = optBloomFP.errorf("must be a fraction between 0 and 1, as in 0.01 or 1%%, got %v", r.BloomFP)
+		err = optBloomFP.Errorf("must be a fraction between 0 and 1, as in 0.01 or 1%%, got %v", r.BloomFP)
 	default:
 		if m, _ := bloom.Size(r.BloomItems, r.BloomFP); m > maxBloomBits {
-			err = optBloomItems.errorf("%d ids at bloom_fp %v need %d MiB of Redis memory, more than the %d MiB allowed; lower bloom_items or raise bloom_fp", r.BloomItems, r.BloomFP, m>>23, maxBloomBits>>23)
+			err = optBloomItems.Errorf("%d ids at bloom_fp %v need %d MiB of Redis memory, more than the %d MiB allowed; lower bloom_items or raise bloom_fp", r.BloomItems, r.BloomFP, m>>23, maxBloomBits>>23)
 		}
 	}
 	if err != nil {
 		errs = append(errs, err)
-	}
-	return errs
-}
-
-// writtenWhileOff reports each of opts that was written although the
-// feature they tune is off, where it would do nothing.
-func (r *Config) writtenWhileOff(on bool, feature, turnOn string, opts ...anySetting) []error {
-	var errs []error
-	for _, o := range opts {
-		if s := o.self(); !on && r.isWritten(s) {
-			errs = append(errs, s.errorf("applies only to %s, which is off; add %s, or remove %s", feature, turnOn, s.Name))
-		}
 	}
 	return errs
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/internal/option"
 )
 
 // Config holds every knob of a Cache. Generated repositories start from
@@ -130,7 +132,7 @@ type Config struct {
 	// written records the settings an Option set, so that a default which
 	// depends on another setting follows the value the caller chose (see
 	// resolved), and a contradiction blames only values someone wrote.
-	written settingSet
+	written option.Written
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
@@ -204,9 +206,7 @@ const (
 // DefaultConfig returns the configuration a Cache has when no option is given.
 func DefaultConfig() Config {
 	var c Config
-	for _, s := range settings {
-		s.set(&c, s.Default)
-	}
+	options.Defaults(&c)
 	return c
 }
 
@@ -217,112 +217,112 @@ type Option func(*Config)
 func WithEntity(name string) Option { return func(c *Config) { c.Entity = name } }
 
 // WithTTL sets the Redis expiry of writes (0: none).
-func WithTTL(d time.Duration) Option { return optTTL.with(d) }
+func WithTTL(d time.Duration) Option { return optTTL.With(d) }
 
 // WithHotQPS sets the promotion threshold.
-func WithHotQPS(qps float64) Option { return optHotQPS.with(qps) }
+func WithHotQPS(qps float64) Option { return optHotQPS.With(qps) }
 
 // WithWarmQPS sets the demotion threshold.
-func WithWarmQPS(qps float64) Option { return optWarmQPS.with(qps) }
+func WithWarmQPS(qps float64) Option { return optWarmQPS.With(qps) }
 
 // WithTopN caps the number of hot keys.
-func WithTopN(n int) Option { return optTopN.with(n) }
+func WithTopN(n int) Option { return optTopN.With(n) }
 
 // WithWindow sets the detection window.
-func WithWindow(d time.Duration) Option { return optWindow.with(d) }
+func WithWindow(d time.Duration) Option { return optWindow.With(d) }
 
 // WithPromoteEvery sets the promotion tick.
-func WithPromoteEvery(d time.Duration) Option { return optPromoteEvery.with(d) }
+func WithPromoteEvery(d time.Duration) Option { return optPromoteEvery.With(d) }
 
 // WithDemoteEvery sets the demotion tick.
-func WithDemoteEvery(d time.Duration) Option { return optDemoteEvery.with(d) }
+func WithDemoteEvery(d time.Duration) Option { return optDemoteEvery.With(d) }
 
 // WithLocalSize bounds the local store.
-func WithLocalSize(n int) Option { return optLocalSize.with(n) }
+func WithLocalSize(n int) Option { return optLocalSize.With(n) }
 
 // WithLocalTTL sets how long a local value lives after it was written.
-func WithLocalTTL(d time.Duration) Option { return optLocalTTL.with(d) }
+func WithLocalTTL(d time.Duration) Option { return optLocalTTL.With(d) }
 
 // WithRefresh sets the reload interval of hot keys (0 disables).
-func WithRefresh(d time.Duration) Option { return optRefresh.with(d) }
+func WithRefresh(d time.Duration) Option { return optRefresh.With(d) }
 
 // WithRefreshFailures sets how many consecutive reload failures drop a
 // local copy.
-func WithRefreshFailures(n int) Option { return optRefreshFailures.with(n) }
+func WithRefreshFailures(n int) Option { return optRefreshFailures.With(n) }
 
 // WithRecorderSize bounds the number of keys detection tracks by name.
-func WithRecorderSize(n int) Option { return optRecorderSize.with(n) }
+func WithRecorderSize(n int) Option { return optRecorderSize.With(n) }
 
 // WithInactiveAfter sets when an idle key is forgotten by detection.
-func WithInactiveAfter(d time.Duration) Option { return optInactiveAfter.with(d) }
+func WithInactiveAfter(d time.Duration) Option { return optInactiveAfter.With(d) }
 
 // WithMonitorEvery sets the interval of the stats log line (0 disables).
-func WithMonitorEvery(d time.Duration) Option { return optMonitorEvery.with(d) }
+func WithMonitorEvery(d time.Duration) Option { return optMonitorEvery.With(d) }
 
 // WithNullTTL sets how long an absent row is remembered (0: not at all).
-func WithNullTTL(d time.Duration) Option { return optNullTTL.with(d) }
+func WithNullTTL(d time.Duration) Option { return optNullTTL.With(d) }
 
 // WithJitter sets the fraction by which write TTLs are spread.
-func WithJitter(f float64) Option { return optJitter.with(f) }
+func WithJitter(f float64) Option { return optJitter.With(f) }
 
 // WithRebuildLock makes one process at a time load a key (see
 // Config.RebuildLock).
-func WithRebuildLock(on bool) Option { return optRebuildLock.with(on) }
+func WithRebuildLock(on bool) Option { return optRebuildLock.With(on) }
 
 // WithRebuildLockTTL sets how long a rebuild lock holds before a waiting
 // process loads by itself.
-func WithRebuildLockTTL(d time.Duration) Option { return optRebuildLockTTL.with(d) }
+func WithRebuildLockTTL(d time.Duration) Option { return optRebuildLockTTL.With(d) }
 
 // WithDegrade sets what reads do when Redis fails: DegradeOff or
 // DegradeLoader.
-func WithDegrade(mode string) Option { return optDegrade.with(mode) }
+func WithDegrade(mode string) Option { return optDegrade.With(mode) }
 
 // WithStaleReads sets whether hot keys are served from their local copies
 // while Redis cannot be reached (see Config.StaleReads).
-func WithStaleReads(on bool) Option { return optStaleReads.with(on) }
+func WithStaleReads(on bool) Option { return optStaleReads.With(on) }
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis
 // failed.
-func WithDegradeLimit(n int) Option { return optDegradeLimit.with(n) }
+func WithDegradeLimit(n int) Option { return optDegradeLimit.With(n) }
 
 // WithMaxValueBytes sets the size above which values are warned about.
-func WithMaxValueBytes(n int) Option { return optMaxValueBytes.with(n) }
+func WithMaxValueBytes(n int) Option { return optMaxValueBytes.With(n) }
 
 // WithMaxValueBytesHard sets the size above which writes are rejected (0:
 // no limit).
-func WithMaxValueBytesHard(n int) Option { return optMaxValueBytesHard.with(n) }
+func WithMaxValueBytesHard(n int) Option { return optMaxValueBytesHard.With(n) }
 
 // WithInvalidate sets how writes reach other instances' local copies:
 // InvalidateTracking, InvalidatePubSub or InvalidateOff.
-func WithInvalidate(mode string) Option { return optInvalidate.with(mode) }
+func WithInvalidate(mode string) Option { return optInvalidate.With(mode) }
 
 // WithAggregate turns cluster-wide detection on or off (see
 // Config.Aggregate).
-func WithAggregate(on bool) Option { return optAggregate.with(on) }
+func WithAggregate(on bool) Option { return optAggregate.With(on) }
 
 // WithClusterHotQPS sets the cluster-wide rate that promotes a key (0:
 // HotQPS).
-func WithClusterHotQPS(qps float64) Option { return optClusterHotQPS.with(qps) }
+func WithClusterHotQPS(qps float64) Option { return optClusterHotQPS.With(qps) }
 
 // WithAggregateTop bounds the keys a replica reports per slot.
-func WithAggregateTop(n int) Option { return optAggregateTop.with(n) }
+func WithAggregateTop(n int) Option { return optAggregateTop.With(n) }
 
 // WithChanges turns the change buffer on or off (see Config.Changes).
-func WithChanges(on bool) Option { return optChanges.with(on) }
+func WithChanges(on bool) Option { return optChanges.With(on) }
 
 // WithSyncEvery sets how often the sync worker claims a batch of changes.
-func WithSyncEvery(d time.Duration) Option { return optSyncEvery.with(d) }
+func WithSyncEvery(d time.Duration) Option { return optSyncEvery.With(d) }
 
 // WithSyncBatch sets how many changed ids the sync worker claims at once.
-func WithSyncBatch(n int) Option { return optSyncBatch.with(n) }
+func WithSyncBatch(n int) Option { return optSyncBatch.With(n) }
 
 // WithSyncLease sets how long a claim holds before a worker that did not
 // acknowledge it is presumed dead and its ids return to the buffer.
-func WithSyncLease(d time.Duration) Option { return optSyncLease.with(d) }
+func WithSyncLease(d time.Duration) Option { return optSyncLease.With(d) }
 
 // WithSyncTTL sets the expiry of the change buffer's keys, renewed by every
 // mark and claim: a safety net for buffers no program serves any more.
-func WithSyncTTL(d time.Duration) Option { return optSyncTTL.with(d) }
+func WithSyncTTL(d time.Duration) Option { return optSyncTTL.With(d) }
 
 // WithSyncHook gives the sync worker a function that receives every batch
 // it synced: each id with its row, nil when the row is gone. An error
@@ -334,13 +334,13 @@ func WithSyncHook[K comparable, V any](hook func(ctx context.Context, rows map[K
 
 // WithBloom turns the Bloom filter in front of the loader on or off (see
 // Config.Bloom).
-func WithBloom(on bool) Option { return optBloom.with(on) }
+func WithBloom(on bool) Option { return optBloom.With(on) }
 
 // WithBloomItems sets how many ids the Bloom filter is sized for.
-func WithBloomItems(n int) Option { return optBloomItems.with(n) }
+func WithBloomItems(n int) Option { return optBloomItems.With(n) }
 
 // WithBloomFP sets the Bloom filter's false-positive rate at BloomItems ids.
-func WithBloomFP(p float64) Option { return optBloomFP.with(p) }
+func WithBloomFP(p float64) Option { return optBloomFP.With(p) }
 
 // WithLoader reads through to the source of truth: on a Redis miss the
 // Cache calls load, writes what it returns to Redis and returns it. load

@@ -47,5 +47,7 @@ package runtime
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/group    goroutines a close waits for
+//	../internal/option  the options' declaration: the table of rows, their typed With,
+//	                  the record of those written, the rules of single values
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector

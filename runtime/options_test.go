@@ -33,9 +33,9 @@ func parsePackage(t *testing.T) []*ast.File {
 
 // The With functions and the Config fields are written by hand, for the
 // public API; each must be the one its row names. A row's opt variable is
-// named after its field, and With<Field> returns opt<Field>.with.
+// named after its field, and With<Field> returns opt<Field>.With.
 func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
-	withCalls := map[string]string{} // With function -> opt variable it returns .with of
+	withCalls := map[string]string{} // With function -> opt variable it returns .With of
 	optFields := map[string]string{} // opt variable -> field its row declares
 	consts := map[string]string{}    // runtime constant -> its string value
 	for _, f := range parsePackage(t) {
@@ -47,7 +47,7 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 				}
 				if ret, ok := n.Body.List[0].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
 					if call, ok := ret.Results[0].(*ast.CallExpr); ok {
-						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "with" {
+						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "With" {
 							if id, ok := sel.X.(*ast.Ident); ok {
 								withCalls[n.Name.Name] = id.Name
 							}
@@ -66,7 +66,7 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 							consts[name.Name] = s
 						}
 					case *ast.CallExpr:
-						if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "programOnly" {
+						if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ProgramOnly" {
 							v, _ = sel.X.(*ast.CallExpr)
 						}
 						if v != nil && len(v.Args) >= 2 {
@@ -81,13 +81,13 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 		})
 	}
 	names := map[string]bool{}
-	for _, s := range settings {
+	for _, s := range options.Settings() {
 		if names[s.Name] {
 			t.Errorf("two rows are named %q", s.Name)
 		}
 		names[s.Name] = true
 		if got := withCalls[s.Func()]; got != "opt"+s.Field {
-			t.Errorf("%s: the row's With function %s returns %q.with, want opt%s.with", s.Name, s.Func(), got, s.Field)
+			t.Errorf("%s: the row's With function %s returns %q.With, want opt%s.With", s.Name, s.Func(), got, s.Field)
 		}
 		if got := optFields["opt"+s.Field]; got != s.Field {
 			t.Errorf("%s: opt%s declares field %q, want %q", s.Name, s.Field, got, s.Field)
@@ -101,13 +101,13 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 		var c Config
 		out := reflect.ValueOf(s.With).Call([]reflect.Value{reflect.ValueOf(s.Default)})
 		out[0].Interface().(Option)(&c)
-		if !reflect.DeepEqual(s.value(&c), s.Default) || !c.isWritten(s) || c.written != 1<<s.bit {
-			t.Errorf("%s: its With wrote %v (written %b), want %v in %s alone", s.Name, s.value(&c), c.written, s.Default, s.Field)
+		if !reflect.DeepEqual(s.Value(&c), s.Default) || !s.Written(&c) || c.written&(c.written-1) != 0 {
+			t.Errorf("%s: its With wrote %v (written %b), want %v in %s alone", s.Name, s.Value(&c), c.written, s.Default, s.Field)
 		}
 	}
 	for fn, v := range withCalls {
 		if !strings.HasPrefix(v, "opt") || optFields[v] != strings.TrimPrefix(fn, "With") {
-			t.Errorf("%s returns %s.with, not the row of its field", fn, v)
+			t.Errorf("%s returns %s.With, not the row of its field", fn, v)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func TestEveryOptionRowHasItsFieldAndWithFunction(t *testing.T) {
 // no annotation's business: an option added without a row is caught.
 func TestEveryConfigFieldIsDeclared(t *testing.T) {
 	fields := map[string]bool{"Entity": true, "Logger": true, "Clock": true}
-	for _, s := range settings {
+	for _, s := range options.Settings() {
 		fields[s.Field] = true
 	}
 	for f := range reflect.TypeFor[Config]().Fields() {

@@ -3,13 +3,9 @@ package runtime
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hotkeygen/hotkeygen/internal/option"
 )
-
-// settingSet is a set of settings, each by its bit.
-type settingSet uint64
-
-func (c *Config) wrote(s *setting)            { c.written |= 1 << s.bit }
-func (c *Config) isWritten(s anySetting) bool { return c.written&(1<<s.self().bit) != 0 }
 
 // ConfigError reports one invalid setting. Option is the annotation option
 // name ("warm_qps"), so the generator can point at the offending argument.
@@ -28,7 +24,7 @@ func (e *ConfigError) Error() string {
 // it, local_size=5 alone lowers top_n, a short local_ttl shortens refresh.
 // Only two written values can contradict each other.
 func (c Config) resolved() Config {
-	w := c.isWritten
+	w := func(s option.Any[Config]) bool { return s.Self().Written(&c) }
 	switch {
 	case !w(optWarmQPS):
 		c.WarmQPS = c.HotQPS / WarmRatio
@@ -59,15 +55,13 @@ func (c Config) resolved() Config {
 // generator calls it on annotation values, so the rules live here once.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(s anySetting, format string, args ...any) {
-		errs = append(errs, s.self().errorf(format, args...))
+	bad := func(s option.Any[Config], format string, args ...any) {
+		errs = append(errs, s.Self().Errorf(format, args...))
 	}
 	r := c.resolved()
 	// The rules of single values, declared with the options (options.go),
 	// then those relating two options.
-	for _, s := range settings {
-		errs = append(errs, s.check(&r)...)
-	}
+	errs = append(errs, options.Check(&r)...)
 	switch {
 	case r.MaxValueBytes < 0:
 		bad(optMaxValueBytes, "must not be negative (0 disables the warning), got %d", r.MaxValueBytes)

@@ -1,5 +1,6 @@
 // Package option is the runtime's declaration of its options, as the
-// annotations and generator packages read it.
+// annotations and generator packages read it, and the machinery that
+// declares them.
 //
 // runtime/options.go declares every option once: its name, Config field,
 // default, kind and rules. The annotations' table, the generator's option
@@ -7,6 +8,13 @@
 // declaration itself stays unexported, so the runtime's public API does
 // not grow; the runtime publishes a read-only copy here, where the other
 // packages of this module, and only they, can read it.
+//
+// The declaration is a Table (table.go) of Settings (setting.go), each
+// row a typed Of (of.go) whose With is the runtime's With function; a
+// configuration records the options written to it in a Written
+// (written.go), and rules.go holds the rules of single values the rows
+// share. None of it names runtime.Config, so it lives here, beside the
+// Rows it publishes, and is tested alone.
 package option
 
 import "slices"
