@@ -1,69 +1,24 @@
 package runtime
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
 
-// schedule says when each periodic job is next due. One goroutine ticks at
-// the finest period and runs whatever is due, so background work costs one
-// goroutine and one timer per Cache, and a goroutine per job that waits on
-// Redis while it runs (see job).
-type schedule struct {
-	period                            time.Duration
-	promote, demote, refresh, monitor time.Time
-	promoteEvery, demoteEvery         time.Duration
-	refreshEvery, monitorEvery        time.Duration
-}
-
-func newSchedule(cfg Config, now time.Time) schedule {
-	s := schedule{
-		period:       cfg.Window / detect.Slots,
-		promoteEvery: cfg.PromoteEvery,
-		demoteEvery:  cfg.DemoteEvery,
-		refreshEvery: cfg.Refresh,
-		monitorEvery: cfg.MonitorEvery,
-	}
-	for _, d := range []time.Duration{cfg.PromoteEvery, cfg.DemoteEvery, cfg.Refresh, cfg.MonitorEvery} {
-		if d > 0 {
-			s.period = min(s.period, d)
-		}
-	}
-	s.promote = now.Add(s.promoteEvery)
-	s.demote = now.Add(s.demoteEvery)
-	s.refresh = now.Add(s.refreshEvery)
-	s.monitor = now.Add(s.monitorEvery)
-	return s
-}
-
-// due reports whether a job with interval every is due at now, and if so
-// schedules its next run.
-//
-// A job is due a little early rather than a whole tick late: ticks arrive
-// with jitter, and a tick a microsecond before the job's time would
-// otherwise push it to the next one, doubling a refresh interval that
-// equals the tick period.
-func (s *schedule) due(next *time.Time, every time.Duration, now time.Time) bool {
-	if every <= 0 || now.Add(s.period/2).Before(*next) {
-		return false
-	}
-	*next = next.Add(every)
-	if next.Before(now) { // fell behind: do not run it twice in a row
-		*next = now.Add(every)
-	}
-	return true
+// newSchedule is the schedule of a Cache configured by cfg, as of now.
+func newSchedule(cfg Config, now time.Time) background.Schedule {
+	return background.New(cfg.Window/detect.Slots, now, cfg.PromoteEvery, cfg.DemoteEvery, cfg.Refresh, cfg.MonitorEvery)
 }
 
 func (c *Cache[K, V]) run() {
-	every(c.cfg.Clock, c.sched.period, c.done, func() { c.tick(c.cfg.Clock.Now()) })
+	background.Every(c.cfg.Clock, c.sched.Period, c.done, func() { c.tick(c.cfg.Clock.Now()) })
 }
 
 // tick advances the detection window to now, runs the jobs that are due
 // and adds the second's sample to History. It never waits on Redis: the
-// jobs that do run on goroutines of their own (see job).
+// jobs that do run on goroutines of their own (see background.Job).
 func (c *Cache[K, V]) tick(now time.Time) {
 	c.tickMu.Lock()
 	defer c.tickMu.Unlock()
@@ -84,29 +39,29 @@ func (c *Cache[K, V]) tick(now time.Time) {
 			c.agg.queue(slotReport{from, ended})
 		}
 		if c.agg.waiting() {
-			c.start(&c.jobs.report, "aggregation report", c.reportPending)
+			c.jobs.report.Start(c.ctx, &c.g, c.log, "aggregation report", c.reportPending)
 		}
 	}
 
 	var pass detect.Pass
-	if s.due(&s.promote, s.promoteEvery, now) {
+	if s.Due(&s.Promote, now) {
 		pass |= detect.PromotePass
 	}
-	if s.due(&s.demote, s.demoteEvery, now) {
+	if s.Due(&s.Demote, now) {
 		pass |= detect.DemotePass
 	}
 	if pass != 0 {
 		c.selectHot(pass)
 	}
-	if s.due(&s.refresh, s.refreshEvery, now) {
-		c.start(&c.jobs.refresh, "refresh", c.refresh)
+	if s.Due(&s.Refresh, now) {
+		c.jobs.refresh.Start(c.ctx, &c.g, c.log, "refresh", c.refresh)
 	}
 	c.hist.add(total{
 		at: now, reads: reads, hits: hits,
 		errs:   c.count.redisErrors.Load() + c.count.failedFast.Load(),
 		stales: c.count.staleReads.Load(),
 	})
-	if s.due(&s.monitor, s.monitorEvery, now) {
+	if s.Due(&s.Monitor, now) {
 		c.logStats()
 	}
 }
@@ -116,7 +71,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 // reading taken for it; while the last read still waits on Redis, it runs
 // at once on the last reading.
 func (c *Cache[K, V]) selectHot(pass detect.Pass) {
-	if c.agg != nil && c.start(&c.jobs.cluster, "cluster read", func() {
+	if c.agg != nil && c.jobs.cluster.Start(c.ctx, &c.g, c.log, "cluster read", func() {
 		c.readCluster()
 		c.det.reselect(pass)
 	}) {
@@ -125,44 +80,9 @@ func (c *Cache[K, V]) selectHot(pass detect.Pass) {
 	c.det.reselect(pass)
 }
 
-// job is one kind of background work that waits on Redis: the
-// aggregation report, the cluster read, the refresh. Each run has a
-// goroutine of its own, so that the tick, which samples History and runs
-// detection, never waits on Redis: a node that accepts connections and
-// never answers would stop both, and the live page would show no errors
-// at the height of an outage. A job runs once at a time: a tick that
-// finds its last run still waiting skips it.
-type job struct {
-	running sync.Mutex   // held by the run under way
-	skipped atomic.Int64 // runs skipped while the one under way waits
-}
-
-// jobs are a Cache's kinds of job.
-type jobs struct{ report, cluster, refresh job }
-
-// start runs f, the job j called name, on a goroutine of its own, which
-// Close waits for, unless j's last run is still under way; it reports
-// whether f started. Only the first run skipped while one waits is logged,
-// and when that one ends, how many were skipped.
-func (c *Cache[K, V]) start(j *job, name string, f func()) bool {
-	if !j.running.TryLock() {
-		if j.skipped.Add(1) == 1 {
-			c.log.Warn("hotkey: background work still waits on Redis; its next runs are skipped until it ends", "job", name)
-		}
-		return false
-	}
-	started := c.g.Go(func() {
-		defer j.running.Unlock()
-		f()
-		if n := j.skipped.Swap(0); n > 0 && c.ctx.Err() == nil {
-			c.log.Info("hotkey: background work ended", "job", name, "skipped_runs", n)
-		}
-	})
-	if !started {
-		j.running.Unlock()
-	}
-	return started
-}
+// jobs are a Cache's kinds of background work that wait on Redis, each
+// run off the tick, once at a time (see background.Job).
+type jobs struct{ report, cluster, refresh background.Job }
 
 // readsPerSec is the number of reads over the window's complete slots divided by
 // the window; before a whole window has passed it counts from the start,

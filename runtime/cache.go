@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
@@ -103,7 +104,7 @@ type Cache[K comparable, V any] struct {
 	hist      history
 
 	tickMu sync.Mutex // serialises ticks
-	sched  schedule
+	sched  background.Schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
 	// refreshLog and publishLog space the lines about failed refreshes
 	// and failed announcements.

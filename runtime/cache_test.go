@@ -19,6 +19,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -156,12 +157,11 @@ func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
 func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
 
 // tickAndWait runs c's tick at now and waits for the jobs it started,
-// which run on goroutines of their own (see job).
+// which run on goroutines of their own (see background.Job).
 func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
 	c.tick(now)
-	for _, j := range []*job{&c.jobs.report, &c.jobs.cluster, &c.jobs.refresh} {
-		j.running.Lock()
-		j.running.Unlock() // the run under way, if any, has ended
+	for _, j := range []*background.Job{&c.jobs.report, &c.jobs.cluster, &c.jobs.refresh} {
+		j.Wait()
 	}
 }
 

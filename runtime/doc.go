@@ -19,7 +19,7 @@ package runtime
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies
 //	detector.go     which keys are hot: the recorder and the hot set
 //	aggregate.go    cluster-wide detection (aggregate=on)
-//	background.go   the one ticking goroutine and the jobs it starts
+//	background.go   what the one ticking goroutine does, and the jobs it starts
 //	collection.go   Collection: a value kept as a Redis hash, read and written by item
 //	collection_write.go  the write script's runs for a Collection's owners
 //	changes.go      MarkChanged, onto the change buffer
@@ -34,7 +34,7 @@ package runtime
 //	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
 //	errors.go       the errors a caller matches, the one prefix rule, and the
 //	                one classifier of "absent, or did Redis fail?"
-//	clock.go, throttle.go  Clock and the ticker loop; spaced log lines
+//	clock.go, throttle.go  Clock; spaced log lines
 //
 // Mechanisms that need no key or value type live in internal packages,
 // each tested alone against a real redis-server:
@@ -47,6 +47,7 @@ package runtime
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/group    goroutines a close waits for
+//	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop
 //	../internal/option  the options' declaration: the table of rows, their typed With,
 //	                  the record of those written, the rules of single values
 //	wire              the msgpack reader that checks every length before it allocates

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
@@ -167,7 +168,7 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 // costs one claim per interval.
 func (w *syncWorker[K, V]) run() {
 	c := w.c
-	every(c.cfg.Clock, c.cfg.SyncEvery, c.done, func() {
+	background.Every(c.cfg.Clock, c.cfg.SyncEvery, c.done, func() {
 		for c.ctx.Err() == nil {
 			step, err := w.once(c.ctx)
 			c.chg.SampleRate()
