@@ -32,8 +32,8 @@ package runtime
 //	options.go      every option, declared once; config.go, validate.go and
 //	                changes_config.go derive Config, With… and the checks from it
 //	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
-//	errors.go       the errors a caller matches, the one prefix rule, and the
-//	                one classifier of "absent, or did Redis fail?"
+//	errors.go       the errors a caller matches, and the one classifier of
+//	                "absent, or did Redis fail?"
 //	clock.go, throttle.go  Clock; spaced log lines
 //
 // Mechanisms that need no key or value type live in internal packages,
@@ -47,6 +47,7 @@ package runtime
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/group    goroutines a close waits for
+//	internal/operr    an operation's error: "hotkey: ", the operation and its key once
 //	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop
 //	../internal/option  the options' declaration: the table of rows, their typed With,
 //	                  the record of those written, the rules of single values

@@ -3,9 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
 // The sentinel errors carry no prefix: the runtime returns them wrapped,
@@ -27,56 +27,14 @@ var (
 // Redis answers. The error names the node by its address.
 var ErrUnavailable = errors.New("Redis unavailable")
 
-// opError is the error of an operation (op) on a key, and on one of its
-// fields for a collection's item; key is empty for an operation on
-// several. It is the one error a caller gets that says "hotkey: " and
-// what failed: `hotkey: hget "devtok:42" "phone": Redis unavailable at
-// 10.0.0.7:6379 (…)`. The errors it wraps name neither.
-type opError struct {
-	op, key, field string
-	err            error
-}
+// opError is the error of an operation: it says "hotkey: " and what
+// failed once (runtime/internal/operr). collection.go makes its errors
+// through opErr and fieldErr too.
+type opError = operr.Error
 
-func (e *opError) Error() string {
-	s := "hotkey: " + e.op
-	if e.key != "" {
-		s += " " + strconv.Quote(e.key)
-	}
-	if e.field != "" {
-		s += " " + strconv.Quote(e.field)
-	}
-	return s + ": " + e.err.Error()
-}
-
-func (e *opError) Unwrap() error { return e.err }
-
-// opErr returns err, the cause of op on key failing, as that operation's
-// error, unless a layer below already made it one: an operation's
-// prefix, and its key, appear once in an error, however many layers it
-// went through.
-func opErr(op, key string, err error) error {
-	if _, ok := err.(*opError); ok {
-		return err
-	}
-	return &opError{op: op, key: key, err: err}
-}
-
-// fieldErr is opErr for an operation on field of key.
-func fieldErr(op, key, field string, err error) error {
-	if _, ok := err.(*opError); ok {
-		return err
-	}
-	return &opError{op: op, key: key, field: field, err: err}
-}
-
-// causeOf returns what err, an operation's error, says of why it failed,
-// without its prefix: for an error that quotes another.
-func causeOf(err error) error {
-	if oe, ok := err.(*opError); ok {
-		return oe.err
-	}
-	return err
-}
+func opErr(op, key string, err error) error           { return operr.Of(op, key, err) }
+func fieldErr(op, key, field string, err error) error { return operr.OfField(op, key, field, err) }
+func causeOf(err error) error                         { return operr.Cause(err) }
 
 // What a read found, absent or failed: the one classifier every read
 // path asks. A key missing from Redis (noKey) sends a read to the loader;

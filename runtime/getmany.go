@@ -224,7 +224,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 		var err error
 		if rows, err = c.batchLoader(ctx, ks); err != nil {
 			c.count.loadErrors.Add(1)
-			return &opError{op: fmt.Sprintf("load %d keys", len(ks)), err: err} // the user's error, kept whole
+			return &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
 		}
 	}
 	pipe := c.rdb.Pipeline()

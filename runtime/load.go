@@ -53,7 +53,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		return nil, exp, inRedis, opErr(c.store.ReadOp(), key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
-		return nil, 0, false, &opError{op: "load", key: key, err: err} // the user's error, kept whole
+		return nil, 0, false, &opError{Op: "load", Key: key, Err: err} // the user's error, kept whole
 	case v == nil:
 		c.count.loadErrors.Add(1)
 		return nil, 0, false, opErr("load", key, errors.New("the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row"))
@@ -116,7 +116,7 @@ func (c *Cache[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		if !errors.Is(lerr, ErrNotFound) {
 			c.count.loadErrors.Add(1)
 		}
-		return nil, &opError{op: "load", key: c.key(k), err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
+		return nil, &opError{Op: "load", Key: c.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
 		return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
