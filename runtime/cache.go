@@ -18,6 +18,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
 	"github.com/Yiling-J/theine-go"
@@ -61,17 +62,12 @@ type Cache[K comparable, V any] struct {
 	prefix string
 	codec  *codec[V]
 	log    *slog.Logger
-	// isCluster is set on a Redis Cluster, where one MGET holds keys of
-	// one hash slot only.
-	isCluster bool
 	// store is how values sit in Redis: a String per key, or a hash for
 	// a collection (runtime/internal/layout).
 	store layout.Layout
-	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
-	// loader that writes placeholders for null_ttl. Its reads then ask for
-	// the key's remaining TTL in the same round trip, so that no local
-	// copy outlives the key (copyMeta.live); the others pay nothing.
-	learnsTTL bool
+	// reader sends the reads of bytes to Redis, through the breakers of
+	// their nodes (runtime/internal/reads).
+	reader reads.Reader
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -175,11 +171,14 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		landed:      newLandings(),
 		done:        make(chan struct{}),
 	}
-	_, c.isCluster = rdb.(*redis.ClusterClient)
-	c.learnsTTL = cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
-	c.store = layout.NewString(cfg.Clock, c.learnsTTL)
+	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
+	// loader that writes placeholders for null_ttl. Its reads then ask for
+	// the key's remaining TTL in the same round trip, so that no local
+	// copy outlives the key (copyMeta.live); the others pay nothing.
+	learnsTTL := cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
+	c.store = layout.NewString(cfg.Clock, learnsTTL)
 	if glue.hash {
-		c.store = layout.NewHash(cfg.Clock, c.learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
+		c.store = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)
@@ -204,6 +203,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)
 	}
 	c.hub, c.copies.nodes = hub, &hub.Nodes
+	_, cluster := rdb.(*redis.ClusterClient)
+	c.reader = reads.Reader{Client: rdb, Store: c.store, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
+		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.countRedisError, Missing: noKey{}}
 	if err := c.setupChanges(); err != nil {
 		c.Close()
 		return nil, err

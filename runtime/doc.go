@@ -10,10 +10,9 @@ package runtime
 //	cache.go        Cache: New, Get (the read path, traced top to bottom), Set, Del, Close
 //	getmany.go      GetMany: a batch of Gets, one round trip per node
 //	flight.go       a cold read, and one load per key for concurrent misses (singleflight)
-//	read.go         a read of one key from Redis, through its node's breaker
+//	read.go         a read of one key from Redis, decoded
 //	load.go         the loader behind a miss: placeholders, jitter, degrade
 //	store.go        the writes and decodes of a Cache, through its layout
-//	mget.go         batched reads per node, the refresh's and GetMany's
 //	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies
@@ -46,6 +45,8 @@ package runtime
 //	internal/track    the transport: one hub per client, shared by its repositories (sessions,
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
+//	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
+//	                  per node (the refresh's and GetMany's)
 //	internal/group    goroutines a close waits for
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once
 //	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop

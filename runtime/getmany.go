@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -69,7 +70,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {
-				c.copies.keep(p.e, p.t, nil, 0, len(raw[j]), exps.of(j))
+				c.copies.keep(p.e, p.t, nil, 0, len(raw[j]), exps.Of(j))
 			}
 			continue
 		case err != nil && c.loader == nil && c.batchLoader == nil:
@@ -79,7 +80,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 			load = append(load, p)
 			continue
 		}
-		c.deliver(out, p, v, len(raw[j]), exps.of(j))
+		c.deliver(out, p, v, len(raw[j]), exps.Of(j))
 	}
 	if len(load) > 0 {
 		if err := c.loadMany(ctx, out, load); err != nil {
@@ -128,7 +129,7 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int
 // holding a copy of one of todo's keys opens: as for Get, a copy beats
 // waiting on a node that does not answer (serveStale decides whether it
 // is served). The read goes on without its caller, on a goroutine Close waits for.
-func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, expiries, error) {
+func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, reads.Expiries, error) {
 	opened, stop := context.WithCancel(context.Background())
 	defer stop()
 	var first *pending[K, V]
@@ -150,7 +151,7 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 	}
 	type read struct {
 		raw  [][]byte
-		exps expiries
+		exps reads.Expiries
 		err  error
 	}
 	done := make(chan read, 1)
@@ -170,13 +171,13 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 
 // readMany returns the bytes of every key of todo, nil where Redis has
 // none, and their expiries.
-func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, expiries, error) {
+func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, reads.Expiries, error) {
 	keys := make([]string, len(todo))
 	for j, p := range todo {
 		keys[j] = p.key
 	}
-	raw, exps, errs := c.mget(ctx, keys)
-	if err := firstError(errs); err != nil {
+	raw, exps, errs := c.reader.Many(ctx, keys)
+	if err := reads.FirstError(errs); err != nil {
 		return nil, nil, err
 	}
 	return raw, exps, nil

@@ -1,11 +1,6 @@
 package runtime
 
-import (
-	"context"
-	"errors"
-
-	"github.com/redis/go-redis/v9"
-)
+import "context"
 
 // fetch reads and decodes key from Redis, and returns the size of the
 // bytes read and the expiry of a copy of them (see layout.Layout.Read).
@@ -23,31 +18,9 @@ func (c *Cache[K, V]) fetch(ctx context.Context, key string, patient bool) (v *V
 	return v, len(b), exp, err
 }
 
-// ask sends read, a read of key, to the key's node through its breaker:
-// refused at once while the node is down, unless patient, and abandoned
-// when the breaker opens meanwhile. A missing key is noKey; a failure is
-// counted and handed to the breaker. Every read of one key goes through
-// it: Get's, the flight's, HGet's.
+// ask sends read, a read of key, to the key's node through its breaker
+// (reads.Reader.Ask). Every read of one key goes through it: Get's, the
+// flight's, HGet's.
 func (c *Cache[K, V]) ask(ctx context.Context, key string, patient bool, read func(context.Context) error) error {
-	n := c.copies.nodes.Of(key)
-	if !patient && n.Down(ctx) {
-		return c.count.refuse(n)
-	}
-	rctx, release := ctx, func() {}
-	if !patient {
-		rctx, release = n.UntilOpened(ctx)
-	}
-	err := read(rctx)
-	release()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, redis.Nil):
-		return noKey{}
-	case !patient && n.Unreachable() && ctx.Err() == nil:
-		return c.count.refuse(n) // the breaker opened while it waited
-	}
-	c.countRedisError(ctx, err)
-	n.Failed(ctx, err)
-	return err
+	return c.reader.Ask(ctx, key, patient, read)
 }

@@ -19,7 +19,7 @@ func (c *Cache[K, V]) refresh() {
 	c.logRefreshFailures(c.reload(c.ctx, es))
 }
 
-// reload reads the keys of es with pipelined MGETs (see mget), whose cost
+// reload reads the keys of es with pipelined MGETs (see reads.Reader.Many), whose cost
 // grows with round trips of hundreds of keys, not with keys, and applies
 // each answer through the freshness protocol. A key missing from Redis is
 // dropped locally; a key that fails RefreshFailures times in a row is
@@ -35,7 +35,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 		keys[i] = e.key
 		ts[i] = c.copies.begin(e.key)
 	}
-	raw, exps, errs := c.mget(ctx, keys)
+	raw, exps, errs := c.reader.Many(ctx, keys)
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {
@@ -48,7 +48,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 			continue
 		}
 		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
-		if c.copies.reverify(e, t, sum, exps.of(i)) {
+		if c.copies.reverify(e, t, sum, exps.Of(i)) {
 			c.count.refreshes.Add(1)
 			continue
 		}
@@ -61,7 +61,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 			continue
 		}
 		c.count.refreshes.Add(1)
-		if c.copies.keep(e, t, v, sum, len(raw[i]), exps.of(i)) {
+		if c.copies.keep(e, t, v, sum, len(raw[i]), exps.Of(i)) {
 			e.refreshed()
 		}
 	}

@@ -1,0 +1,99 @@
+package reads
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
+)
+
+var (
+	errUnavailable = errors.New("Redis unavailable")
+	errMissing     = errors.New("no such key")
+)
+
+// env is a Reader's test bench: a real redis-server, one node with its
+// breaker in front of it, and the counts the Reader's callbacks keep.
+type env struct {
+	srv             *redistest.Server
+	rdb             *redis.Client
+	r               *Reader
+	refused, counts atomic.Int64
+	hook            *pipelines
+}
+
+// newEnv returns a Reader of a String per key over a fresh server; ttl
+// says whether it learns its keys' TTLs.
+func newEnv(t *testing.T, ttl bool) *env {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	var g group.Group
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); g.Close() })
+	brk := &breaker.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: g.Go, Unavailable: errUnavailable}
+	probe := srv.Client(t)
+	n := track.NewNode(ctx, srv.Addr, time.Now(), func(ctx context.Context) error { return probe.Ping(ctx).Err() }, brk)
+	e := &env{srv: srv, rdb: rdb, hook: &pipelines{}}
+	rdb.AddHook(e.hook)
+	e.r = &Reader{
+		Client: rdb, Store: layout.NewString(nil, ttl), Nodes: &track.Nodes{One: n}, LearnsTTL: ttl, Now: time.Now,
+		Refuse:  func(n *track.Node) error { e.refused.Add(1); return n.Unavailable() },
+		Count:   func(ctx context.Context, err error) bool { e.counts.Add(1); return true },
+		Missing: errMissing,
+	}
+	return e
+}
+
+// pipelines counts the pipelines sent and the commands in them, by name,
+// but for those of a connection's handshake.
+type pipelines struct {
+	mu   sync.Mutex
+	n    int
+	cmds map[string]int
+}
+
+func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		p.mu.Lock()
+		sent := false
+		for _, c := range cmds {
+			if name := strings.ToLower(c.Name()); name != "client" && name != "hello" { // a connection's handshake
+				if p.cmds == nil {
+					p.cmds = map[string]int{}
+				}
+				p.cmds[name]++
+				sent = true
+			}
+		}
+		if sent {
+			p.n++
+		}
+		p.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// take returns what was counted since the last take.
+func (p *pipelines) take() (int, map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, cmds := p.n, p.cmds
+	p.n, p.cmds = 0, nil
+	return n, cmds
+}

@@ -1,0 +1,195 @@
+// Package reads sends a Cache's reads to Redis through the breakers of
+// their nodes: one key's read (Ask), and a batch in as few commands as
+// the layout allows, one round trip per node (Many). Neither needs the
+// key or value type: they move bytes, and the runtime's typed facade
+// decodes them. Why a package: what a read does when a node is down,
+// hangs or fails is the same for every entity, and is tested here alone
+// against a real redis-server.
+package reads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
+)
+
+// Reader reads a Cache's keys from Redis. Its fields are set once, when
+// the Cache has joined its client's hub, and never change.
+type Reader struct {
+	Client redis.UniversalClient
+	// Store is how values sit in Redis (runtime/internal/layout).
+	Store layout.Layout
+	// Nodes says which node, and so which breaker, covers a key.
+	Nodes *track.Nodes
+	// Cluster is set on a Redis Cluster, where one MGET holds keys of one
+	// hash slot only.
+	Cluster bool
+	// LearnsTTL is set when the entity's keys carry a TTL: a batch read
+	// then asks each key's PTTL in the same round trip.
+	LearnsTTL bool
+	Now       func() time.Time
+	// Refuse counts a call refused because n is unreachable, and returns
+	// the cause of its error.
+	Refuse func(n *track.Node) error
+	// Count counts err, a command's failure under ctx, as a Redis error
+	// unless it says only that ctx ended, and reports whether it counted.
+	Count func(ctx context.Context, err error) bool
+	// Missing is the error of a key absent from Redis.
+	Missing error
+}
+
+// Ask sends read, a read of key, to the key's node through its breaker:
+// refused at once while the node is down, unless patient, and abandoned
+// when the breaker opens meanwhile. A missing key is Missing; a failure
+// is counted and handed to the breaker. Every read of one key goes
+// through it: Get's, the flight's, HGet's.
+func (r *Reader) Ask(ctx context.Context, key string, patient bool, read func(context.Context) error) error {
+	n := r.Nodes.Of(key)
+	if !patient && n.Down(ctx) {
+		return r.Refuse(n)
+	}
+	rctx, release := ctx, func() {}
+	if !patient {
+		rctx, release = n.UntilOpened(ctx)
+	}
+	err := read(rctx)
+	release()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.Nil):
+		return r.Missing
+	case !patient && n.Unreachable() && ctx.Err() == nil:
+		return r.Refuse(n) // the breaker opened while it waited
+	}
+	r.Count(ctx, err)
+	n.Failed(ctx, err)
+	return err
+}
+
+// Many reads keys in as few commands as the layout allows (PerRead),
+// all in one pipeline: MGETs of at most layout.MGetChunk keys, or an
+// HGETALL per collection. That is one round trip on a single server, one
+// per node (in parallel) on a cluster, where each MGET holds keys of one
+// hash slot. It returns each key's bytes, nil where Redis has none, the
+// expiry of a copy of each (a PTTL per key in the same pipeline, when the
+// entity learns its keys' TTLs), and the error of each key whose read
+// failed, or a nil slice when none did. The keys of a node that is
+// unreachable fail at once, without a command.
+func (r *Reader) Many(ctx context.Context, keys []string) ([][]byte, Expiries, []error) {
+	vals := make([][]byte, len(keys))
+	var exps Expiries
+	if r.LearnsTTL {
+		exps = make(Expiries, len(keys))
+	}
+	var errs []error
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = make([]error, len(keys))
+		}
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	groups := Groups(keys, r.Cluster, r.Store.PerRead())
+	pipe := r.Client.Pipeline()
+	replies := make([]*layout.Reply, len(groups))
+	nodes := make([]*track.Node, len(groups))
+	for g, idx := range groups {
+		nodes[g] = r.Nodes.Of(keys[idx[0]]) // one slot, or one node
+		if nodes[g].Down(ctx) {
+			continue
+		}
+		args := make([]string, len(idx))
+		for j, i := range idx {
+			args[j] = keys[i]
+		}
+		replies[g] = r.Store.Queue(ctx, pipe, args)
+	}
+	sent := r.Now()
+	r.exec(ctx, pipe, nodes)
+	for g, idx := range groups {
+		reply := replies[g]
+		var got [][]byte
+		var err error
+		if reply == nil {
+			err = r.Refuse(nodes[g])
+		} else if got, err = reply.Values(); err != nil {
+			err = r.failed(ctx, nodes[g], err)
+		} else if len(got) != len(idx) { // only an MGET reads several keys
+			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(got))
+		}
+		for j, i := range idx {
+			if err != nil {
+				fail(i, operr.Of(r.Store.ReadOp(), keys[i], err))
+			} else {
+				vals[i] = got[j]
+			}
+		}
+		if reply == nil || exps == nil {
+			continue
+		}
+		// A key whose PTTL failed fails the read.
+		for j, i := range idx {
+			var perr error
+			if exps[i], perr = reply.Expiry(j, sent); perr != nil {
+				fail(i, operr.Of("pttl", keys[i], perr))
+			}
+		}
+	}
+	return vals, exps, errs
+}
+
+// FirstError returns the first error of errs, as Many returns them, nil
+// when there is none.
+func FirstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exec sends the commands of a batch read, queued on pipe for nodes, and
+// waits for their replies until one of those nodes' breakers opens
+// (UntilOpened): a batch waits on a hung node no longer than a single
+// read does.
+func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node) {
+	if pipe.Len() == 0 {
+		return
+	}
+	rctx := ctx
+	seen := make(map[*track.Node]bool, 1)
+	for _, n := range nodes {
+		if n == nil || seen[n] {
+			continue
+		}
+		seen[n] = true
+		var release func()
+		rctx, release = n.UntilOpened(rctx)
+		defer release()
+	}
+	if _, err := pipe.Exec(rctx); err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
+		r.Count(ctx, err)
+	}
+}
+
+// failed returns the cause of the error of a batch read's command on n
+// that failed with err: the refusal of an unreachable node when its
+// breaker opened while the batch waited (exec), err otherwise, told to
+// the breaker.
+func (r *Reader) failed(ctx context.Context, n *track.Node, err error) error {
+	if n.Unreachable() && ctx.Err() == nil {
+		return r.Refuse(n)
+	}
+	n.Failed(ctx, err)
+	return err
+}

@@ -1,0 +1,119 @@
+package reads
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A batch of 1,200 keys is one pipeline of three MGETs, with a PTTL per
+// key when the entity learns TTLs: each key's bytes, nil where Redis has
+// none, and the expiry of a copy of each.
+func TestManyReadsABatchInOnePipeline(t *testing.T) {
+	for _, ttl := range []bool{false, true} {
+		t.Run("ttl="+strconv.FormatBool(ttl), func(t *testing.T) {
+			e := newEnv(t, ttl)
+			ctx := context.Background()
+			keys := make([]string, 1200)
+			for i := range keys {
+				keys[i] = "k:" + strconv.Itoa(i)
+				if i%3 != 0 { // every third is absent
+					e.rdb.Set(ctx, keys[i], "v"+strconv.Itoa(i), time.Hour)
+				}
+			}
+			e.hook.take()
+			vals, exps, errs := e.r.Many(ctx, keys)
+			if errs != nil {
+				t.Fatalf("errors: %v", FirstError(errs))
+			}
+			pipes, cmds := e.hook.take()
+			want := map[string]int{"mget": 3}
+			if ttl {
+				want["pttl"] = len(keys)
+			}
+			if pipes != 1 || len(cmds) != len(want) || cmds["mget"] != 3 || cmds["pttl"] != want["pttl"] {
+				t.Fatalf("%d pipelines with %v; want one with %v", pipes, cmds, want)
+			}
+			for i, k := range keys {
+				switch {
+				case i%3 == 0 && vals[i] != nil:
+					t.Fatalf("%s, absent, read %q", k, vals[i])
+				case i%3 != 0 && string(vals[i]) != "v"+strconv.Itoa(i):
+					t.Fatalf("%s read %q", k, vals[i])
+				case ttl != (exps.Of(i) > 0) && i%3 != 0:
+					t.Fatalf("%s: expiry %d, learning TTLs %v", k, exps.Of(i), ttl)
+				}
+			}
+		})
+	}
+}
+
+// The keys of a node that fails fail, each with an operation's error,
+// counted and handed to the breaker, which opens (or refused, when it
+// opened while the batch waited); while it is open, the next batch is
+// refused without a command.
+func TestManyFailsWithItsNode(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	e.srv.Kill()
+	keys := []string{"k:1", "k:2"}
+	_, _, errs := e.r.Many(ctx, keys)
+	for i, err := range errs {
+		if err == nil || !strings.HasPrefix(err.Error(), `hotkey: get "`+keys[i]+`": `) {
+			t.Fatalf("key %d failed with %v, want an operation's error naming it", i, err)
+		}
+	}
+	if e.counts.Load()+e.refused.Load() == 0 {
+		t.Fatal("the failure was neither counted nor refused")
+	}
+	if !e.r.Nodes.One.Unreachable() {
+		t.Fatal("the breaker is closed after the node failed")
+	}
+	e.hook.take()
+	_, _, errs = e.r.Many(ctx, keys)
+	if pipes, _ := e.hook.take(); pipes != 0 {
+		t.Fatalf("%d pipelines sent to a node found down", pipes)
+	}
+	if !errors.Is(FirstError(errs), errUnavailable) {
+		t.Fatalf("error %v; want the batch refused as unavailable", FirstError(errs))
+	}
+}
+
+// Ask reads one key through its node's breaker: a missing key is
+// Missing, a failure opens the breaker (counted, or refused when it opened
+// while the read waited), and then a read is refused at once, unless
+// patient.
+func TestAsk(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	get := func(key string) func(context.Context) error {
+		return func(ctx context.Context) error { return e.rdb.Get(ctx, key).Err() }
+	}
+	e.rdb.Set(ctx, "k:1", "v", 0)
+	if err := e.r.Ask(ctx, "k:1", false, get("k:1")); err != nil {
+		t.Fatalf("a present key: %v", err)
+	}
+	if err := e.r.Ask(ctx, "k:2", false, get("k:2")); err != errMissing {
+		t.Fatalf("a missing key: %v, want Missing", err)
+	}
+	if e.counts.Load() != 0 {
+		t.Fatal("a missing key counted as a failure")
+	}
+	e.srv.Kill()
+	if err := e.r.Ask(ctx, "k:1", false, get("k:1")); err == nil || e.counts.Load()+e.refused.Load() != 1 {
+		t.Fatalf("a read of a killed node: %v, counted %d, refused %d", err, e.counts.Load(), e.refused.Load())
+	}
+	if !e.r.Nodes.One.Unreachable() {
+		t.Fatal("the breaker is closed after the node failed")
+	}
+	asked := false
+	if err := e.r.Ask(ctx, "k:1", false, func(context.Context) error { asked = true; return nil }); !errors.Is(err, errUnavailable) || asked {
+		t.Fatalf("a read while the node is down: %v, sent %v; want refused unsent", err, asked)
+	}
+	if err := e.r.Ask(ctx, "k:1", true, func(context.Context) error { asked = true; return nil }); err != nil || !asked {
+		t.Fatalf("a patient read while the node is down: %v, sent %v; want sent", err, asked)
+	}
+}
