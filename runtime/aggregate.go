@@ -23,19 +23,17 @@ import (
 // replica from caching a key it hardly reads.
 
 // aggregator is a Cache's part in cluster-wide detection. The report and
-// the cluster read use it, each on its own goroutine (see job).
+// the cluster read use it, each on its own goroutine (see
+// background.Job).
 type aggregator[K comparable] struct {
-	mu sync.Mutex // guards reported, pending and failing
+	mu sync.Mutex // guards reported
 	// reported maps the names this replica reported in the last window to
 	// their keys: at most AggregateTop per slot.
 	reported map[string]reportedKey[K]
-	// pending holds the slots that ended and are not reported yet, oldest
-	// first: a report that waits on Redis holds up the next ones, which
-	// wait here rather than being lost (see queue).
-	pending []slotReport
-	// failing is set by a failed report or read, so only the first
-	// failure of a run is logged.
-	failing bool
+	// pending holds the slots that ended and are not reported yet.
+	pending aggregate.Queue
+	// health logs only the first failure of a run, and its end.
+	health aggregate.Health
 }
 
 type reportedKey[K comparable] struct {
@@ -47,50 +45,17 @@ func newAggregator[K comparable]() *aggregator[K] {
 	return &aggregator[K]{reported: map[string]reportedKey[K]{}}
 }
 
-// slotReport is a slot that ended and the entity's reads in it.
-type slotReport struct {
-	slot  int64
-	reads uint64
-}
-
-// queue adds r to the slots to report. Past detect.Slots of them the
-// oldest is dropped: it lies outside every window still to be read.
-func (a *aggregator[K]) queue(r slotReport) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.pending = append(a.pending, r)
-	if n := len(a.pending) - detect.Slots; n > 0 {
-		a.pending = append(a.pending[:0], a.pending[n:]...)
-	}
-}
-
-// take returns the slots to report, and empties the queue.
-func (a *aggregator[K]) take() []slotReport {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.pending
-	a.pending = nil
-	return p
-}
-
-// waiting reports whether a slot waits to be reported.
-func (a *aggregator[K]) waiting() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.pending) > 0
-}
-
 // reportPending reports every slot queued, in order, until none is left:
 // the aggregation report's job. A tick that finds it running leaves its
 // slot in the queue, for this run or the next tick's.
 func (c *Cache[K, V]) reportPending() {
 	for {
-		p := c.agg.take()
+		p := c.agg.pending.Take()
 		if len(p) == 0 {
 			return
 		}
-		for _, r := range p {
-			c.report(r.slot, r.reads)
+		for _, e := range p {
+			c.report(e.Slot, e.Reads)
 		}
 	}
 }
@@ -168,21 +133,13 @@ func (c *Cache[K, V]) aggregateFailed(op string, err error) {
 		return // Close interrupted it
 	}
 	c.count.aggregateErrors.Add(1)
-	c.agg.mu.Lock()
-	first := !c.agg.failing
-	c.agg.failing = true
-	c.agg.mu.Unlock()
-	if first {
+	if c.agg.health.Failed() {
 		c.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
 	}
 }
 
 func (c *Cache[K, V]) aggregateWorks() {
-	c.agg.mu.Lock()
-	was := c.agg.failing
-	c.agg.failing = false
-	c.agg.mu.Unlock()
-	if was {
+	if c.agg.health.Works() {
 		c.log.Info("hotkey: cluster aggregation works again")
 	}
 }

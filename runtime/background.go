@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 )
@@ -36,9 +37,9 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if c.agg != nil {
 		if to > from {
 			// The slot that just ended; any after it saw no reads.
-			c.agg.queue(slotReport{from, ended})
+			c.agg.pending.Add(aggregate.Ended{Slot: from, Reads: ended})
 		}
-		if c.agg.waiting() {
+		if c.agg.pending.Waiting() {
 			c.jobs.report.Start(c.ctx, &c.g, c.log, "aggregation report", c.reportPending)
 		}
 	}

@@ -17,7 +17,7 @@ package runtime
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies
 //	detector.go     which keys are hot: the recorder and the hot set
-//	aggregate.go    cluster-wide detection (aggregate=on)
+//	aggregate.go    cluster-wide detection (aggregate=on): the keys behind the reported names
 //	background.go   what the one ticking goroutine does, and the jobs it starts
 //	collection.go   Collection: a value kept as a Redis hash, read and written by item
 //	collection_write.go  the write script's runs for a Collection's owners
@@ -52,5 +52,7 @@ package runtime
 //	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop
 //	../internal/option  the options' declaration: the table of rows, their typed With,
 //	                  the record of those written, the rules of single values
+//	../internal/aggregate  cluster-wide counts in Redis, the slots waiting to be
+//	                  reported, and whether reporting fails
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector

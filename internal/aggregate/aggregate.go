@@ -16,6 +16,11 @@
 // TotalMember, sums every read of the entity in the slot, reported or
 // not, so that a key's share is of all reads, not of the few keys each
 // replica reported.
+//
+// A replica's side of the reporting needs no key type either: the slots
+// waiting to be reported while a report waits on Redis (Queue, queue.go),
+// and whether the last report or read failed (Health, health.go), so an
+// outage is logged once. The runtime maps names back to keys itself.
 package aggregate
 
 import (
