@@ -6,6 +6,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 )
 
 // newSchedule is the schedule of a Cache configured by cfg, as of now.
@@ -57,10 +58,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 	if s.Due(&s.Refresh, now) {
 		c.jobs.refresh.Start(c.ctx, &c.g, c.log, "refresh", c.refresh)
 	}
-	c.hist.add(total{
-		at: now, reads: reads, hits: hits,
-		errs:   c.count.redisErrors.Load() + c.count.failedFast.Load(),
-		stales: c.count.staleReads.Load(),
+	c.hist.Add(rates.Totals{
+		At: now, Reads: reads, Hits: hits,
+		Errs:   c.count.redisErrors.Load() + c.count.failedFast.Load(),
+		Stales: c.count.staleReads.Load(),
 	})
 	if s.Due(&s.Monitor, now) {
 		c.logStats()

@@ -18,6 +18,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
@@ -97,7 +98,7 @@ type Cache[K comparable, V any] struct {
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
 	readSnaps [detect.Ring]atomic.Uint64
-	hist      history
+	hist      *rates.History
 
 	tickMu sync.Mutex // serialises ticks
 	sched  background.Schedule
@@ -169,6 +170,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		log:         cfg.Logger,
 		flights:     map[K]*loadCall[V]{},
 		landed:      newLandings(),
+		hist:        rates.New(HistoryLen),
 		done:        make(chan struct{}),
 	}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a

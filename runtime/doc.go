@@ -47,6 +47,7 @@ package runtime
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
 //	                  per node (the refresh's and GetMany's)
+//	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once
 //	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop

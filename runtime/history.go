@@ -1,9 +1,6 @@
 package runtime
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // HistoryLen is how many samples History keeps: ten minutes at one a
 // second, enough for a chart of what just happened, bounded whatever the
@@ -27,62 +24,17 @@ type Sample struct {
 	StaleReads float64
 }
 
-// history keeps the counters' totals at one-second marks in a ring; the
-// background tick adds to it, so keeping it costs the read path nothing.
-type history struct {
-	mu     sync.Mutex
-	totals [HistoryLen + 1]total // one more than the samples: rates are deltas
-	n      int                   // totals held
-	next   int                   // where the next total goes
-}
-
-// total is the counters History follows, at one mark.
-type total struct {
-	at                        time.Time
-	reads, hits, errs, stales uint64
-}
-
-// add records the totals t at t.at, unless the last mark is less than a
-// second old.
-func (h *history) add(t total) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.n > 0 && t.at.Sub(h.at(h.n-1).at) < time.Second {
-		return
-	}
-	h.totals[h.next] = t
-	h.next = (h.next + 1) % len(h.totals)
-	h.n = min(h.n+1, len(h.totals))
-}
-
-// at returns the i-th total held, oldest first; h.mu is held.
-func (h *history) at(i int) total {
-	return h.totals[(h.next-h.n+i+len(h.totals))%len(h.totals)]
-}
-
-func (h *history) samples() []Sample {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.n < 2 {
-		return nil
-	}
-	out := make([]Sample, 0, h.n-1)
-	prev := h.at(0)
-	for i := 1; i < h.n; i++ {
-		t := h.at(i)
-		sec := t.at.Sub(prev.at).Seconds()
-		rate := func(now, before uint64) float64 { return float64(now-before) / sec }
-		reads, hits := rate(t.reads, prev.reads), rate(t.hits, prev.hits)
-		out = append(out, Sample{
-			At: t.at, Reads: reads, Hits: hits, RedisReads: reads - hits,
-			RedisErrors: rate(t.errs, prev.errs), StaleReads: rate(t.stales, prev.stales),
-		})
-		prev = t
-	}
-	return out
-}
-
 // History returns the reads, local hits, Redis reads, Redis errors and
 // stale reads per second over the last ten minutes, oldest first, one
 // sample a second (less often when the background tick is slower).
-func (c *Cache[K, V]) History() []Sample { return c.hist.samples() }
+func (c *Cache[K, V]) History() []Sample {
+	rs := c.hist.Rates() // kept by runtime/internal/rates
+	if rs == nil {
+		return nil
+	}
+	out := make([]Sample, len(rs))
+	for i, r := range rs {
+		out[i] = Sample(r)
+	}
+	return out
+}
