@@ -4,26 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 )
 
 // The Bloom filter in front of the loader (bloom=on) is
 // runtime/internal/bloom's Filter: its bits in Redis, shared by every
 // instance, it turns away reads of ids certainly absent once WarmBloom
-// has told it every id. This file is its typed glue: ids to keys, and the
-// writes that add to it.
-
-// bloomAddTo queues the addition of key to the filter on pipe; nil without
-// a filter.
-func (c *Cache[K, V]) bloomAddTo(ctx context.Context, pipe redis.Pipeliner, key string) bloom.Op {
-	if c.bloom == nil {
-		return nil
-	}
-	return c.bloom.AddTo(ctx, pipe, key)
-}
+// has told it every id. This file is its typed glue: ids to keys; the
+// writes that add to it are runtime/internal/writes'.
 
 // WarmBloom adds every id ids yields to the Bloom filter, a pipeline per
 // thousand, then marks the filter ready: only then does it turn reads of

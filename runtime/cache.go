@@ -21,6 +21,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/writes"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -67,8 +68,10 @@ type Cache[K comparable, V any] struct {
 	// a collection (runtime/internal/layout).
 	store layout.Layout
 	// reader sends the reads of bytes to Redis, through the breakers of
-	// their nodes (runtime/internal/reads).
+	// their nodes (runtime/internal/reads); writer, the writes
+	// (runtime/internal/writes).
 	reader reads.Reader
+	writer writes.Writer
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -212,6 +215,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.Close()
 		return nil, err
 	}
+	c.writer = writes.Writer{Client: rdb, Store: c.store, Bloom: c.bloom, Log: cfg.Logger, Count: c.countRedisError}
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	c.g.Go(c.run)
 	c.worker.start()
@@ -254,15 +258,15 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	cache.go        Get: no local copy is held (hit asks no freshness check)
 //	detector.go     seen: the read is counted; the key is not hot
 //	flight.go       cold: the key's landed loads counted, then a read by
-//	read.go         fetch: the node's breaker lets the GET through (ask); it misses,
+//	read.go         fetch: the node's breaker lets the GET through (internal/reads); it misses,
 //	                and cold's resolve starts one load for all concurrent callers with
 //	freshness.go    begin: the token the load's result is judged by
 //	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)
 //	rebuildlock.go  lockOrWait: this process takes the rebuild lock; the loader runs
 //	encode.go       the row encoded
 //	bigvalue.go     checkSize: within max_value_bytes_hard
-//	store.go        writeBackRow: SET NX through the layout (internal/layout), and
-//	bloom.go        bloomAddTo: the id added to the filter in the same round trip
+//	internal/writes WriteBackRow: SET NX through the layout (internal/layout), and
+//	                the id added to the filter in the same round trip
 //
 // and returns up the same way; a hot key's load keeps its copy
 // (freshness.go's keep) before the flight ends. errors.go's vocabulary
@@ -398,7 +402,7 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 		return opErr("set", key, c.count.refuse(t.n))
 	}
 	ttl, sent := jitter(c.cfg.TTL, c.cfg.Jitter), c.cfg.Clock.Now()
-	if err := c.setValue(ctx, key, b, ttl); err != nil {
+	if err := c.writer.Set(ctx, key, b, ttl); err != nil {
 		c.countRedisError(ctx, err)
 		t.n.Failed(ctx, err)
 		if !breaker.NotSent(err) {

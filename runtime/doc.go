@@ -12,7 +12,7 @@ package runtime
 //	flight.go       a cold read, and one load per key for concurrent misses (singleflight)
 //	read.go         a read of one key from Redis, decoded
 //	load.go         the loader behind a miss: placeholders, jitter, degrade
-//	store.go        the writes and decodes of a Cache, through its layout
+//	store.go        the decodes of what a Cache reads through its layout
 //	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies
@@ -47,6 +47,8 @@ package runtime
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
 //	                  per node (the refresh's and GetMany's)
+//	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of
+//	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once

@@ -76,7 +76,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		case err != nil && c.loader == nil && c.batchLoader == nil:
 			return nil, err
 		case err != nil:
-			c.dropUndecodable(ctx, p.key, err)
+			c.writer.Drop(ctx, p.key, err)
 			load = append(load, p)
 			continue
 		}
@@ -249,7 +249,7 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 			if b, err := c.codec.encode(v); err == nil {
 				w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
 				w.size = len(b)
-				c.bloomAddTo(ctx, pipe, p.key)
+				c.writer.AddTo(ctx, pipe, p.key)
 			}
 		}
 		written[p.k] = w

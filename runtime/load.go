@@ -48,7 +48,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			inRedis, exp = c.writeBack(ctx, key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
+			inRedis, exp = c.writer.WriteBack(ctx, key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
 		}
 		return nil, exp, inRedis, opErr(c.store.ReadOp(), key, ErrNotFound)
 	case err != nil:
@@ -66,7 +66,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
 		return v, 0, false, nil
 	}
-	inRedis, exp = c.writeBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
+	inRedis, exp = c.writer.WriteBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
 	return v, exp, inRedis, nil
 }
 

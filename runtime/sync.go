@@ -237,7 +237,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 			ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
 			w.size, w.exp = len(b), layout.WroteExpiry(sent, ttl)
 			w.cmd = c.store.Set(ctx, pipe, w.key, b, ttl)
-			w.add = c.bloomAddTo(ctx, pipe, w.key)
+			w.add = c.writer.AddTo(ctx, pipe, w.key)
 		} else {
 			w.cmd = c.store.Del(ctx, pipe, w.key)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
@@ -50,7 +51,7 @@ func newEnv(t *testing.T, ttl bool) *env {
 	e := &env{srv: srv, rdb: rdb, hook: &pipelines{}}
 	rdb.AddHook(e.hook)
 	e.r = &Reader{
-		Client: rdb, Store: layout.NewString(nil, ttl), Nodes: &track.Nodes{One: n}, LearnsTTL: ttl, Now: time.Now,
+		Client: rdb, Store: layout.NewString(fakeclock.New(time.Now()), ttl), Nodes: &track.Nodes{One: n}, LearnsTTL: ttl, Now: time.Now,
 		Refuse:  func(n *track.Node) error { e.refused.Add(1); return n.Unavailable() },
 		Count:   func(ctx context.Context, err error) bool { e.counts.Add(1); return true },
 		Missing: errMissing,
