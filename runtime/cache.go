@@ -20,6 +20,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/writes"
 
@@ -96,7 +97,7 @@ type Cache[K comparable, V any] struct {
 	landed   *landings // loads ended, by shard of keys
 
 	count counters
-	big   bigValues
+	big   throttle.Keys // the keys whose big values were warned about
 
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.

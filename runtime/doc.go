@@ -33,7 +33,8 @@ package runtime
 //	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
 //	errors.go       the errors a caller matches, and the one classifier of
 //	                "absent, or did Redis fail?"
-//	clock.go, throttle.go  Clock; spaced log lines
+//	clock.go        Clock, and the wall clock's
+//	throttle.go     logThrottle, for transport.go: the lines of internal/throttle
 //
 // Mechanisms that need no key or value type live in internal packages,
 // each tested alone against a real redis-server:
@@ -49,6 +50,7 @@ package runtime
 //	                  per node (the refresh's and GetMany's)
 //	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of
 //	                  bytes that do not decode, each row's key added to the Bloom filter
+//	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
 //	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once
