@@ -211,7 +211,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.hub, c.copies.nodes = hub, &hub.Nodes
 	_, cluster := rdb.(*redis.ClusterClient)
 	c.reader = reads.Reader{Client: rdb, Store: c.store, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
-		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.countRedisError, Missing: noKey{}}
+		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.countRedisError, Missing: noKey{}, Closed: ErrClosed}
 	if err := c.setupChanges(); err != nil {
 		c.Close()
 		return nil, err

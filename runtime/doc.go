@@ -47,7 +47,7 @@ package runtime
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
-//	                  per node (the refresh's and GetMany's)
+//	                  per node (the refresh's, and GetMany's, given up when a copy's node opens)
 //	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of
 //	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // pending is a key of a GetMany that was not a local hit.
@@ -125,62 +124,15 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int
 	out[p.i] = v
 }
 
-// readManyUntilOpened is readMany, given up when the breaker of a node
-// holding a copy of one of todo's keys opens: as for Get, a copy beats
-// waiting on a node that does not answer (serveStale decides whether it
-// is served). The read goes on without its caller, on a goroutine Close waits for.
+// readManyUntilOpened reads the keys of todo (reads.Reader's
+// ManyUntilOpened): given up when the breaker of a node holding a copy of
+// one of them opens.
 func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, reads.Expiries, error) {
-	opened, stop := context.WithCancel(context.Background())
-	defer stop()
-	var first *pending[K, V]
-	seen := map[*track.Node]bool{}
-	for j := range todo {
-		if todo[j].cp == nil {
-			continue
-		}
-		if first == nil {
-			first = &todo[j]
-		}
-		if n := c.copies.nodes.Of(todo[j].key); !seen[n] {
-			seen[n] = true
-			defer n.AfterOpened(stop)()
-		}
-	}
-	if first == nil {
-		return c.readMany(ctx, todo)
-	}
-	type read struct {
-		raw  [][]byte
-		exps reads.Expiries
-		err  error
-	}
-	done := make(chan read, 1)
-	if !c.g.Go(func() {
-		raw, exps, err := c.readMany(ctx, todo)
-		done <- read{raw, exps, err}
-	}) {
-		return nil, nil, opErr(c.store.ReadOp(), "", ErrClosed)
-	}
-	select {
-	case r := <-done:
-		return r.raw, r.exps, r.err
-	case <-opened.Done():
-		return nil, nil, opErr(c.store.ReadOp(), first.key, c.copies.nodes.Of(first.key).Unavailable())
-	}
-}
-
-// readMany returns the bytes of every key of todo, nil where Redis has
-// none, and their expiries.
-func (c *Cache[K, V]) readMany(ctx context.Context, todo []pending[K, V]) ([][]byte, reads.Expiries, error) {
-	keys := make([]string, len(todo))
+	keys, copied := make([]string, len(todo)), make([]bool, len(todo))
 	for j, p := range todo {
-		keys[j] = p.key
+		keys[j], copied[j] = p.key, p.cp != nil
 	}
-	raw, exps, errs := c.reader.Many(ctx, keys)
-	if err := reads.FirstError(errs); err != nil {
-		return nil, nil, err
-	}
-	return raw, exps, nil
+	return c.reader.ManyUntilOpened(ctx, &c.g, keys, copied)
 }
 
 // loadMany fills out for the keys Redis lacked: through the batch loader

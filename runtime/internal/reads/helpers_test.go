@@ -24,6 +24,7 @@ import (
 var (
 	errUnavailable = errors.New("Redis unavailable")
 	errMissing     = errors.New("no such key")
+	errClosed      = errors.New("cache closed")
 )
 
 // env is a Reader's test bench: a real redis-server, one node with its
@@ -46,7 +47,8 @@ func newEnv(t *testing.T, ttl bool) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); g.Close() })
 	brk := &breaker.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: g.Go, Unavailable: errUnavailable}
-	probe := srv.Client(t)
+	probe := redis.NewClient(breaker.ProbeOptions(&redis.Options{Addr: srv.Addr})) // pings within AnswerWithin
+	t.Cleanup(func() { probe.Close() })
 	n := track.NewNode(ctx, srv.Addr, time.Now(), func(ctx context.Context) error { return probe.Ping(ctx).Err() }, brk)
 	e := &env{srv: srv, rdb: rdb, hook: &pipelines{}}
 	rdb.AddHook(e.hook)
@@ -54,7 +56,7 @@ func newEnv(t *testing.T, ttl bool) *env {
 		Client: rdb, Store: layout.NewString(fakeclock.New(time.Now()), ttl), Nodes: &track.Nodes{One: n}, LearnsTTL: ttl, Now: time.Now,
 		Refuse:  func(n *track.Node) error { e.refused.Add(1); return n.Unavailable() },
 		Count:   func(ctx context.Context, err error) bool { e.counts.Add(1); return true },
-		Missing: errMissing,
+		Missing: errMissing, Closed: errClosed,
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 // Package reads sends a Cache's reads to Redis through the breakers of
 // their nodes: one key's read (Ask), and a batch in as few commands as
-// the layout allows, one round trip per node (Many). Neither needs the
+// the layout allows, one round trip per node (Many, ManyUntilOpened).
+// None needs the
 // key or value type: they move bytes, and the runtime's typed facade
 // decodes them. Why a package: what a read does when a node is down,
 // hangs or fails is the same for every entity, and is tested here alone
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
@@ -41,8 +43,9 @@ type Reader struct {
 	// Count counts err, a command's failure under ctx, as a Redis error
 	// unless it says only that ctx ended, and reports whether it counted.
 	Count func(ctx context.Context, err error) bool
-	// Missing is the error of a key absent from Redis.
-	Missing error
+	// Missing is the error of a key absent from Redis; Closed that of a
+	// read after the Cache closed.
+	Missing, Closed error
 }
 
 // Ask sends read, a read of key, to the key's node through its breaker:
@@ -145,6 +148,61 @@ func (r *Reader) Many(ctx context.Context, keys []string) ([][]byte, Expiries, [
 		}
 	}
 	return vals, exps, errs
+}
+
+// ManyUntilOpened is Many of keys, failing with the first key's error,
+// and given up when the breaker of a node holding a copy of a key opens
+// (copied[i]: the i-th has one): as for one key, a copy beats waiting on
+// a node that does not answer, and the caller decides whether it is
+// served. The read goes on without its caller, on a goroutine of g, which
+// Close waits for.
+func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []string, copied []bool) ([][]byte, Expiries, error) {
+	opened, stop := context.WithCancel(context.Background())
+	defer stop()
+	first := -1
+	seen := map[*track.Node]bool{}
+	for i, key := range keys {
+		if !copied[i] {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if n := r.Nodes.Of(key); !seen[n] {
+			seen[n] = true
+			defer n.AfterOpened(stop)()
+		}
+	}
+	if first < 0 {
+		return r.manyOrFail(ctx, keys)
+	}
+	type read struct {
+		raw  [][]byte
+		exps Expiries
+		err  error
+	}
+	done := make(chan read, 1)
+	if !g.Go(func() {
+		raw, exps, err := r.manyOrFail(ctx, keys)
+		done <- read{raw, exps, err}
+	}) {
+		return nil, nil, operr.Of(r.Store.ReadOp(), "", r.Closed)
+	}
+	select {
+	case rd := <-done:
+		return rd.raw, rd.exps, rd.err
+	case <-opened.Done():
+		return nil, nil, operr.Of(r.Store.ReadOp(), keys[first], r.Nodes.Of(keys[first]).Unavailable())
+	}
+}
+
+// manyOrFail is Many, failing with the first key's error, if any.
+func (r *Reader) manyOrFail(ctx context.Context, keys []string) ([][]byte, Expiries, error) {
+	raw, exps, errs := r.Many(ctx, keys)
+	if err := FirstError(errs); err != nil {
+		return nil, nil, err
+	}
+	return raw, exps, nil
 }
 
 // FirstError returns the first error of errs, as Many returns them, nil

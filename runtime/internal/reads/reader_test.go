@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 )
 
 // A batch of 1,200 keys is one pipeline of three MGETs, with a PTTL per
@@ -115,5 +117,36 @@ func TestAsk(t *testing.T) {
 	}
 	if err := e.r.Ask(ctx, "k:1", true, func(context.Context) error { asked = true; return nil }); err != nil || !asked {
 		t.Fatalf("a patient read while the node is down: %v, sent %v; want sent", err, asked)
+	}
+}
+
+// A batch with a copy of one of its keys is given up when the breaker of
+// that key's node opens, with the refusal of the first key with a copy;
+// without copies, it is Many, failing with the first error. A Cache that
+// closed reads nothing.
+func TestManyUntilOpened(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	e.rdb.Set(ctx, "k:2", "v2", 0)
+	var g group.Group
+	t.Cleanup(g.Close) // after the server thaws: the batch given up goes on until then
+	keys := []string{"k:1", "k:2"}
+	raw, _, err := e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, false})
+	if err != nil || raw[0] != nil || string(raw[1]) != "v2" {
+		t.Fatalf("without copies: %q, %v", raw, err)
+	}
+	e.srv.Hang(t)
+	start := time.Now()
+	_, _, err = e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, true})
+	if !errors.Is(err, errUnavailable) || !strings.HasPrefix(err.Error(), `hotkey: get "k:2": `) {
+		t.Fatalf("with a copy of k:2 and its node hung: %v, want k:2 refused as unavailable", err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("waited %v on a hung node, past its breaker opening", waited)
+	}
+	var closed group.Group
+	closed.Close()
+	if _, _, err := e.r.ManyUntilOpened(ctx, &closed, keys, []bool{true, true}); !errors.Is(err, errClosed) {
+		t.Fatalf("after Close: %v, want Closed", err)
 	}
 }
