@@ -43,7 +43,7 @@ type rowDB struct {
 // took; a victim's load reports them on victim and blocks until the
 // context ends, as a worker killed between claim and acknowledgement. A
 // load holds mu throughout: a worker whose context ends stops waiting for
-// its load (see unattended), and releases its ids once the load is over.
+// its load (see group.Unattended), and releases its ids once the load is over.
 type workerTag struct {
 	mu     sync.Mutex
 	ids    []string

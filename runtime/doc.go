@@ -52,7 +52,7 @@ package runtime
 //	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
 //	internal/rates    the history of the counters' totals, as rates per second (History)
-//	internal/group    goroutines a close waits for
+//	internal/group    goroutines a close waits for, and the user's code it does not
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once
 //	internal/background  when the tick's jobs are due, a job run once at a time, the ticker loop
 //	../internal/option  the options' declaration: the table of rows, their typed With,

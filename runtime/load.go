@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
@@ -42,9 +43,9 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		}
 	}
 	c.count.loads.Add(1)
-	v, err = unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
+	v, err = group.Unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 	switch {
-	case errors.Is(err, errAbandoned):
+	case errors.Is(err, group.ErrAbandoned):
 		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
@@ -68,33 +69,6 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 	}
 	inRedis, exp = c.writer.WriteBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
 	return v, exp, inRedis, nil
-}
-
-// errAbandoned is unattended's error when the context ended first.
-var errAbandoned = errors.New("the call was abandoned when its context ended")
-
-// unattended calls f, the user's code (a loader, the sync hook) given
-// ctx, from a goroutine Close waits for, on a goroutine of its own, and
-// returns what f returns, or errAbandoned as soon as ctx ends: Close
-// cancels the contexts it gave such code and does not wait for code that
-// ignores them. f then goes on alone, and what it returns is dropped.
-func unattended[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, errAbandoned
-	}
 }
 
 // degrade answers a read that Redis failed (err) from the loader, when

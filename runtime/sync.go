@@ -12,6 +12,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
@@ -101,7 +102,7 @@ func (w *syncWorker[K, V]) once(ctx context.Context) (syncStep, error) {
 // callHook runs the user's hook, turning a panic into an error so one bad
 // batch does not take the worker, and the process, down.
 func callHook[K comparable, V any](ctx context.Context, hook func(context.Context, map[K]*V) error, batch map[K]*V) error {
-	_, err := unattended(ctx, func() (_ struct{}, err error) {
+	_, err := group.Unattended(ctx, func() (_ struct{}, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("panic: %v", r)
@@ -136,8 +137,8 @@ func (w *syncWorker[K, V]) failed(ctx context.Context, cl changes.Claim, release
 func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	c.count.loads.Add(1)
 	if c.batchLoader != nil {
-		rows, err := unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
-		if errors.Is(err, errAbandoned) {
+		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
+		if errors.Is(err, group.ErrAbandoned) {
 			return nil, err
 		}
 		if err != nil {
@@ -148,9 +149,9 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
+		v, err := group.Unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
 		switch {
-		case errors.Is(err, errAbandoned):
+		case errors.Is(err, group.ErrAbandoned):
 			return nil, err
 		case errors.Is(err, ErrNotFound):
 		case err != nil:

@@ -1,5 +1,6 @@
 // Package group runs goroutines that a close waits for: the Cache's and
-// a hub's background work, which must not outlive them.
+// a hub's background work, which must not outlive them (Group); and the
+// user's code, which a close does not wait for (Unattended).
 package group
 
 import "sync"
