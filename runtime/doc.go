@@ -24,7 +24,7 @@ package runtime
 //	changes.go      MarkChanged, onto the change buffer
 //	sync.go         syncWorker: claims changed ids, reloads them, writes them
 //	bloom.go        WarmBloom and the Bloom filter's typed glue
-//	rebuildlock.go  the rebuild lock around a load of a key
+//	rebuildlock.go  a load of a key waits while another process holds its rebuild lock
 //	bigvalue.go     max_value_bytes: the size limits of a value
 //	encode.go       codec: values to msgpack and back, where Redis bytes are checked
 //	keys.go         AppendKeyString, for generated key builders
@@ -51,6 +51,7 @@ package runtime
 //	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of
 //	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
+//	internal/rebuild  the rebuild lock of a key: taken with SET NX, released by its holder only
 //	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for, and the user's code it does not
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/rebuild"
 )
 
 // Two processes, each with its own client, miss the same key at once:
@@ -31,14 +32,14 @@ func TestRebuildLockLoadsOnceAcrossProcesses(t *testing.T) {
 		}()
 	}
 	waitFor(t, "one process to take the lock and call the loader", func() bool {
-		return tb.calls.Load() == 1 && a.raw.Exists(a.ctx, lockPrefix+"p:1").Val() == 1
+		return tb.calls.Load() == 1 && a.raw.Exists(a.ctx, rebuild.Prefix+"p:1").Val() == 1
 	})
 	close(tb.gate)
 	wg.Wait()
 	if n := tb.calls.Load(); n != 1 {
 		t.Fatalf("two processes called the loader %d times, want 1", n)
 	}
-	if a.raw.Exists(a.ctx, lockPrefix+"p:1").Val() != 0 {
+	if a.raw.Exists(a.ctx, rebuild.Prefix+"p:1").Val() != 0 {
 		t.Fatal("the lock was not released")
 	}
 }
@@ -47,7 +48,7 @@ func TestRebuildLockLoadsOnceAcrossProcesses(t *testing.T) {
 func TestRebuildLockOfADeadHolderExpires(t *testing.T) {
 	tb := newTable(sample(1, "ada"))
 	e := newEnv(t, WithLoader(tb.load), WithRebuildLock(true), WithRebuildLockTTL(200*time.Millisecond))
-	e.raw.Set(e.ctx, lockPrefix+"p:1", "dead process", 200*time.Millisecond)
+	e.raw.Set(e.ctx, rebuild.Prefix+"p:1", "dead process", 200*time.Millisecond)
 	if got := e.get("p:1"); got.Name != "ada" {
 		t.Fatalf("Get = %q", got.Name)
 	}

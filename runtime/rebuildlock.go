@@ -2,35 +2,25 @@ package runtime
 
 import (
 	"context"
-	"math/rand/v2"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/rebuild"
 )
 
-// lockPrefix names rebuild locks: "hotkeygen:lock:" and the entity key.
-const lockPrefix = "hotkeygen:lock:"
-
-// unlock deletes a rebuild lock only if it still holds our token: a lock
-// that expired and was taken by another process is left alone.
-var unlock = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
-
-// lockOrWait takes the rebuild lock of key for this process. While another
-// process holds it, lockOrWait polls key instead, and returns what that
-// process wrote (found true) and the expiry of a copy of it. It gives up waiting once the lock could have
+// lockOrWait takes the rebuild lock of key for this process
+// (runtime/internal/rebuild). While another process holds it, lockOrWait
+// polls key instead, and returns what that process wrote (found true) and
+// the expiry of a copy of it. It gives up waiting once the lock could have
 // expired twice, and returns a release func that is a no-op if the lock
 // was never taken; a Redis error skips locking, since loading without the
 // lock is safer than not loading.
 func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int64, found bool, release func(), err error) {
-	lock := lockPrefix + key
-	token := strconv.FormatUint(rand.Uint64(), 36)
-	ttl := c.cfg.RebuildLockTTL
-	poll := min(50*time.Millisecond, max(time.Millisecond, ttl/10))
-	deadline := time.Now().Add(2 * ttl)
+	lock := rebuild.New(c.rdb, key, c.cfg.RebuildLockTTL)
+	poll := lock.Poll()
+	deadline := time.Now().Add(2 * c.cfg.RebuildLockTTL)
 	noop := func() {}
 	for {
-		ok, err := c.rdb.SetNX(ctx, lock, token, ttl).Result()
+		ok, err := lock.Take(ctx)
 		if err != nil {
 			c.countRedisError(ctx, err)
 			return nil, 0, false, noop, nil
@@ -38,7 +28,7 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int
 		if ok {
 			return nil, 0, false, func() {
 				ctx := context.WithoutCancel(ctx)
-				if err := unlock.Run(ctx, c.rdb, []string{lock}, token).Err(); err != nil {
+				if err := lock.Release(ctx); err != nil {
 					c.countRedisError(ctx, err)
 				}
 			}, nil
