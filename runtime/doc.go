@@ -52,6 +52,7 @@ package runtime
 //	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
 //	internal/rebuild  the rebuild lock of a key: taken with SET NX, released by its holder only
+//	internal/sizehint the first capacity of an encoding's buffer, from the last sizes
 //	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for, and the user's code it does not
 //	internal/operr    an operation's error: "hotkey: ", the operation and its key once

@@ -1,10 +1,9 @@
 package runtime
 
 import (
-	"sync/atomic"
-
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/sizehint"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -18,20 +17,16 @@ import (
 type codec[V any] struct {
 	append func(*V, []byte) ([]byte, error)
 	read   func(*V, []byte) error
-	// hint is the capacity the next encoding starts with (nextHint), and
-	// last the size of the last value encoded.
-	hint, last atomic.Int64
+	// hint is the capacity the next encoding starts with
+	// (runtime/internal/sizehint).
+	hint sizehint.Hint
 }
-
-// minHint is the smallest buffer an encoding starts with.
-const minHint = 64
 
 func newCodec[V any](enc func(*V, []byte) ([]byte, error), dec func(*V, []byte) error) *codec[V] {
 	c := &codec[V]{append: enc, read: dec}
 	if c.read == nil {
 		c.read = func(v *V, b []byte) error { return wire.Unmarshal(b, v) }
 	}
-	c.hint.Store(minHint)
 	return c
 }
 
@@ -41,24 +36,11 @@ func (c *codec[V]) encode(v *V) ([]byte, error) {
 	if c.append == nil {
 		return msgpack.Marshal(v)
 	}
-	b, err := c.append(v, make([]byte, 0, c.hint.Load()))
+	b, err := c.append(v, make([]byte, 0, c.hint.Cap()))
 	if err == nil {
-		n := int64(len(b))
-		c.hint.Store(nextHint(c.last.Swap(n), n))
+		c.hint.Saw(int64(len(b)))
 	}
 	return b, err
-}
-
-// nextHint is the buffer to start the next encoding with, after values of
-// prev and then n bytes: room for the smaller of the two with a quarter to
-// spare, so that sizes varying a little do not grow the buffer again. One
-// huge value among small ones moves it not at all, and a small write
-// costs what a small write costs (shrinking by quarters, 200 writes of 12
-// bytes after one of 4 MiB allocated 6.8 MB); values that stay large move
-// it on the second, and the one before grows its buffer as append does.
-func nextHint(prev, n int64) int64 {
-	m := min(prev, n)
-	return max(m+m/4, minHint)
 }
 
 // decode returns the value b holds.
