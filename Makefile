@@ -28,7 +28,7 @@ test: vet check
 # checker (TestCorePromises: every fault kind, tracking and Pub/Sub,
 # collections, a cluster's topology changes), the runtime's tests of
 # MATRIX_RUNTIME (collections, the change buffer, invalidation, expiry,
-# failovers) and the internal packages.
+# failovers) and the internal packages whose tests start a server.
 MATRIX ?= redis-8.0 valkey-8.1
 export MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir).*$$
 matrix: servers
