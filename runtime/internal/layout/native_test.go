@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A Hash whose items expire asks its server, on the first write, whether
@@ -92,5 +94,30 @@ func TestTheNativeFormKeepsEachItemsExpiryOnTheServer(t *testing.T) {
 	}
 	if done, _ := h.SetNX(e.ctx, e.rdb, "h", AppendItem(nil, "y", 0, []byte("2")), time.Minute); done.Landed() {
 		t.Error("a write-back landed on a hash that exists")
+	}
+}
+
+// A server that does not answer the probe (down at the first write) leaves
+// the form unknown: that write takes the script's form, which every server
+// runs, and a later write asks again.
+func TestAnUnansweredProbeIsAskedAgain(t *testing.T) {
+	e := newEnv(t)
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { dead.Close() })
+	h := NewHash(e.clock, true, "ExpiresAt", false, dead)
+	if got := h.formFor(e.ctx); got != formScript || h.form.Load() != formUnknown {
+		t.Fatalf("with the server unreachable: form %d, remembered %d; want the script's, nothing remembered", got, h.form.Load())
+	}
+	native, err := FieldExpiry(e.ctx, e.rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := formScript
+	if native {
+		want = formNative
+	}
+	h.probe = e.rdb // the server answers now
+	if got := h.formFor(e.ctx); got != want || h.form.Load() != want {
+		t.Errorf("once the server answers: form %d, remembered %d; want %d", got, h.form.Load(), want)
 	}
 }
