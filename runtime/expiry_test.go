@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 // Finding 6 of issue 21: a hot key outlived its Redis TTL. Its local copy
@@ -43,7 +44,7 @@ const (
 func TestNoCopyIsServedPastItsKeyTTL(t *testing.T) {
 	var rows []ttlRow
 	for _, mode := range []string{InvalidateTracking, InvalidatePubSub, InvalidateOff} {
-		for _, layout := range []string{LayoutString, LayoutHash} {
+		for _, form := range []string{LayoutString, LayoutHash} {
 			for _, writer := range []string{byRepository, byOther, byShortening} {
 				// Only tracking hears a TTL that another client changes
 				// on a key already read; the others hear no write of
@@ -51,7 +52,7 @@ func TestNoCopyIsServedPastItsKeyTTL(t *testing.T) {
 				if writer == byShortening && mode != InvalidateTracking {
 					continue
 				}
-				rows = append(rows, ttlRow{mode, layout, writer})
+				rows = append(rows, ttlRow{mode, form, writer})
 			}
 		}
 	}
@@ -517,5 +518,47 @@ func TestCollectionWriteBackLearnsTheExpiry(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	if got := tokensOf(e.all(owner)); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("an hour on, when Redis has expired the copy's key, read %q, want Redis's [a b]", got)
+	}
+}
+
+// A key that is not hot keeps no copy, so its read asks no TTL: a cold
+// Get and a cold GetMany of an entity with a ttl cost Redis one command
+// each. A hot key's read asks for its TTL in the same round trip, which
+// its copy then lives by (TestNoCopyIsServedPastItsKeyTTL), and a read
+// that did not ask keeps no copy.
+func TestOnlyAHotKeysReadAsksItsTTL(t *testing.T) {
+	e := newEnv(t, WithTTL(time.Hour), WithJitter(0))
+	keys := make([]string, 20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("p:%d", i)
+		if err := e.c.Set(e.ctx, keys[i], sample(int64(i), "ada")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.raw.ConfigResetStat(e.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		e.get(k)
+	}
+	if _, err := e.c.GetMany(e.ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	stat := func(cmd string) int { return redistest.CommandStat(t, e.raw, cmd, "calls") }
+	if gets, mgets, pttls := stat("get"), stat("mget"), stat("pttl"); gets != len(keys) || mgets != 1 || pttls != 0 {
+		t.Fatalf("cold reads of %d keys, then of all at once, sent %d GETs, %d MGETs and %d PTTLs; want %d, 1 and 0",
+			len(keys), gets, mgets, pttls, len(keys))
+	}
+
+	e.heat(keys[0])
+	if stat("pttl") == 0 || !servesLocally(e.c, keys[0]) {
+		t.Fatalf("a key made hot is held (%v) after %d PTTLs; want its TTL asked and the copy served", servesLocally(e.c, keys[0]), stat("pttl"))
+	}
+	hot := e.c.det.lookup(keys[0])
+	if e.c.copies.keep(hot, e.c.copies.begin(keys[0]), sample(0, "bob"), 0, 0, layout.Unasked) {
+		t.Fatal("a copy was kept from a read that did not ask its key's TTL")
+	}
+	if got := e.get(keys[0]); got.Name != "ada" {
+		t.Fatalf("the hot key reads %q after a keep without a TTL; want ada", got.Name)
 	}
 }

@@ -31,7 +31,7 @@ func (c *Cache[K, V]) cold(ctx context.Context, k K) (*V, error) {
 	c.count.cold.Add(1)
 	key := c.key(k)
 	landed := c.landed.of(key).Load()
-	v, _, _, err := c.fetch(ctx, key, false)
+	v, _, _, err := c.fetch(ctx, key, false, false) // no copy: no TTL asked
 	if c.loader == nil || !needsLoad(err) {
 		if err != nil {
 			return c.degrade(ctx, k, err)
@@ -135,7 +135,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	if seen != nil {
 		call.err = seen
 	} else {
-		call.v, size, exp, call.err = c.fetch(ctx, key, call.patient)
+		call.v, size, exp, call.err = c.fetch(ctx, key, call.patient, e != nil)
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Yiling-J/theine-go"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -288,9 +289,13 @@ func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stal
 // unless the key was invalidated, written or demoted since t: then v may
 // be older than what Redis holds, and the next read asks again. sum and
 // size describe the bytes v was decoded from, exp the key's expiry as
-// the Clock's UnixNano (see layout.ExpiresAt). It reports whether it
-// stored.
+// the Clock's UnixNano (see layout.ExpiresAt). A read that did not ask
+// for the key's TTL (exp layout.Unasked) keeps nothing: a copy must not
+// outlive its key. It reports whether it stored.
 func (s *copies[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
+	if exp == layout.Unasked {
+		return false
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dead || s.gens.of(e.key).Load() != t.gen {

@@ -128,11 +128,11 @@ func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int
 // ManyUntilOpened): given up when the breaker of a node holding a copy of
 // one of them opens.
 func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K, V]) ([][]byte, reads.Expiries, error) {
-	keys, copied := make([]string, len(todo)), make([]bool, len(todo))
+	keys, copied, keep := make([]string, len(todo)), make([]bool, len(todo)), make([]bool, len(todo))
 	for j, p := range todo {
-		keys[j], copied[j] = p.key, p.cp != nil
+		keys[j], copied[j], keep[j] = p.key, p.cp != nil, p.e != nil
 	}
-	return c.reader.ManyUntilOpened(ctx, &c.g, keys, copied)
+	return c.reader.ManyUntilOpened(ctx, &c.g, keys, copied, keep)
 }
 
 // loadMany fills out for the keys Redis lacked: through the batch loader

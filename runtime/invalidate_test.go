@@ -284,33 +284,6 @@ func infoStat(t *testing.T, rdb *redis.Client, section, field string) int {
 	return 0
 }
 
-// commandStat returns the field of cmd's INFO commandstats on rdb's
-// server: calls, or rejected_calls (refused, by an ACL for one); 0 for a
-// command never sent.
-func commandStat(t *testing.T, rdb *redis.Client, cmd, field string) int {
-	t.Helper()
-	info, err := rdb.Info(t.Context(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(info) {
-		stats, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":")
-		if !ok {
-			continue
-		}
-		for kv := range strings.SplitSeq(strings.TrimSpace(stats), ",") {
-			if v, ok := strings.CutPrefix(kv, field+"="); ok {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					t.Fatalf("INFO commandstats %s: %v", cmd, err)
-				}
-				return n
-			}
-		}
-	}
-	return 0 // never called
-}
-
 // An invalidation connection lost is logged once per outage, however
 // many reconnections fail, and its return once, not its first connection:
 // an outage must be in the log, and one line per failed attempt, several
@@ -376,7 +349,7 @@ func TestInvalidationReconnectionsBackOffWhileRedisRefuses(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
 	t.Cleanup(func() { rdb.Close() })
 	newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
-	refused := func() int { return commandStat(t, admin, "client|id", "rejected_calls") }
+	refused := func() int { return redistest.CommandStat(t, admin, "client|id", "rejected_calls") }
 	waitFor(t, "a first refusal", func() bool { return refused() > 0 })
 	// Over a second: attempts at 0, 0, 50, 150, 350 and 750 ms, each
 	// refused CLIENT ID twice (go-redis tries the subscription twice).
@@ -528,7 +501,7 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 	}
 	// The session PINGs at most every track.VouchEvery (10 ms): 40 PINGs are
 	// several of watch's periods (followOthersEvery, 100 ms).
-	waitFor(t, "40 of the session's PINGs", func() bool { return commandStat(t, admin, "ping", "calls") >= 40 })
+	waitFor(t, "40 of the session's PINGs", func() bool { return redistest.CommandStat(t, admin, "ping", "calls") >= 40 })
 	if n := checks.n.Load(); n != 0 {
 		t.Fatalf("the caller's client sent %d INFO, want none", n)
 	}
@@ -556,7 +529,7 @@ func TestThreeRepositoriesOnOneClientCostWhatOneDoes(t *testing.T) {
 		waitFor(t, "the invalidation session", func() bool { return e.c.Stats().InvalidationLive == 1 })
 	}
 	background := func(e *env) int {
-		return commandStat(t, e.raw, "ping", "calls") + commandStat(t, e.raw, "info", "calls")
+		return redistest.CommandStat(t, e.raw, "ping", "calls") + redistest.CommandStat(t, e.raw, "info", "calls")
 	}
 	// A window of 200 of one repository's commands (two seconds, or more
 	// on a slow machine), judged by the ratio, not by time. Both servers

@@ -89,7 +89,7 @@ func TestAMissThatALoadOvertookLoadsNoSecondTime(t *testing.T) {
 	tb := newTable(sample(1, "ada"))
 	e := newEnv(t, WithLoader(tb.load))
 	landed := e.c.landed.of("p:1").Load()
-	_, _, _, miss := e.c.fetch(e.ctx, "p:1", false) // the late caller's read
+	_, _, _, miss := e.c.fetch(e.ctx, "p:1", false, false) // the late caller's read
 	if !needsLoad(miss) {
 		t.Fatalf("first read = %v, want a miss", miss)
 	}

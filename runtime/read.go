@@ -3,12 +3,13 @@ package runtime
 import "context"
 
 // fetch reads and decodes key from Redis, and returns the size of the
-// bytes read and the expiry of a copy of them (see layout.Layout.Read).
-// While the key's node is unreachable it fails at once, unless patient.
-func (c *Cache[K, V]) fetch(ctx context.Context, key string, patient bool) (v *V, size int, exp int64, err error) {
+// bytes read and the expiry of a copy of them when the caller may keep one
+// (keep: the key is hot; see layout.Layout.Read). While the key's node is
+// unreachable it fails at once, unless patient.
+func (c *Cache[K, V]) fetch(ctx context.Context, key string, patient, keep bool) (v *V, size int, exp int64, err error) {
 	var b []byte
 	err = c.ask(ctx, key, patient, func(ctx context.Context) (err error) {
-		b, exp, err = c.store.Read(ctx, c.rdb, key)
+		b, exp, err = c.store.Read(ctx, c.rdb, key, keep)
 		return err
 	})
 	if err != nil {

@@ -43,7 +43,7 @@ func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int
 			return nil, 0, true, noop, ctx.Err()
 		case <-t.C:
 		}
-		v, _, exp, err := c.fetch(ctx, key, false)
+		v, _, exp, err := c.fetch(ctx, key, false, true)
 		if err == nil || cachedAbsence(err) {
 			return v, exp, true, noop, err // written by the lock holder
 		}

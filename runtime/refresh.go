@@ -35,7 +35,7 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 		keys[i] = e.key
 		ts[i] = c.copies.begin(e.key)
 	}
-	raw, exps, errs := c.reader.Many(ctx, keys)
+	raw, exps, errs := c.reader.Many(ctx, keys, nil) // each is kept
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {

@@ -102,8 +102,8 @@ func TestASentinelClientsSessionChecksWhereTheClientGoesAsOftenAsItVouches(t *te
 	t.Cleanup(func() { c.Close() })
 	waitFor(t, "the invalidation session", func() bool { return c.Stats().InvalidationLive == 1 })
 	master := sn.Master.Client(t)
-	pings, infos := commandStat(t, master, "ping", "calls"), checks.n.Load()
-	waitFor(t, "100 PINGs of the session", func() bool { return commandStat(t, master, "ping", "calls")-pings >= 100 })
+	pings, infos := redistest.CommandStat(t, master, "ping", "calls"), checks.n.Load()
+	waitFor(t, "100 PINGs of the session", func() bool { return redistest.CommandStat(t, master, "ping", "calls")-pings >= 100 })
 	if n := checks.n.Load() - infos; n < 25 {
 		t.Fatalf("%d checks of where the client goes in the time of 100 session PINGs, want about as many (at least 25)", n)
 	}

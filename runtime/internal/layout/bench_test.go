@@ -90,7 +90,7 @@ func BenchmarkHashForms(b *testing.B) {
 			}
 			n := 0
 			for b.Loop() {
-				if _, _, err := h.Read(ctx, rdb, ownerKey(n%owners)); err != nil {
+				if _, _, err := h.Read(ctx, rdb, ownerKey(n%owners), true); err != nil {
 					b.Fatal(err)
 				}
 				n++

@@ -8,6 +8,10 @@ const (
 	pttlNoKey    = time.Duration(-2) // there is no key
 )
 
+// Unasked is the expiry of a copy of a key whose TTL its read did not
+// ask for (see Layout.Read): unknown, so the copy may not be kept.
+const Unasked int64 = -1
+
 // ExpiresAt is the local expiry of a copy of a key, as the Clock's
 // UnixNano, that Redis, asked by a command sent at sent (the Clock's
 // time), said expires in left, a PTTL reply; 0 for a key without a TTL.

@@ -45,8 +45,8 @@ func NewHash(clock Clock, learnTTL bool, expires string, forever bool, probe red
 func (h *Hash) ReadOp() string { return "hgetall" }
 
 // Read is HGETALL, in the runtime's form.
-func (h *Hash) Read(ctx context.Context, rdb redis.Cmdable, key string) ([]byte, int64, error) {
-	return h.read(ctx, rdb, key, func(p redis.Cmdable) func() ([]byte, error) {
+func (h *Hash) Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) ([]byte, int64, error) {
+	return h.read(ctx, rdb, key, keep, func(p redis.Cmdable) func() ([]byte, error) {
 		return hgetall(ctx, p, key)
 	})
 }
@@ -70,7 +70,7 @@ func hgetall(ctx context.Context, p redis.Cmdable, key string) func() ([]byte, e
 func (h *Hash) PerRead() int { return 1 }
 
 // Queue queues an HGETALL of each of keys.
-func (h *Hash) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string) *Reply {
+func (h *Hash) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string, keep []bool) *Reply {
 	reads := make([]func() ([]byte, error), len(keys))
 	for i, key := range keys {
 		reads[i] = hgetall(ctx, pipe, key)
@@ -87,7 +87,7 @@ func (h *Hash) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string) *
 			}
 			return vals, nil
 		},
-		lefts: h.queueTTLs(ctx, pipe, keys),
+		lefts: h.queueTTLs(ctx, pipe, keys, keep),
 	}
 }
 

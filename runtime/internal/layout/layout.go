@@ -35,19 +35,22 @@ type Clock interface {
 type Layout interface {
 	// ReadOp names a read of one value in errors: "get", or "hgetall".
 	ReadOp() string
-	// Read returns the bytes of key, redis.Nil when it is absent. When
-	// the layout learns TTLs, a PTTL goes in the same round trip, and exp
-	// is the expiry of a copy of the bytes (ExpiresAt); otherwise 0.
-	Read(ctx context.Context, rdb redis.Cmdable, key string) (b []byte, exp int64, err error)
+	// Read returns the bytes of key, redis.Nil when it is absent. keep is
+	// set when the caller may keep a copy of them: when the layout learns
+	// TTLs, a PTTL then goes in the same round trip, and exp is the
+	// expiry of a copy of the bytes (ExpiresAt). Otherwise exp is 0, or
+	// Unasked when the layout learns TTLs and keep is not set.
+	Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) (b []byte, exp int64, err error)
 	// PerRead bounds the keys one command of a batch read holds. The
 	// caller splits a batch into groups of at most that many keys, the
 	// keys of each on one node (of one hash slot on a cluster), and
 	// queues each group with Queue.
 	PerRead() int
 	// Queue queues on pipe the read of keys, one group of a batch read
-	// (see PerRead), and their PTTLs when the layout learns TTLs, and
-	// returns its reply, read once pipe has run.
-	Queue(ctx context.Context, pipe redis.Pipeliner, keys []string) *Reply
+	// (see PerRead), and, when the layout learns TTLs, the PTTL of each
+	// key j the caller may keep a copy of (keep[j]; keep nil: every key),
+	// and returns its reply, read once pipe has run.
+	Queue(ctx context.Context, pipe redis.Pipeliner, keys []string, keep []bool) *Reply
 	// SetNX writes b under key unless key exists, and done reports
 	// whether it did: a loader's write-back, which never overwrites
 	// what a writer stored while the loader ran. ttl is the key's expiry
@@ -76,7 +79,8 @@ func (w Written) Landed() bool {
 // run.
 type Reply struct {
 	values func() ([][]byte, error)
-	// lefts holds a PTTL per key; nil unless the layout learns TTLs.
+	// lefts holds a PTTL per key, nil for a key whose copy the caller
+	// does not keep; lefts is nil unless the layout learns TTLs.
 	lefts []*redis.DurationCmd
 }
 
@@ -86,12 +90,15 @@ func (r *Reply) Values() ([][]byte, error) { return r.values() }
 
 // Expiry returns the expiry of a copy of key j's bytes (see ExpiresAt),
 // read by a pipeline sent at sent, or the error of its PTTL; 0 when the
-// layout learns no TTL.
+// layout learns no TTL, Unasked when its copy was not to be kept.
 func (r *Reply) Expiry(j int, sent time.Time) (int64, error) {
 	if r.lefts == nil {
 		return 0, nil
 	}
 	left := r.lefts[j]
+	if left == nil {
+		return Unasked, nil
+	}
 	if err := left.Err(); err != nil {
 		return 0, err
 	}
@@ -102,9 +109,11 @@ func (r *Reply) Expiry(j int, sent time.Time) (int64, error) {
 // learn the keys' TTLs, and DEL.
 type base struct {
 	clock Clock
-	// learnTTL is set when the entity's keys carry a TTL: reads then ask
-	// for the key's remaining TTL in the same round trip, so that no
-	// local copy outlives the key; the others pay nothing.
+	// learnTTL is set when the entity's keys carry a TTL: a read whose
+	// caller may keep a copy then asks for the key's remaining TTL in the
+	// same round trip, so that no local copy outlives the key. Other
+	// reads, the cold ones of keys that are not hot, and the reads of
+	// entities without a TTL pay nothing.
 	learnTTL bool
 }
 
@@ -115,11 +124,12 @@ func (l *base) Del(ctx context.Context, p redis.Cmdable, key string) redis.Cmder
 
 // read is Read for a layout that reads one key with one command, which
 // queue queues on p and whose reply the returned func reads: alone on
-// rdb, or with the key's PTTL in a pipeline when the layout learns TTLs.
-func (l *base) read(ctx context.Context, rdb redis.Cmdable, key string, queue func(p redis.Cmdable) func() ([]byte, error)) ([]byte, int64, error) {
-	if !l.learnTTL {
+// rdb, or with the key's PTTL in a pipeline when the layout learns TTLs
+// and the caller may keep a copy (keep).
+func (l *base) read(ctx context.Context, rdb redis.Cmdable, key string, keep bool, queue func(p redis.Cmdable) func() ([]byte, error)) ([]byte, int64, error) {
+	if !l.learnTTL || !keep {
 		b, err := queue(rdb)()
-		return b, 0, err
+		return b, l.unasked(), err
 	}
 	pipe := rdb.Pipeline()
 	read := queue(pipe)
@@ -136,15 +146,28 @@ func (l *base) read(ctx context.Context, rdb redis.Cmdable, key string, queue fu
 	return b, ExpiresAt(sent, left.Val()), nil
 }
 
-// queueTTLs queues on pipe a PTTL for each of keys when the layout learns
-// TTLs, for Reply.Expiry.
-func (l *base) queueTTLs(ctx context.Context, pipe redis.Pipeliner, keys []string) []*redis.DurationCmd {
+// unasked is the expiry of a copy of a key read without its PTTL: 0 when
+// the layout learns no TTL, whose copies live until invalidated, and
+// Unasked otherwise.
+func (l *base) unasked() int64 {
+	if l.learnTTL {
+		return Unasked
+	}
+	return 0
+}
+
+// queueTTLs queues on pipe a PTTL for each of keys whose copy the caller
+// may keep (keep[i]; keep nil: all), when the layout learns TTLs, for
+// Reply.Expiry.
+func (l *base) queueTTLs(ctx context.Context, pipe redis.Pipeliner, keys []string, keep []bool) []*redis.DurationCmd {
 	if !l.learnTTL {
 		return nil
 	}
 	lefts := make([]*redis.DurationCmd, len(keys))
 	for i, key := range keys {
-		lefts[i] = pipe.PTTL(ctx, key)
+		if keep == nil || keep[i] {
+			lefts[i] = pipe.PTTL(ctx, key)
+		}
 	}
 	return lefts
 }

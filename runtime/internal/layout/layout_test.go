@@ -35,7 +35,7 @@ func newEnv(t *testing.T) *env {
 // redis.Nil.
 func (e *env) read(l Layout, key string) ([]byte, int64) {
 	e.t.Helper()
-	b, exp, err := l.Read(e.ctx, e.rdb, key)
+	b, exp, err := l.Read(e.ctx, e.rdb, key, true)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		e.t.Fatalf("Read(%q): %v", key, err)
 	}
@@ -47,7 +47,7 @@ func (e *env) read(l Layout, key string) ([]byte, int64) {
 func (e *env) queue(l Layout, keys ...string) ([][]byte, []int64) {
 	e.t.Helper()
 	pipe := e.rdb.Pipeline()
-	r := l.Queue(e.ctx, pipe, keys)
+	r := l.Queue(e.ctx, pipe, keys, nil)
 	sent := e.clock.Now()
 	_, _ = pipe.Exec(e.ctx)
 	vals, err := r.Values()
@@ -71,12 +71,67 @@ func (e *env) within(exp int64, ttl time.Duration) bool {
 	return exp <= at+int64(ttl) && exp > at+int64(ttl-time.Second)
 }
 
+// pttls returns the PTTLs the server has run since the last call.
+func (e *env) pttls() int {
+	e.t.Helper()
+	n := redistest.CommandStat(e.t, e.rdb, "pttl", "calls")
+	if err := e.rdb.ConfigResetStat(e.ctx).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// A read whose caller keeps no copy (the cold read of a key that is not
+// hot) asks no TTL, even of an entity whose keys carry one: its expiry
+// is Unasked, which no copy is kept with. Only the keys of a batch whose
+// copies are kept have their PTTL asked.
+func TestOnlyAReadThatKeepsACopyAsksTheTTL(t *testing.T) {
+	e := newEnv(t)
+	for _, l := range []Layout{NewString(e.clock, true), NewHash(e.clock, true, "", false, nil)} {
+		t.Run(l.ReadOp(), func(t *testing.T) {
+			keys := []string{l.ReadOp() + ":a", l.ReadOp() + ":b", l.ReadOp() + ":c"}
+			for _, k := range keys {
+				v := AppendItem(nil, "i", 0, []byte("v")) // a String's bytes, a collection of one item
+				if ok, err := must(l.SetNX(e.ctx, e.rdb, k, v, time.Minute))(); !ok || err != nil {
+					t.Fatalf("SetNX(%s): %v, %v", k, ok, err)
+				}
+			}
+			e.pttls()
+			for _, c := range []struct {
+				keep   bool
+				pttls  int
+				unsure bool
+			}{{keep: false, pttls: 0, unsure: true}, {keep: true, pttls: 1}} {
+				b, exp, err := l.Read(e.ctx, e.rdb, keys[0], c.keep)
+				if err != nil || len(b) == 0 {
+					t.Fatalf("Read(keep=%v) = %q, %v", c.keep, b, err)
+				}
+				if n := e.pttls(); n != c.pttls || (exp == Unasked) != c.unsure || !c.unsure && !e.within(exp, time.Minute) {
+					t.Errorf("Read(keep=%v): %d PTTLs, expiry %d; want %d PTTLs, Unasked %v", c.keep, n, exp, c.pttls, c.unsure)
+				}
+			}
+			pipe := e.rdb.Pipeline()
+			r := l.Queue(e.ctx, pipe, keys, []bool{false, true, false})
+			sent := e.clock.Now()
+			_, _ = pipe.Exec(e.ctx)
+			if n := e.pttls(); n != 1 {
+				t.Errorf("a batch keeping one copy of three asked %d PTTLs", n)
+			}
+			for j, unsure := range []bool{true, false, true} {
+				if exp, err := r.Expiry(j, sent); err != nil || (exp == Unasked) != unsure || !unsure && !e.within(exp, time.Minute) {
+					t.Errorf("Expiry(%d) = %d, %v; want Unasked %v", j, exp, err, unsure)
+				}
+			}
+		})
+	}
+}
+
 func TestStringLayout(t *testing.T) {
 	for _, learn := range []bool{false, true} {
 		t.Run("learnTTL="+strconv.FormatBool(learn), func(t *testing.T) {
 			e := newEnv(t)
 			l := NewString(e.clock, learn)
-			if b, _, err := l.Read(e.ctx, e.rdb, "k"); !errors.Is(err, redis.Nil) {
+			if b, _, err := l.Read(e.ctx, e.rdb, "k", true); !errors.Is(err, redis.Nil) {
 				t.Fatalf("an absent key reads %q, %v; want redis.Nil", b, err)
 			}
 			done, exp := l.SetNX(e.ctx, e.rdb, "k", []byte("v1"), 10*time.Second)
@@ -109,7 +164,7 @@ func TestStringLayout(t *testing.T) {
 			if err := l.Del(e.ctx, e.rdb, "k").Err(); err != nil {
 				t.Fatal(err)
 			}
-			if b, _, err := l.Read(e.ctx, e.rdb, "k"); !errors.Is(err, redis.Nil) {
+			if b, _, err := l.Read(e.ctx, e.rdb, "k", true); !errors.Is(err, redis.Nil) {
 				t.Fatalf("a deleted key reads %q, %v", b, err)
 			}
 		})
@@ -137,7 +192,7 @@ func TestSetNXOnAPipeline(t *testing.T) {
 func TestHashLayout(t *testing.T) {
 	e := newEnv(t)
 	h := NewHash(e.clock, true, "", false, nil)
-	if b, _, err := h.Read(e.ctx, e.rdb, "h"); !errors.Is(err, redis.Nil) {
+	if b, _, err := h.Read(e.ctx, e.rdb, "h", true); !errors.Is(err, redis.Nil) {
 		t.Fatalf("an absent hash reads %q, %v; want redis.Nil", b, err)
 	}
 	later := e.clock.Now().Add(time.Hour).UnixMilli()
@@ -237,8 +292,8 @@ func TestHashReadsHostileItems(t *testing.T) {
 		if err := e.rdb.HSet(e.ctx, key, "f", v.Bytes, "%next", v.Bytes).Err(); err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := h.Read(e.ctx, e.rdb, key) // the first calls of a path allocate once for good
-		if n := wiretest.Allocated(3, func() { b, _, err = h.Read(e.ctx, e.rdb, key) }); n > uint64(4*len(v.Bytes))+64<<10 {
+		b, _, err := h.Read(e.ctx, e.rdb, key, true) // the first calls of a path allocate once for good
+		if n := wiretest.Allocated(3, func() { b, _, err = h.Read(e.ctx, e.rdb, key, true) }); n > uint64(4*len(v.Bytes))+64<<10 {
 			t.Errorf("%s: Read of %d bytes allocated %d", v.Name, len(v.Bytes), n)
 		}
 		if err != nil {

@@ -26,8 +26,8 @@ func NewString(clock Clock, learnTTL bool) *String {
 func (s *String) ReadOp() string { return "get" }
 
 // Read is GET.
-func (s *String) Read(ctx context.Context, rdb redis.Cmdable, key string) ([]byte, int64, error) {
-	return s.read(ctx, rdb, key, func(p redis.Cmdable) func() ([]byte, error) {
+func (s *String) Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) ([]byte, int64, error) {
+	return s.read(ctx, rdb, key, keep, func(p redis.Cmdable) func() ([]byte, error) {
 		return p.Get(ctx, key).Bytes
 	})
 }
@@ -36,7 +36,7 @@ func (s *String) Read(ctx context.Context, rdb redis.Cmdable, key string) ([]byt
 func (s *String) PerRead() int { return MGetChunk }
 
 // Queue queues one MGET of keys.
-func (s *String) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string) *Reply {
+func (s *String) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string, keep []bool) *Reply {
 	cmd := pipe.MGet(ctx, keys...)
 	return &Reply{
 		values: func() ([][]byte, error) {
@@ -52,7 +52,7 @@ func (s *String) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string)
 			}
 			return vals, nil
 		},
-		lefts: s.queueTTLs(ctx, pipe, keys),
+		lefts: s.queueTTLs(ctx, pipe, keys, keep),
 	}
 }
 

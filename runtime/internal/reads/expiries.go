@@ -1,8 +1,9 @@
 package reads
 
 // Expiries holds the expiry of a copy of each key of a batch read (see
-// layout.ExpiresAt); nil when the entity learns no TTL, for which every
-// copy's is 0.
+// layout.ExpiresAt), layout.Unasked for a key whose copy its caller was
+// not to keep; nil when the entity learns no TTL, for which every copy's
+// is 0.
 type Expiries []int64
 
 // Of returns the expiry of a copy of the i-th key.

@@ -34,7 +34,8 @@ type Reader struct {
 	// hash slot only.
 	Cluster bool
 	// LearnsTTL is set when the entity's keys carry a TTL: a batch read
-	// then asks each key's PTTL in the same round trip.
+	// then asks the PTTL of each key its caller may keep a copy of, in
+	// the same round trip.
 	LearnsTTL bool
 	Now       func() time.Time
 	// Refuse counts a call refused because n is unreachable, and returns
@@ -82,11 +83,12 @@ func (r *Reader) Ask(ctx context.Context, key string, patient bool, read func(co
 // HGETALL per collection. That is one round trip on a single server, one
 // per node (in parallel) on a cluster, where each MGET holds keys of one
 // hash slot. It returns each key's bytes, nil where Redis has none, the
-// expiry of a copy of each (a PTTL per key in the same pipeline, when the
-// entity learns its keys' TTLs), and the error of each key whose read
-// failed, or a nil slice when none did. The keys of a node that is
-// unreachable fail at once, without a command.
-func (r *Reader) Many(ctx context.Context, keys []string) ([][]byte, Expiries, []error) {
+// expiry of a copy of each key the caller may keep a copy of (keep[i];
+// keep nil: every key), by a PTTL in the same pipeline when the entity
+// learns its keys' TTLs, and the error of each key whose read failed, or
+// a nil slice when none did. The keys of a node that is unreachable fail
+// at once, without a command.
+func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte, Expiries, []error) {
 	vals := make([][]byte, len(keys))
 	var exps Expiries
 	if r.LearnsTTL {
@@ -111,10 +113,17 @@ func (r *Reader) Many(ctx context.Context, keys []string) ([][]byte, Expiries, [
 			continue
 		}
 		args := make([]string, len(idx))
+		var kept []bool // nil: every key
+		if keep != nil {
+			kept = make([]bool, len(idx))
+		}
 		for j, i := range idx {
 			args[j] = keys[i]
+			if kept != nil {
+				kept[j] = keep[i]
+			}
 		}
-		replies[g] = r.Store.Queue(ctx, pipe, args)
+		replies[g] = r.Store.Queue(ctx, pipe, args, kept)
 	}
 	sent := r.Now()
 	r.exec(ctx, pipe, nodes)
@@ -154,9 +163,9 @@ func (r *Reader) Many(ctx context.Context, keys []string) ([][]byte, Expiries, [
 // and given up when the breaker of a node holding a copy of a key opens
 // (copied[i]: the i-th has one): as for one key, a copy beats waiting on
 // a node that does not answer, and the caller decides whether it is
-// served. The read goes on without its caller, on a goroutine of g, which
-// Close waits for.
-func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []string, copied []bool) ([][]byte, Expiries, error) {
+// served. keep is Many's. The read goes on without its caller, on a
+// goroutine of g, which Close waits for.
+func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []string, copied, keep []bool) ([][]byte, Expiries, error) {
 	opened, stop := context.WithCancel(context.Background())
 	defer stop()
 	first := -1
@@ -174,7 +183,7 @@ func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []str
 		}
 	}
 	if first < 0 {
-		return r.manyOrFail(ctx, keys)
+		return r.manyOrFail(ctx, keys, keep)
 	}
 	type read struct {
 		raw  [][]byte
@@ -183,7 +192,7 @@ func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []str
 	}
 	done := make(chan read, 1)
 	if !g.Go(func() {
-		raw, exps, err := r.manyOrFail(ctx, keys)
+		raw, exps, err := r.manyOrFail(ctx, keys, keep)
 		done <- read{raw, exps, err}
 	}) {
 		return nil, nil, operr.Of(r.Store.ReadOp(), "", r.Closed)
@@ -197,8 +206,8 @@ func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []str
 }
 
 // manyOrFail is Many, failing with the first key's error, if any.
-func (r *Reader) manyOrFail(ctx context.Context, keys []string) ([][]byte, Expiries, error) {
-	raw, exps, errs := r.Many(ctx, keys)
+func (r *Reader) manyOrFail(ctx context.Context, keys []string, keep []bool) ([][]byte, Expiries, error) {
+	raw, exps, errs := r.Many(ctx, keys, keep)
 	if err := FirstError(errs); err != nil {
 		return nil, nil, err
 	}

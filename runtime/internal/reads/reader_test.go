@@ -9,33 +9,52 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
 // A batch of 1,200 keys is one pipeline of three MGETs, with a PTTL per
-// key when the entity learns TTLs: each key's bytes, nil where Redis has
-// none, and the expiry of a copy of each.
+// key whose copy the caller keeps when the entity learns TTLs: each key's
+// bytes, nil where Redis has none, and the expiry of a copy of each kept
+// (layout.Unasked for the others).
 func TestManyReadsABatchInOnePipeline(t *testing.T) {
-	for _, ttl := range []bool{false, true} {
-		t.Run("ttl="+strconv.FormatBool(ttl), func(t *testing.T) {
-			e := newEnv(t, ttl)
+	everyOther := func(i int) bool { return i%2 == 0 }
+	for _, c := range []struct {
+		name string
+		ttl  bool
+		keep func(i int) bool // nil: every key
+	}{
+		{"no TTL", false, nil},
+		{"TTL, every copy kept", true, nil},
+		{"TTL, every other copy kept", true, everyOther},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.ttl)
 			ctx := context.Background()
 			keys := make([]string, 1200)
+			var keep []bool
+			if c.keep != nil {
+				keep = make([]bool, len(keys))
+			}
+			kept := func(i int) bool { return c.ttl && (keep == nil || keep[i]) }
+			want := map[string]int{"mget": 3}
 			for i := range keys {
 				keys[i] = "k:" + strconv.Itoa(i)
 				if i%3 != 0 { // every third is absent
 					e.rdb.Set(ctx, keys[i], "v"+strconv.Itoa(i), time.Hour)
 				}
+				if keep != nil {
+					keep[i] = c.keep(i)
+				}
+				if kept(i) {
+					want["pttl"]++
+				}
 			}
 			e.hook.take()
-			vals, exps, errs := e.r.Many(ctx, keys)
+			vals, exps, errs := e.r.Many(ctx, keys, keep)
 			if errs != nil {
 				t.Fatalf("errors: %v", FirstError(errs))
 			}
 			pipes, cmds := e.hook.take()
-			want := map[string]int{"mget": 3}
-			if ttl {
-				want["pttl"] = len(keys)
-			}
 			if pipes != 1 || len(cmds) != len(want) || cmds["mget"] != 3 || cmds["pttl"] != want["pttl"] {
 				t.Fatalf("%d pipelines with %v; want one with %v", pipes, cmds, want)
 			}
@@ -45,8 +64,10 @@ func TestManyReadsABatchInOnePipeline(t *testing.T) {
 					t.Fatalf("%s, absent, read %q", k, vals[i])
 				case i%3 != 0 && string(vals[i]) != "v"+strconv.Itoa(i):
 					t.Fatalf("%s read %q", k, vals[i])
-				case ttl != (exps.Of(i) > 0) && i%3 != 0:
-					t.Fatalf("%s: expiry %d, learning TTLs %v", k, exps.Of(i), ttl)
+				case kept(i) != (exps.Of(i) > 0) && i%3 != 0:
+					t.Fatalf("%s: expiry %d, kept %v", k, exps.Of(i), kept(i))
+				case c.ttl && !kept(i) && exps.Of(i) != layout.Unasked:
+					t.Fatalf("%s, not kept: expiry %d, want Unasked", k, exps.Of(i))
 				}
 			}
 		})
@@ -62,7 +83,7 @@ func TestManyFailsWithItsNode(t *testing.T) {
 	ctx := context.Background()
 	e.srv.Kill()
 	keys := []string{"k:1", "k:2"}
-	_, _, errs := e.r.Many(ctx, keys)
+	_, _, errs := e.r.Many(ctx, keys, nil)
 	for i, err := range errs {
 		if err == nil || !strings.HasPrefix(err.Error(), `hotkey: get "`+keys[i]+`": `) {
 			t.Fatalf("key %d failed with %v, want an operation's error naming it", i, err)
@@ -75,7 +96,7 @@ func TestManyFailsWithItsNode(t *testing.T) {
 		t.Fatal("the breaker is closed after the node failed")
 	}
 	e.hook.take()
-	_, _, errs = e.r.Many(ctx, keys)
+	_, _, errs = e.r.Many(ctx, keys, nil)
 	if pipes, _ := e.hook.take(); pipes != 0 {
 		t.Fatalf("%d pipelines sent to a node found down", pipes)
 	}
@@ -131,13 +152,13 @@ func TestManyUntilOpened(t *testing.T) {
 	var g group.Group
 	t.Cleanup(g.Close) // after the server thaws: the batch given up goes on until then
 	keys := []string{"k:1", "k:2"}
-	raw, _, err := e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, false})
+	raw, _, err := e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, false}, nil)
 	if err != nil || raw[0] != nil || string(raw[1]) != "v2" {
 		t.Fatalf("without copies: %q, %v", raw, err)
 	}
 	e.srv.Hang(t)
 	start := time.Now()
-	_, _, err = e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, true})
+	_, _, err = e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, true}, nil)
 	if !errors.Is(err, errUnavailable) || !strings.HasPrefix(err.Error(), `hotkey: get "k:2": `) {
 		t.Fatalf("with a copy of k:2 and its node hung: %v, want k:2 refused as unavailable", err)
 	}
@@ -146,7 +167,7 @@ func TestManyUntilOpened(t *testing.T) {
 	}
 	var closed group.Group
 	closed.Close()
-	if _, _, err := e.r.ManyUntilOpened(ctx, &closed, keys, []bool{true, true}); !errors.Is(err, errClosed) {
+	if _, _, err := e.r.ManyUntilOpened(ctx, &closed, keys, []bool{true, true}, nil); !errors.Is(err, errClosed) {
 		t.Fatalf("after Close: %v, want Closed", err)
 	}
 }
