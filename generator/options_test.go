@@ -54,7 +54,7 @@ func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	notAnnotated := []string{
 		"WithEntity", "WithLoader", "WithBatchLoader", "WithSyncHook", "WithCollectionLoader",
 		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
-		"WithAggregateTop",
+		"WithAggregateTop", "WithAutoPipeline",
 	}
 	var tabled []string
 	for _, ro := range runtimeOptions {

@@ -34,7 +34,7 @@ func TestPublicAPI(t *testing.T) {
 		"type Glue",
 		"type HotKey",
 		"type Option",
-		"func WithAggregate", "func WithAggregateTop", "func WithBatchLoader", "func WithClock", "func WithClusterHotQPS",
+		"func WithAggregate", "func WithAggregateTop", "func WithAutoPipeline", "func WithBatchLoader", "func WithClock", "func WithClusterHotQPS",
 		"func WithDegrade", "func WithDegradeLimit", "func WithDemoteEvery", "func WithEntity", "func WithHotQPS",
 		"func WithInactiveAfter", "func WithInvalidate", "func WithJitter", "func WithLoader", "func WithLocalSize",
 		"func WithLocalTTL", "func WithLogger", "func WithMaxValueBytes", "func WithMaxValueBytesHard", "func WithMonitorEvery",

@@ -20,6 +20,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/writes"
@@ -73,6 +74,9 @@ type Cache[K comparable, V any] struct {
 	// (runtime/internal/writes).
 	reader reads.Reader
 	writer writes.Writer
+	// sender sends the reads of one key: on the client's automatic
+	// pipeline, or through its pool (runtime/internal/send).
+	sender send.Sender
 
 	loader      func(context.Context, K) (*V, error)
 	batchLoader func(context.Context, []K) (map[K]*V, error)
@@ -158,6 +162,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
+	sender, err := send.For(rdb, cfg.AutoPipeline)
+	if err != nil {
+		return nil, fmt.Errorf("hotkey: the client's automatic pipeline: %w; use WithAutoPipeline(false)", err)
+	}
 	local, err := theine.NewBuilder[K, *localCopy[V]](int64(cfg.LocalSize)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
@@ -165,6 +173,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c := &Cache[K, V]{
 		cfg:         cfg,
 		rdb:         rdb,
+		sender:      sender,
 		key:         glue.Key,
 		clone:       glue.Clone,
 		prefix:      glue.Prefix,
@@ -259,7 +268,8 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	cache.go        Get: no local copy is held (hit asks no freshness check)
 //	detector.go     seen: the read is counted; the key is not hot
 //	flight.go       cold: the key's landed loads counted, then a read by
-//	read.go         fetch: the node's breaker lets the GET through (internal/reads); it misses,
+//	read.go         fetch: the node's breaker lets the GET through (internal/reads), sent
+//	                on the client's automatic pipeline (internal/send); it misses,
 //	                and cold's resolve starts one load for all concurrent callers with
 //	freshness.go    begin: the token the load's result is judged by
 //	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)

@@ -552,18 +552,26 @@ func TestNewRejectsBadInput(t *testing.T) {
 	MustNew(rdb, profileGlue, WithTopN(0))
 }
 
+// Close stops every goroutine the Cache started but the client's
+// automatic pipeline, which the client owns and its Close stops.
 func TestCloseStopsEverything(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	before := goleak.IgnoreCurrent()
 	c, err := New(rdb, profileGlue, WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Set(context.Background(), "p:1", sample(1, "a"))
+	if _, err := c.Get(context.Background(), "p:1"); err != nil {
+		t.Fatal(err) // on the client's automatic pipeline
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("github.com/redis/go-redis/v9.(*apShard).flusher"))
+	rdb.Close()
+	goleak.VerifyNone(t, before)
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}

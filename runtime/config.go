@@ -83,6 +83,18 @@ type Config struct {
 	// have failed and they are dropped. On by default: availability wins.
 	StaleReads bool
 
+	// AutoPipeline sends the reads of one key (a cold Get's GET, a hot
+	// key's GET and PTTL, HGETALL) on the client's automatic pipeline,
+	// go-redis's AutoPipeliner (its deferred face, which the client owns
+	// and closes): reads that wait together go out in one write, which
+	// keeps their tail on a loaded machine a quarter of the pool's
+	// (BENCHMARKS.md, the load table). Off, each read takes a connection
+	// of the pool. Only a single server's client (a Sentinel's included)
+	// has one; a Redis Cluster's reads always go through the pool. The
+	// pipeline is the client's: its options (Options.AutoPipelineOptions)
+	// are the client's, shared with the user's own use of it.
+	AutoPipeline bool
+
 	// MaxValueBytes is the encoded size above which reads and writes log a
 	// warning (once per key per minute) and count a big value;
 	// MaxValueBytesHard, when not 0, rejects larger writes.
@@ -280,6 +292,10 @@ func WithDegrade(mode string) Option { return optDegrade.With(mode) }
 // WithStaleReads sets whether hot keys are served from their local copies
 // while Redis cannot be reached (see Config.StaleReads).
 func WithStaleReads(on bool) Option { return optStaleReads.With(on) }
+
+// WithAutoPipeline sets whether the reads of one key go through the
+// client's automatic pipeline (see Config.AutoPipeline).
+func WithAutoPipeline(on bool) Option { return optAutoPipeline.With(on) }
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis
 // failed.

@@ -46,6 +46,7 @@ package runtime
 //	internal/track    the transport: one hub per client, shared by its repositories (sessions,
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys
+//	internal/send     how one read's commands travel: the client's automatic pipeline, or its pool
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
 //	                  per node (the refresh's, and GetMany's, given up when a copy's node opens)
 //	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of

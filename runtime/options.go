@@ -43,6 +43,7 @@ var (
 	optDegrade           = options.Choice("degrade", "Degrade", DegradeOff, word(DegradeOff, "DegradeOff"), word(DegradeLoader, "DegradeLoader"))
 	optDegradeLimit      = options.Count("degrade_limit", "DegradeLimit", DefaultDegradeLimit, option.Positive).ProgramOnly()
 	optStaleReads        = options.Toggle("stale_reads", "StaleReads", true)
+	optAutoPipeline      = options.Toggle("auto_pipeline", "AutoPipeline", true).ProgramOnly()
 	optInvalidate        = options.Choice("invalidate", "Invalidate", InvalidateTracking, word(InvalidateTracking, "InvalidateTracking"), word(InvalidatePubSub, "InvalidatePubSub"), word(InvalidateOff, "InvalidateOff"))
 	optMaxValueBytes     = options.Size("max_value_bytes", "MaxValueBytes", DefaultMaxValueBytes)
 	optMaxValueBytesHard = options.Size("max_value_bytes_hard", "MaxValueBytesHard", 0)

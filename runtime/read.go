@@ -9,7 +9,7 @@ import "context"
 func (c *Cache[K, V]) fetch(ctx context.Context, key string, patient, keep bool) (v *V, size int, exp int64, err error) {
 	var b []byte
 	err = c.ask(ctx, key, patient, func(ctx context.Context) (err error) {
-		b, exp, err = c.store.Read(ctx, c.rdb, key, keep)
+		b, exp, err = c.store.Read(ctx, c.sender, key, keep)
 		return err
 	})
 	if err != nil {

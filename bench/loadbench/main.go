@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		addr       = fs.String("redis", "", "address of the Redis to use; empty starts a redis-server on a free loopback port")
 		duration   = fs.Duration("duration", 0, "how long each system runs each workload; 0 means 20s for zipf and writes, 35s for flash")
 		workers    = fs.Int("workers", 4*goruntime.GOMAXPROCS(0), "concurrent goroutines reading and writing")
-		sysList    = fs.String("systems", "redis,cache,csc,rueidis,hotkeygen", "systems to run, comma-separated: "+systemIDs())
+		sysList    = fs.String("systems", "redis,cache,csc,rueidis,hotkeygen,hotkeygen-pool", "systems to run, comma-separated: "+systemIDs())
 		wlList     = fs.String("workloads", "zipf,writes,flash", "workloads to run, comma-separated: zipf, writes, flash")
 		keys       = fs.Int64("keys", 100_000, "number of keys")
 		theta      = fs.Float64("theta", 0.99, "Zipfian constant, between 0 and 1")

@@ -47,7 +47,8 @@ var systems = []systemInfo{
 	{"cache", "go-redis/cache", newGoCache},
 	{"csc", "go-redis CSC", newCSC},
 	{"rueidis", "rueidis", newRueidis},
-	{"hotkeygen", "hotkeygen", newHotkeygen},
+	{"hotkeygen", "hotkeygen", func(s Setup) (System, error) { return newHotkeygen(s) }},
+	{"hotkeygen-pool", "hotkeygen (pool)", func(s Setup) (System, error) { return newHotkeygen(s, hk.WithAutoPipeline(false)) }},
 }
 
 func (s Setup) client(opt redis.Options) *redis.Client {
@@ -162,13 +163,16 @@ type hotkeygen struct {
 	rr, wr *redis.Client
 }
 
-func newHotkeygen(s Setup) (System, error) {
+// newHotkeygen makes the system with extra options: hotkeygen (pool) is
+// hotkeygen with every read through the pool, the runtime's transport
+// before the automatic pipeline, measured beside it in the same run.
+func newHotkeygen(s Setup, extra ...hk.Option) (System, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := []hk.Option{
+	opts := append([]hk.Option{
 		hk.WithLocalSize(s.Local),
 		hk.WithTopN(min(annotatedTopN, s.Local)), // top_n may not exceed local_size
 		hk.WithLogger(log),                       // promotions are logged at Info: thousands of lines
-	}
+	}, extra...)
 	h := &hotkeygen{rr: s.client(redis.Options{}), wr: s.client(redis.Options{})}
 	var err error
 	if h.r, err = NewItemRepo(h.rr, opts...); err == nil {

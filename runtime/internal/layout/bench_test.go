@@ -11,6 +11,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // wall is the wall clock: the server judges field expiries by its own.
@@ -90,7 +91,7 @@ func BenchmarkHashForms(b *testing.B) {
 			}
 			n := 0
 			for b.Loop() {
-				if _, _, err := h.Read(ctx, rdb, ownerKey(n%owners), true); err != nil {
+				if _, _, err := h.Read(ctx, send.Pool{Client: rdb}, ownerKey(n%owners), true); err != nil {
 					b.Fatal(err)
 				}
 				n++

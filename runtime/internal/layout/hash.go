@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // Hash stores each value, a collection, as a Redis hash of its items
@@ -45,16 +47,20 @@ func NewHash(clock Clock, learnTTL bool, expires string, forever bool, probe red
 func (h *Hash) ReadOp() string { return "hgetall" }
 
 // Read is HGETALL, in the runtime's form.
-func (h *Hash) Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) ([]byte, int64, error) {
-	return h.read(ctx, rdb, key, keep, func(p redis.Cmdable) func() ([]byte, error) {
-		return hgetall(ctx, p, key)
-	})
+func (h *Hash) Read(ctx context.Context, s send.Sender, key string, keep bool) ([]byte, int64, error) {
+	cmd := redis.NewMapStringStringCmd(ctx, "hgetall", key)
+	return h.read(ctx, s, key, keep, cmd, replyBytes(cmd))
 }
 
 // hgetall queues an HGETALL of key on p, and returns what reads its reply
 // in the runtime's form.
 func hgetall(ctx context.Context, p redis.Cmdable, key string) func() ([]byte, error) {
-	cmd := p.HGetAll(ctx, key)
+	return replyBytes(p.HGetAll(ctx, key))
+}
+
+// replyBytes returns what reads cmd's reply, an HGETALL's, in the
+// runtime's form.
+func replyBytes(cmd *redis.MapStringStringCmd) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		m, err := cmd.Result()
 		if err != nil {

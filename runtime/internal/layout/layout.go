@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // Null is the placeholder written for a row the loader reported absent.
@@ -35,12 +37,13 @@ type Clock interface {
 type Layout interface {
 	// ReadOp names a read of one value in errors: "get", or "hgetall".
 	ReadOp() string
-	// Read returns the bytes of key, redis.Nil when it is absent. keep is
-	// set when the caller may keep a copy of them: when the layout learns
-	// TTLs, a PTTL then goes in the same round trip, and exp is the
-	// expiry of a copy of the bytes (ExpiresAt). Otherwise exp is 0, or
-	// Unasked when the layout learns TTLs and keep is not set.
-	Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) (b []byte, exp int64, err error)
+	// Read returns the bytes of key, sent by s, redis.Nil when it is
+	// absent. keep is set when the caller may keep a copy of them: when
+	// the layout learns TTLs, a PTTL then goes in the same round trip,
+	// and exp is the expiry of a copy of the bytes (ExpiresAt). Otherwise
+	// exp is 0, or Unasked when the layout learns TTLs and keep is not
+	// set.
+	Read(ctx context.Context, s send.Sender, key string, keep bool) (b []byte, exp int64, err error)
 	// PerRead bounds the keys one command of a batch read holds. The
 	// caller splits a batch into groups of at most that many keys, the
 	// keys of each on one node (of one hash slot on a cluster), and
@@ -122,21 +125,24 @@ func (l *base) Del(ctx context.Context, p redis.Cmdable, key string) redis.Cmder
 	return p.Del(ctx, key)
 }
 
-// read is Read for a layout that reads one key with one command, which
-// queue queues on p and whose reply the returned func reads: alone on
-// rdb, or with the key's PTTL in a pipeline when the layout learns TTLs
-// and the caller may keep a copy (keep).
-func (l *base) read(ctx context.Context, rdb redis.Cmdable, key string, keep bool, queue func(p redis.Cmdable) func() ([]byte, error)) ([]byte, int64, error) {
+// read is Read for a layout that reads one key with one command, cmd,
+// whose reply bytes reads: sent by s alone, or with the key's PTTL in the
+// same round trip when the layout learns TTLs and the caller may keep a
+// copy (keep).
+func (l *base) read(ctx context.Context, s send.Sender, key string, keep bool, cmd redis.Cmder, bytes func() ([]byte, error)) ([]byte, int64, error) {
 	if !l.learnTTL || !keep {
-		b, err := queue(rdb)()
+		if err := s.Send(ctx, cmd); err != nil {
+			return nil, 0, err
+		}
+		b, err := bytes()
 		return b, l.unasked(), err
 	}
-	pipe := rdb.Pipeline()
-	read := queue(pipe)
-	left := pipe.PTTL(ctx, key)
+	left := redis.NewDurationCmd(ctx, time.Millisecond, "pttl", key)
 	sent := l.clock.Now()
-	_, _ = pipe.Exec(ctx) // each reply is read below
-	b, err := read()
+	if err := s.Send(ctx, cmd, left); err != nil {
+		return nil, 0, err
+	}
+	b, err := bytes()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 	"github.com/hotkeygen/hotkeygen/runtime/wire/wiretest"
 )
 
@@ -35,7 +36,7 @@ func newEnv(t *testing.T) *env {
 // redis.Nil.
 func (e *env) read(l Layout, key string) ([]byte, int64) {
 	e.t.Helper()
-	b, exp, err := l.Read(e.ctx, e.rdb, key, true)
+	b, exp, err := l.Read(e.ctx, send.Pool{Client: e.rdb}, key, true)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		e.t.Fatalf("Read(%q): %v", key, err)
 	}
@@ -102,7 +103,7 @@ func TestOnlyAReadThatKeepsACopyAsksTheTTL(t *testing.T) {
 				pttls  int
 				unsure bool
 			}{{keep: false, pttls: 0, unsure: true}, {keep: true, pttls: 1}} {
-				b, exp, err := l.Read(e.ctx, e.rdb, keys[0], c.keep)
+				b, exp, err := l.Read(e.ctx, send.Pool{Client: e.rdb}, keys[0], c.keep)
 				if err != nil || len(b) == 0 {
 					t.Fatalf("Read(keep=%v) = %q, %v", c.keep, b, err)
 				}
@@ -131,7 +132,7 @@ func TestStringLayout(t *testing.T) {
 		t.Run("learnTTL="+strconv.FormatBool(learn), func(t *testing.T) {
 			e := newEnv(t)
 			l := NewString(e.clock, learn)
-			if b, _, err := l.Read(e.ctx, e.rdb, "k", true); !errors.Is(err, redis.Nil) {
+			if b, _, err := l.Read(e.ctx, send.Pool{Client: e.rdb}, "k", true); !errors.Is(err, redis.Nil) {
 				t.Fatalf("an absent key reads %q, %v; want redis.Nil", b, err)
 			}
 			done, exp := l.SetNX(e.ctx, e.rdb, "k", []byte("v1"), 10*time.Second)
@@ -164,7 +165,7 @@ func TestStringLayout(t *testing.T) {
 			if err := l.Del(e.ctx, e.rdb, "k").Err(); err != nil {
 				t.Fatal(err)
 			}
-			if b, _, err := l.Read(e.ctx, e.rdb, "k", true); !errors.Is(err, redis.Nil) {
+			if b, _, err := l.Read(e.ctx, send.Pool{Client: e.rdb}, "k", true); !errors.Is(err, redis.Nil) {
 				t.Fatalf("a deleted key reads %q, %v", b, err)
 			}
 		})
@@ -192,7 +193,7 @@ func TestSetNXOnAPipeline(t *testing.T) {
 func TestHashLayout(t *testing.T) {
 	e := newEnv(t)
 	h := NewHash(e.clock, true, "", false, nil)
-	if b, _, err := h.Read(e.ctx, e.rdb, "h", true); !errors.Is(err, redis.Nil) {
+	if b, _, err := h.Read(e.ctx, send.Pool{Client: e.rdb}, "h", true); !errors.Is(err, redis.Nil) {
 		t.Fatalf("an absent hash reads %q, %v; want redis.Nil", b, err)
 	}
 	later := e.clock.Now().Add(time.Hour).UnixMilli()
@@ -292,8 +293,8 @@ func TestHashReadsHostileItems(t *testing.T) {
 		if err := e.rdb.HSet(e.ctx, key, "f", v.Bytes, "%next", v.Bytes).Err(); err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := h.Read(e.ctx, e.rdb, key, true) // the first calls of a path allocate once for good
-		if n := wiretest.Allocated(3, func() { b, _, err = h.Read(e.ctx, e.rdb, key, true) }); n > uint64(4*len(v.Bytes))+64<<10 {
+		b, _, err := h.Read(e.ctx, send.Pool{Client: e.rdb}, key, true) // the first calls of a path allocate once for good
+		if n := wiretest.Allocated(3, func() { b, _, err = h.Read(e.ctx, send.Pool{Client: e.rdb}, key, true) }); n > uint64(4*len(v.Bytes))+64<<10 {
 			t.Errorf("%s: Read of %d bytes allocated %d", v.Name, len(v.Bytes), n)
 		}
 		if err != nil {

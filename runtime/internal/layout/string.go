@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // MGetChunk bounds the keys of one MGET: a reply of a few hundred values
@@ -26,10 +28,9 @@ func NewString(clock Clock, learnTTL bool) *String {
 func (s *String) ReadOp() string { return "get" }
 
 // Read is GET.
-func (s *String) Read(ctx context.Context, rdb redis.Cmdable, key string, keep bool) ([]byte, int64, error) {
-	return s.read(ctx, rdb, key, keep, func(p redis.Cmdable) func() ([]byte, error) {
-		return p.Get(ctx, key).Bytes
-	})
+func (s *String) Read(ctx context.Context, snd send.Sender, key string, keep bool) ([]byte, int64, error) {
+	get := redis.NewStringCmd(ctx, "get", key)
+	return s.read(ctx, snd, key, keep, get, get.Bytes)
 }
 
 // PerRead is MGetChunk: one MGET reads a group.

@@ -1,0 +1,45 @@
+// Package send sends the commands of one read to Redis and waits for their
+// replies, for as long as the reader's context allows: through the
+// client's connection pool (Pool), or batched with every other caller's
+// reads on the client's automatic pipeline (Auto). The layout says which
+// commands a read takes (runtime/internal/layout); a Sender says how
+// they travel. Neither needs the key or value type.
+//
+// Why batching: on a loaded machine, a read through the pool costs a
+// write and a read system call on a connection of its own and a wakeup
+// of its goroutine, and its tail comes from those wakeups (p99.9 of
+// 4.3 ms in BENCHMARKS.md's load table, where Redis shares the cores).
+// On the pipeline, one goroutine writes every read queued meanwhile in
+// one write, and reads their replies in order.
+package send
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sender sends cmds, the commands of one read, and returns once each has
+// its reply, a command's error included, or once ctx has ended: then
+// either with ctx's error, and no command's reply may be read (it may
+// still come, and is dropped), or with nil and ctx's error as the
+// commands'.
+type Sender interface {
+	Send(ctx context.Context, cmds ...redis.Cmder) error
+}
+
+// For returns the sender of the reads of one key on rdb: its automatic
+// pipeline (for reads of one command; see Auto) when auto is set and rdb
+// is a single server's client (a Sentinel's included), its pool
+// otherwise. A Redis Cluster's reads go
+// through the pool, node by node, as its client routes them.
+func For(rdb redis.UniversalClient, auto bool) (Sender, error) {
+	if c, ok := rdb.(*redis.Client); ok && auto {
+		ap, err := c.AsyncAutoPipeline()
+		if err != nil {
+			return nil, err
+		}
+		return Auto{Pipe: ap, Pool: Pool{rdb}}, nil
+	}
+	return Pool{rdb}, nil
+}
