@@ -149,7 +149,9 @@ func NewRecorder[K comparable](cfg Params, now time.Time, name func(K) string) *
 		idleSlots: int64((cfg.InactiveAfter + slot - 1) / slot),
 		sketch:    new([Ring][sketchCells]atomic.Uint32),
 	}
-	r.burstCount = uint32(max(1, cfg.HotQPS*r.slotSecs))
+	// Clamped as admitCount is: a rate beyond any count converts to 0,
+	// and crossed's doublings of 0 would never end.
+	r.burstCount = uint32(max(1, min(cfg.HotQPS*r.slotSecs, math.MaxUint32)))
 	// A key matters once its rate may reach the warm rate, so it is
 	// admitted at half of it in one slot (and, once the table is full, if
 	// it also outcounts the weakest candidate or bursts). With cluster-wide

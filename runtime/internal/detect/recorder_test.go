@@ -276,6 +276,21 @@ func TestRecordSampledWeighsWhatItCounts(t *testing.T) {
 	}
 }
 
+// A hot rate no count can reach (a benchmark's way of keeping every key
+// cold) is the largest count, not 0: a read of any key returns, and
+// never reports a burst.
+func TestAHotRateBeyondAnyCountIsTheLargestCount(t *testing.T) {
+	r := NewRecorder(testConfig(withHotQPS(math.MaxFloat64/2), withWarmQPS(1)), epoch, ident)
+	if r.burstCount != math.MaxUint32 {
+		t.Fatalf("burst count %d, want %d", r.burstCount, uint32(math.MaxUint32))
+	}
+	for range 1000 {
+		if r.add("k", 1) {
+			t.Fatal("a burst reported at an unreachable rate")
+		}
+	}
+}
+
 func TestCrossed(t *testing.T) {
 	for _, c := range []struct {
 		prev, n, burst uint32
