@@ -29,9 +29,9 @@ type Sender interface {
 }
 
 // For returns the sender of the reads of one key on rdb: its automatic
-// pipeline (for reads of one command; see Auto) when auto is set and rdb
-// is a single server's client (a Sentinel's included), its pool
-// otherwise. A Redis Cluster's reads go
+// pipeline (for a read of one command while others are in flight; see
+// Auto) when auto is set and rdb is a single server's client (a
+// Sentinel's included), its pool otherwise. A Redis Cluster's reads go
 // through the pool, node by node, as its client routes them.
 func For(rdb redis.UniversalClient, auto bool) (Sender, error) {
 	if c, ok := rdb.(*redis.Client); ok && auto {
@@ -39,7 +39,7 @@ func For(rdb redis.UniversalClient, auto bool) (Sender, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Auto{Pipe: ap, Pool: Pool{rdb}}, nil
+		return NewAuto(ap, Pool{rdb}), nil
 	}
 	return Pool{rdb}, nil
 }

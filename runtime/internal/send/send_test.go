@@ -127,51 +127,56 @@ func TestEachSenderReturnsEachReply(t *testing.T) {
 	}
 }
 
-// A read on a server that answers nothing returns when its context ends,
-// with the context's error; the reply that comes later is dropped, and
-// the next read gets its own.
+// A read on the pipeline whose server answers nothing returns when its
+// context ends, with the context's error, although the pipeline runs the
+// command on a context of its own; the reply that comes later is dropped,
+// and the next read gets its own. Another read is held first, on the
+// pool, so that the one given up is not alone and goes on the pipeline.
+// (Through the pool, a read ends with its context as go-redis lets it:
+// the runtime's tests of a hung node cover it.)
 func TestAReadGivenUpReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 	srv := redistest.Start(t)
-	rdb, _, all := senders(t, srv)
+	rdb, sends, all := senders(t, srv)
 	ctx := context.Background()
-	for _, k := range []string{"a", "b"} {
+	for _, k := range []string{"a", "b", "c"} {
 		if err := rdb.Set(ctx, k, "value of "+k, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for name, s := range all {
-		t.Run(name, func(t *testing.T) {
-			srv.Hang(t)
-			rctx, cancel := context.WithCancel(ctx)
-			get := redis.NewStringCmd(rctx, "get", "a")
-			done := make(chan error, 1)
-			go func() {
-				err := s.Send(rctx, get)
-				if err == nil {
-					err = get.Err() // the pool's: the command's own error
-				}
-				done <- err
-			}()
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("a read given up returned %v, want context.Canceled", err)
-			}
-			if err := srv.Thaw(); err != nil {
-				t.Fatal(err)
-			}
-			next := redis.NewStringCmd(ctx, "get", "b")
-			if err := s.Send(ctx, next); err != nil || next.Val() != "value of b" {
-				t.Fatalf("the next read got %q, %v; want b's value", next.Val(), err)
-			}
-		})
+	auto := all["auto"].(Auto)
+	srv.Hang(t)
+	sends.Store(0)
+	held := redis.NewStringCmd(ctx, "get", "a")
+	heldDone := make(chan error, 1)
+	go func() { heldDone <- auto.Send(ctx, held) }()
+	redistest.WaitFor(t, "the held read to be sent", func() bool { return sends.Load() == 1 })
+
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- auto.Send(rctx, redis.NewStringCmd(rctx, "get", "b")) }()
+	redistest.WaitFor(t, "the read to wait on the pipeline", func() bool { return waiting() == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a read given up returned %v, want context.Canceled", err)
+	}
+	if err := srv.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-heldDone; err != nil || held.Val() != "value of a" {
+		t.Fatalf("the held read got %q, %v; want a's value", held.Val(), err)
+	}
+	next := redis.NewStringCmd(ctx, "get", "c") // on the pipeline, after the dropped reply
+	if err := auto.Pipe.Submit(ctx, next).Wait(); err != nil || next.Val() != "value of c" {
+		t.Fatalf("the pipeline's next read got %q, %v; want c's value", next.Val(), err)
 	}
 }
 
-// On the automatic pipeline, the reads that wait while one is in flight go
-// out together: with the server frozen under the first, 63 more reads
-// leave in one pipeline, and each gets its own key's value. A read is
-// known to be queued when its goroutine waits for the reply, in Send,
-// after the command was handed to the pipeline.
+// A read alone takes the pool; the reads that wait while one is in
+// flight go out together on the automatic pipeline. With the server
+// frozen, the first read goes through the pool, the second opens the
+// pipeline's first batch, and the 62 after it leave in one pipeline; each
+// gets its own key's value. A read is on the pipeline when its goroutine
+// waits for the reply in Send, after the command was handed over.
 func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb, sends, all := senders(t, srv)
@@ -183,8 +188,8 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 		}
 	}
 	auto := all["auto"].(Auto)
-	if err := auto.Send(ctx, redis.NewStringCmd(ctx, "get", "k0")); err != nil {
-		t.Fatal(err) // the pipeline's connection, dialed and greeted before the count
+	if err := auto.Pipe.Submit(ctx, redis.NewStringCmd(ctx, "get", "k0")).Wait(); err != nil {
+		t.Fatal(err) // the pipeline's connection, dialed before the server freezes
 	}
 	srv.Hang(t)
 	sends.Store(0)
@@ -200,11 +205,16 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 	}
 	wg.Add(reads)
 	go read(0)
-	redistest.WaitFor(t, "the first read to be in flight", func() bool { return sends.Load() >= 1 && auto.Pipe.Len() == 0 })
-	for i := 1; i < reads; i++ {
+	redistest.WaitFor(t, "the first read to be sent", func() bool { return sends.Load() == 1 })
+	if n := waiting(); n != 0 {
+		t.Fatalf("a read alone waits on the pipeline (%d reads there), want it on the pool", n)
+	}
+	go read(1)
+	redistest.WaitFor(t, "the second read to be sent", func() bool { return sends.Load() == 2 && waiting() == 1 })
+	for i := 2; i < reads; i++ {
 		go read(i)
 	}
-	redistest.WaitFor(t, "every read queued, waiting for its reply", func() bool { return waiting() == reads })
+	redistest.WaitFor(t, "every other read queued on the pipeline", func() bool { return waiting() == reads-1 })
 	if err := srv.Thaw(); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +224,7 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 			t.Fatalf("read %d got %q, %v", i, got[i], errs[i])
 		}
 	}
-	if n := sends.Load(); n != 2 {
-		t.Errorf("%d reads went out in %d sends, want 2: the first, then the 63 that waited", reads, n)
+	if n := sends.Load(); n != 3 {
+		t.Errorf("%d reads went out in %d sends, want 3: the first on the pool, the second, then the 62 that waited", reads, n)
 	}
 }
