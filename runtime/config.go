@@ -83,16 +83,17 @@ type Config struct {
 	// have failed and they are dropped. On by default: availability wins.
 	StaleReads bool
 
-	// AutoPipeline sends the reads of one key (a cold Get's GET, a hot
-	// key's GET and PTTL, HGETALL) on the client's automatic pipeline,
-	// go-redis's AutoPipeliner (its deferred face, which the client owns
-	// and closes): reads that wait together go out in one write, which
-	// keeps their tail on a loaded machine a quarter of the pool's
-	// (BENCHMARKS.md, the load table). Off, each read takes a connection
-	// of the pool. Only a single server's client (a Sentinel's included)
-	// has one; a Redis Cluster's reads always go through the pool. The
-	// pipeline is the client's: its options (Options.AutoPipelineOptions)
-	// are the client's, shared with the user's own use of it.
+	// AutoPipeline sends a read of one key (a cold Get's GET, HGETALL)
+	// that finds other reads in flight on the client's automatic
+	// pipeline, go-redis's AutoPipeliner (its deferred face, which the
+	// client owns and closes): reads that wait together go out in one
+	// write, which cuts their tail on a loaded machine (BENCHMARKS.md, the
+	// load table). A read alone, a hot key's GET and PTTL, and every read
+	// when it is off take a connection of the pool. Only a single
+	// server's client (a Sentinel's included) has one; a Redis Cluster's
+	// reads always go through the pool. The pipeline is the client's: its
+	// options (Options.AutoPipelineOptions) are the client's, shared with
+	// the user's own use of it.
 	AutoPipeline bool
 
 	// MaxValueBytes is the encoded size above which reads and writes log a
