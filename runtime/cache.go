@@ -269,7 +269,8 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	detector.go     seen: the read is counted; the key is not hot
 //	flight.go       cold: the key's landed loads counted, then a read by
 //	read.go         fetch: the node's breaker lets the GET through (internal/reads), sent
-//	                on the client's automatic pipeline (internal/send); it misses,
+//	                through the pool, or with other reads on the client's automatic
+//	                pipeline (internal/send); it misses,
 //	                and cold's resolve starts one load for all concurrent callers with
 //	freshness.go    begin: the token the load's result is judged by
 //	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)

@@ -72,6 +72,20 @@ func (e *env) within(exp int64, ttl time.Duration) bool {
 	return exp <= at+int64(ttl) && exp > at+int64(ttl-time.Second)
 }
 
+// serverForm is the form a Hash whose items expire takes on the test's
+// server, as the server itself says it expires hash fields or not.
+func (e *env) serverForm() int32 {
+	e.t.Helper()
+	native, err := FieldExpiry(e.ctx, e.rdb)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if native {
+		return formNative
+	}
+	return formScript
+}
+
 // pttls returns the PTTLs the server has run since the last call.
 func (e *env) pttls() int {
 	e.t.Helper()

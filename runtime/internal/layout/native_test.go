@@ -15,14 +15,7 @@ import (
 // for itself: Redis 8.0 native, Valkey 8.1 and Redis 7.0 the script.
 func TestAHashWritesInTheFormItsServerTakes(t *testing.T) {
 	e := newEnv(t)
-	native, err := FieldExpiry(e.ctx, e.rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := formScript
-	if native {
-		want = formNative
-	}
+	want := e.serverForm()
 	for _, c := range []struct {
 		name string
 		h    *Hash
@@ -108,14 +101,7 @@ func TestAnUnansweredProbeIsAskedAgain(t *testing.T) {
 	if got := h.formFor(e.ctx); got != formScript || h.form.Load() != formUnknown {
 		t.Fatalf("with the server unreachable: form %d, remembered %d; want the script's, nothing remembered", got, h.form.Load())
 	}
-	native, err := FieldExpiry(e.ctx, e.rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := formScript
-	if native {
-		want = formNative
-	}
+	want := e.serverForm()
 	h.probe = e.rdb // the server answers now
 	if got := h.formFor(e.ctx); got != want || h.form.Load() != want {
 		t.Errorf("once the server answers: form %d, remembered %d; want %d", got, h.form.Load(), want)
