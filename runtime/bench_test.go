@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,43 +191,66 @@ func BenchmarkGetColdPaired(b *testing.B) {
 	b.ReportMetric(float64(cold)/float64(base), "cold/baseline")
 }
 
-// floorSink keeps BenchmarkHotFloorPaired's clones on the heap, as a
-// caller's are.
-var floorSink atomic.Pointer[benchUser]
+// floorSink is where one goroutine of BenchmarkHotFloorPaired keeps its
+// copies: on the heap, as a caller's are, and its own, so the goroutines
+// do not contend for one location as callers do not.
+type floorSink struct{ u *benchUser }
+
+// floorSinks publishes each goroutine's sink, so the copies escape.
+var floorSinks sync.Map
 
 // BenchmarkHotFloorPaired measures, as BenchmarkGetHotPaired does, the
 // least a hot read that keeps its promises can cost against a raw theine
-// Get: the Get, one reading of the monotonic clock (the freshness check's,
-// see track.Stamps) and the caller's own copy, and nothing else.
+// Get, and what each of its two parts costs alone: one reading of the
+// monotonic clock (the freshness check's, see track.Stamps) and the
+// caller's own copy on the heap.
 func BenchmarkHotFloorPaired(b *testing.B) {
-	tc := theineBaseline(b)
-	var stamps track.Stamps
-	var floor, raw atomic.Int64 // nanoseconds
-	b.RunParallel(func(pb *testing.PB) {
-		var sum int64
-		for {
-			t0 := time.Now()
-			for range 1000 {
-				v, _ := tc.Get("user:42")
-				sum += stamps.Now()
-				floorSink.Store(cloneBenchUser(v))
-			}
-			t1 := time.Now()
-			for range 1000 {
-				v, _ := tc.Get("user:42")
-				sum += v.ID
-			}
-			floor.Add(int64(t1.Sub(t0)))
-			raw.Add(int64(time.Since(t1)))
-			for range 2000 {
-				if !pb.Next() {
-					floorSink.Load().Age += int(sum & 1) // sum is used
-					return
+	for _, part := range []struct {
+		name         string
+		clock, clone bool
+	}{
+		{"clock", true, false},
+		{"copy", false, true},
+		{"clock+copy", true, true},
+	} {
+		b.Run(part.name, func(b *testing.B) {
+			tc := theineBaseline(b)
+			var stamps track.Stamps
+			var floor, raw atomic.Int64 // nanoseconds
+			b.RunParallel(func(pb *testing.PB) {
+				sink := new(floorSink)
+				floorSinks.Store(sink, nil)
+				var sum int64
+				for {
+					t0 := time.Now()
+					for range 1000 {
+						v, _ := tc.Get("user:42")
+						sum += v.ID
+						if part.clock {
+							sum += stamps.Now()
+						}
+						if part.clone {
+							sink.u = cloneBenchUser(v)
+						}
+					}
+					t1 := time.Now()
+					for range 1000 {
+						v, _ := tc.Get("user:42")
+						sum += v.ID
+					}
+					floor.Add(int64(t1.Sub(t0)))
+					raw.Add(int64(time.Since(t1)))
+					for range 2000 {
+						if !pb.Next() {
+							floorSinks.Store(sink, sum) // sum is used
+							return
+						}
+					}
 				}
-			}
-		}
-	})
-	b.ReportMetric(float64(floor.Load())/float64(raw.Load()), "floor/theine")
+			})
+			b.ReportMetric(float64(floor.Load())/float64(raw.Load()), "floor/theine")
+		})
+	}
 }
 
 // BenchmarkGetHotPaired alternates batches of hot Gets and raw theine Gets

@@ -199,7 +199,8 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)
 	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
 	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
-	c.copies.reload, c.copies.moved = c.reload, map[*hotEntry[K]]struct{}{}
+	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.reload(ctx, es, false) }
+	c.copies.moved = map[*hotEntry[K]]struct{}{}
 	c.copies.done, c.worker.c = c.ctx, c
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()

@@ -83,6 +83,6 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws [
 	// A hot owner's copy is read back at once: it holds this write, but
 	// other writers' items only as far as the copy did, so until then it
 	// is served only while Redis cannot be reached.
-	c.reload(ctx, hot)
+	c.reload(ctx, hot, false)
 	return first
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
@@ -197,6 +198,52 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 			if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("a cold read with the breaker open: %v, want ErrUnavailable", err)
 			}
+		})
+	}
+}
+
+// Finding 5: with invalidation off, a Redis answering 300 ms late left
+// copies 1.2 s behind another program's acknowledged writes (the soak's
+// "latency 100-300ms" phase). The breaker's pings, which give a node
+// AnswerWithin, failed and opened it; the refresh, the only thing that
+// tells copies of writes, gave up on the open breaker, and the copies it
+// left unverified were served as stale reads until RefreshFailures
+// refreshes had failed. A refresh now waits for a slow node, through a
+// new connection too (the client's first batch here): its copies are
+// replaced. A node that does not answer at all (cut off) has them
+// served, stale, as before.
+func TestARefreshWaitsForASlowNode(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(p *proxy.Proxy) error // after the copy was made
+		want  string
+	}{
+		{"slow: the copy is refreshed", func(p *proxy.Proxy) error { return p.Slow(2*breaker.AnswerWithin, 0) }, "v2"},
+		{"silent: the copy is served", (*proxy.Proxy).Cut, "v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			p, err := proxy.New(srv.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
+			t.Cleanup(func() { rdb.Close() })
+			slowProbe := func(c *Config) { c.probeEvery = time.Hour }
+			e := newEnvClient(t, srv, rdb, WithRefresh(time.Second), slowProbe)
+			e.put("p:1", sample(1, "v1"))
+			e.heat("p:1")
+
+			if err := tc.fault(p); err != nil {
+				t.Fatal(err)
+			}
+			if !e.c.copies.nodes.One.Check() {
+				t.Fatal("the node is not found down by a ping")
+			}
+			e.put("p:1", sample(1, "v2")) // another program's write, acknowledged
+			e.tick(time.Second)
+			e.wants("p:1", tc.want, "after a refresh")
 		})
 	}
 }

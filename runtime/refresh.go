@@ -5,10 +5,21 @@ import (
 	"errors"
 	"hash/maphash"
 	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
 // refresh reloads every registered hot key (see reload): the one
 // freshness mechanism of invalidate=off, and a backstop for the others.
+//
+// It waits for a slow node, open breaker or not, as a read of an
+// overtaken copy does. A node answering 300 ms late fails the breaker's
+// pings, which give it AnswerWithin, yet acknowledges writes; with
+// invalidation off nothing else tells the copies of them, and a refresh
+// that gave up with the breaker left them unverified, served as stale
+// reads until RefreshFailures refreshes had failed (the soak saw reads
+// 1.2 s behind). A node silent for refreshPatience fails it, as before.
 func (c *Cache[K, V]) refresh() {
 	var es []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
@@ -16,15 +27,22 @@ func (c *Cache[K, V]) refresh() {
 			es = append(es, e)
 		}
 	}
-	c.logRefreshFailures(c.reload(c.ctx, es))
+	c.logRefreshFailures(c.reload(c.ctx, es, true))
 }
+
+// refreshPatience is how long a refresh waits for its batch: a node that
+// answers within breaker.SlowFor, the most a slow node takes, needs three
+// answers to refresh through a new connection (HELLO, CLIENT SETINFO,
+// then the batch).
+const refreshPatience = 3 * breaker.SlowFor
 
 // reload reads the keys of es with pipelined MGETs (see reads.Reader.Many), whose cost
 // grows with round trips of hundreds of keys, not with keys, and applies
 // each answer through the freshness protocol. A key missing from Redis is
 // dropped locally; a key that fails RefreshFailures times in a row is
-// dropped too, because its staleness is unknown.
-func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFailures {
+// dropped too, because its staleness is unknown. A patient reload waits
+// for a slow node (reads.Reader.Patient).
+func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient bool) refreshFailures {
 	var failed refreshFailures
 	if len(es) == 0 {
 		return failed
@@ -35,7 +53,14 @@ func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K]) refreshFail
 		keys[i] = e.key
 		ts[i] = c.copies.begin(e.key)
 	}
-	raw, exps, errs := c.reader.Many(ctx, keys, nil) // each is kept
+	var raw [][]byte
+	var exps reads.Expiries
+	var errs []error
+	if patient {
+		raw, exps, errs = c.reader.Patient(ctx, &c.g, keys, refreshPatience)
+	} else {
+		raw, exps, errs = c.reader.Many(ctx, keys, nil) // each is kept
+	}
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {

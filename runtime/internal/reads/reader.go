@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
@@ -89,6 +90,53 @@ func (r *Reader) Ask(ctx context.Context, key string, patient bool, read func(co
 // a nil slice when none did. The keys of a node that is unreachable fail
 // at once, without a command.
 func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte, Expiries, []error) {
+	return r.many(ctx, keys, keep, false)
+}
+
+// Patient is Many for a caller that waits for a slow node, as Ask's
+// patient read does: the batch is sent to every node, open breaker or
+// not, and waited for within d, no longer, since a client's ReadTimeout
+// may be anything; past d each key fails with breaker.NoAnswer, and the
+// batch goes on without its caller on a goroutine of g, which Close waits
+// for. Every key's copy is kept (Many's keep nil).
+func (r *Reader) Patient(ctx context.Context, g *group.Group, keys []string, d time.Duration) ([][]byte, Expiries, []error) {
+	type read struct {
+		raw  [][]byte
+		exps Expiries
+		errs []error
+	}
+	done := make(chan read, 1)
+	if !g.Go(func() {
+		raw, exps, errs := r.many(ctx, keys, nil, true)
+		done <- read{raw, exps, errs}
+	}) {
+		return nil, nil, r.each(keys, r.Closed)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case rd := <-done:
+		return rd.raw, rd.exps, rd.errs
+	case <-t.C:
+		return nil, nil, r.each(keys, breaker.NoAnswer{Waited: d})
+	case <-ctx.Done():
+		return nil, nil, r.each(keys, ctx.Err())
+	}
+}
+
+// each returns the errors of a batch of keys that all failed with err.
+func (r *Reader) each(keys []string, err error) []error {
+	errs := make([]error, len(keys))
+	for i, k := range keys {
+		errs[i] = operr.Of(r.Store.ReadOp(), k, err)
+	}
+	return errs
+}
+
+// many is Many; a patient batch is sent to a node whose breaker is open,
+// and waits for its replies until ctx ends rather than until a breaker
+// opens.
+func (r *Reader) many(ctx context.Context, keys []string, keep []bool, patient bool) ([][]byte, Expiries, []error) {
 	vals := make([][]byte, len(keys))
 	var exps Expiries
 	if r.LearnsTTL {
@@ -109,7 +157,7 @@ func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte
 	nodes := make([]*track.Node, len(groups))
 	for g, idx := range groups {
 		nodes[g] = r.Nodes.Of(keys[idx[0]]) // one slot, or one node
-		if nodes[g].Down(ctx) {
+		if !patient && nodes[g].Down(ctx) {
 			continue
 		}
 		args := make([]string, len(idx))
@@ -126,7 +174,7 @@ func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte
 		replies[g] = r.Store.Queue(ctx, pipe, args, kept)
 	}
 	sent := r.Now()
-	r.exec(ctx, pipe, nodes)
+	r.exec(ctx, pipe, nodes, patient)
 	for g, idx := range groups {
 		reply := replies[g]
 		var got [][]byte
@@ -134,7 +182,7 @@ func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte
 		if reply == nil {
 			err = r.Refuse(nodes[g])
 		} else if got, err = reply.Values(); err != nil {
-			err = r.failed(ctx, nodes[g], err)
+			err = r.failed(ctx, nodes[g], err, patient)
 		} else if len(got) != len(idx) { // only an MGET reads several keys
 			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(got))
 		}
@@ -227,16 +275,16 @@ func FirstError(errs []error) error {
 
 // exec sends the commands of a batch read, queued on pipe for nodes, and
 // waits for their replies until one of those nodes' breakers opens
-// (UntilOpened): a batch waits on a hung node no longer than a single
-// read does.
-func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node) {
+// (UntilOpened), unless patient: a batch waits on a hung node no longer
+// than a single read does.
+func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node, patient bool) {
 	if pipe.Len() == 0 {
 		return
 	}
 	rctx := ctx
 	seen := make(map[*track.Node]bool, 1)
 	for _, n := range nodes {
-		if n == nil || seen[n] {
+		if patient || n == nil || seen[n] {
 			continue
 		}
 		seen[n] = true
@@ -251,10 +299,10 @@ func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.
 
 // failed returns the cause of the error of a batch read's command on n
 // that failed with err: the refusal of an unreachable node when its
-// breaker opened while the batch waited (exec), err otherwise, told to
-// the breaker.
-func (r *Reader) failed(ctx context.Context, n *track.Node, err error) error {
-	if n.Unreachable() && ctx.Err() == nil {
+// breaker opened while an impatient batch waited (exec), err otherwise,
+// told to the breaker.
+func (r *Reader) failed(ctx context.Context, n *track.Node, err error, patient bool) error {
+	if !patient && n.Unreachable() && ctx.Err() == nil {
 		return r.Refuse(n)
 	}
 	n.Failed(ctx, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
@@ -169,5 +170,48 @@ func TestManyUntilOpened(t *testing.T) {
 	closed.Close()
 	if _, _, err := e.r.ManyUntilOpened(ctx, &closed, keys, []bool{true, true}, nil); !errors.Is(err, errClosed) {
 		t.Fatalf("after Close: %v, want Closed", err)
+	}
+}
+
+// Patient sends a batch to a node whose breaker is open, which Many
+// refuses without a command, and waits for it within its bound: a hung
+// node fails each key with breaker.NoAnswer, and the batch goes on
+// without its caller.
+func TestPatient(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	e.rdb.Set(ctx, "k:2", "v2", 0)
+	var g group.Group
+	t.Cleanup(g.Close) // after the server thaws: the batch given up goes on until then
+	keys := []string{"k:1", "k:2"}
+	e.r.Nodes.One.Judge(errors.New("test: the node was slow"), time.Now())
+	e.hook.take()
+	if _, _, errs := e.r.Many(ctx, keys, nil); !errors.Is(FirstError(errs), errUnavailable) {
+		t.Fatalf("Many with the breaker open: %v, want refused", FirstError(errs))
+	}
+	if pipes, _ := e.hook.take(); pipes != 0 {
+		t.Fatalf("Many sent %d pipelines with the breaker open", pipes)
+	}
+	raw, _, errs := e.r.Patient(ctx, &g, keys, time.Minute)
+	if errs != nil || raw[0] != nil || string(raw[1]) != "v2" {
+		t.Fatalf("Patient with the breaker open: %q, %v; want the values", raw, FirstError(errs))
+	}
+
+	e.srv.Hang(t)
+	_, _, errs = e.r.Patient(ctx, &g, keys, 50*time.Millisecond)
+	if errs == nil {
+		t.Fatal("a hung node's batch succeeded")
+	}
+	for i, err := range errs {
+		var none breaker.NoAnswer
+		if !errors.As(err, &none) || !strings.HasPrefix(err.Error(), `hotkey: get "`+keys[i]+`": `) {
+			t.Fatalf("key %d of a hung node: %v, want an operation's error of no answer", i, err)
+		}
+	}
+
+	var closed group.Group
+	closed.Close()
+	if _, _, errs := e.r.Patient(ctx, &closed, keys, time.Minute); !errors.Is(FirstError(errs), errClosed) {
+		t.Fatalf("after Close: %v, want Closed", FirstError(errs))
 	}
 }
