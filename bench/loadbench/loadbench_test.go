@@ -36,6 +36,9 @@ func TestSmoke(t *testing.T) {
 	if err := json.Unmarshal(js, &got); err != nil {
 		t.Fatal(err)
 	}
+	if lines := strings.Count(string(js), "\n"); lines != len(got.Results)+3 {
+		t.Errorf("the JSON has %d lines, want the meta and each result on a line of its own", lines)
+	}
 	if len(got.Results) != len(systems)*3 {
 		t.Fatalf("%d results, want %d: every system under every workload", len(got.Results), len(systems)*3)
 	}

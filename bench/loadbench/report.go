@@ -234,20 +234,44 @@ type Meta struct {
 	Config     Config    `json:"config"`
 }
 
+// jsonLines encodes {"meta": meta, "results": rs} with the meta and each
+// result on a line of its own: a result's timeline holds thousands of
+// numbers, which indented JSON would put one to a line.
+func jsonLines(meta Meta, rs []*Result) ([]byte, error) {
+	var b bytes.Buffer
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString("{\"meta\": ")
+	b.Write(m)
+	b.WriteString(",\n\"results\": [")
+	for i, r := range rs {
+		j, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(j)
+	}
+	b.WriteString("\n]}\n")
+	return b.Bytes(), nil
+}
+
 // WriteFiles writes prefix.csv (the table's figures, unformatted),
 // prefix.json (everything) and prefix.md (the table, as Markdown).
 func WriteFiles(prefix string, meta Meta, rs []*Result) error {
 	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(struct {
-		Meta    Meta      `json:"meta"`
-		Results []*Result `json:"results"`
-	}{meta, rs}, "", "  ")
+	js, err := jsonLines(meta, rs)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(prefix+".json", append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(prefix+".json", js, 0o644); err != nil {
 		return err
 	}
 	var md bytes.Buffer
