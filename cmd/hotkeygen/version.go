@@ -29,7 +29,7 @@ func version() string {
 func versionOf(info *debug.BuildInfo, revision func(dir string) string) string {
 	v := info.Main.Version
 	switch r := info.Main.Replace; {
-	case r != nil && r.Version == "": // replaced by a directory
+	case r != nil && (r.Version == "" || r.Version == "(devel)"): // replaced by a directory (the go command records "(devel)")
 		v = "(devel) (replaced by " + r.Path
 		if rev := revision(r.Path); rev != "" {
 			v += ", revision " + rev
