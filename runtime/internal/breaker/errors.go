@@ -16,12 +16,12 @@ import (
 // runtime asks it, so that one command's failure means the same to the
 // breaker, to Stats and to the write that may or may not have landed.
 
-// NoAnswer is the verdict on a node that left a PING unanswered for
-// Waited.
+// NoAnswer is the verdict on a node that left a PING, or a command,
+// unanswered for Waited.
 type NoAnswer struct{ Waited time.Duration }
 
 func (e NoAnswer) Error() string {
-	return fmt.Sprintf("no answer to a PING for %v", e.Waited.Round(time.Millisecond))
+	return fmt.Sprintf("no answer for %v", e.Waited.Round(time.Millisecond))
 }
 
 // refusal is the cause of the error of a call an open breaker stopped
