@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,6 +43,20 @@ func newModule(t *testing.T, files map[string]string) string {
 		write(t, filepath.Join(dir, name), content)
 	}
 	return dir
+}
+
+// checkout returns this repository's directory and its git revision.
+func checkout(t *testing.T) (repo, head string) {
+	t.Helper()
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("the repository is not a git checkout here: %v", err)
+	}
+	return repo, strings.TrimSpace(string(out))
 }
 
 func write(t *testing.T, path, content string) {

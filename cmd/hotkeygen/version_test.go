@@ -45,21 +45,14 @@ func TestVersionOfEachBuild(t *testing.T) {
 // go reads it, wherever in the module the command runs: here, this
 // repository's checkout replacing it from a module beside it.
 func TestCheckoutRevisionReadsAReplacedDirectory(t *testing.T) {
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
-	if err != nil {
-		t.Fatalf("the repository is not a git checkout here: %v", err)
-	}
+	repo, head := checkout(t)
 	mod := newModule(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.26\n", "a/b/x.go": "package b\n"})
 	rel, err := filepath.Rel(mod, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(filepath.Join(mod, "a", "b"))
-	if got, want := checkoutRevision(rel), strings.TrimSpace(string(out)); got != want {
+	if got, want := checkoutRevision(rel), head; got != want {
 		t.Errorf("checkoutRevision(%q) from a package of the module = %q, want %q", rel, got, want)
 	}
 }
@@ -69,14 +62,7 @@ func TestCheckoutRevisionReadsAReplacedDirectory(t *testing.T) {
 // directory and the checkout's revision: the go command's own build info,
 // not one made up by the test.
 func TestVersionOfABuildFromAReplacedCheckout(t *testing.T) {
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
-	if err != nil {
-		t.Fatalf("the repository is not a git checkout here: %v", err)
-	}
+	repo, head := checkout(t)
 	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +84,7 @@ func TestVersionOfABuildFromAReplacedCheckout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hotkeygen version: %v", err)
 	}
-	want := "hotkeygen (devel) (replaced by " + repo + ", revision " + strings.TrimSpace(string(head)) + ") go"
+	want := "hotkeygen (devel) (replaced by " + repo + ", revision " + head + ") go"
 	if got := string(out); !strings.HasPrefix(got, want) {
 		t.Errorf("hotkeygen version = %q, want it to start %q", got, want)
 	}

@@ -61,6 +61,18 @@ func newEnv(t *testing.T, ttl bool) *env {
 	return e
 }
 
+// newBatchEnv is newEnv for the batches a caller gives up: "k:1" is
+// absent, "k:2" holds "v2", and the group the batches run on is closed
+// after the server thaws, since a batch given up goes on until then.
+func newBatchEnv(t *testing.T) (*env, *group.Group, []string) {
+	t.Helper()
+	e := newEnv(t, false)
+	e.rdb.Set(context.Background(), "k:2", "v2", 0)
+	g := new(group.Group)
+	t.Cleanup(g.Close)
+	return e, g, []string{"k:1", "k:2"}
+}
+
 // pipelines counts the pipelines sent and the commands in them, by name,
 // but for those of a connection's handshake.
 type pipelines struct {

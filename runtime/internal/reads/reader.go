@@ -90,7 +90,8 @@ func (r *Reader) Ask(ctx context.Context, key string, patient bool, read func(co
 // a nil slice when none did. The keys of a node that is unreachable fail
 // at once, without a command.
 func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte, Expiries, []error) {
-	return r.many(ctx, keys, keep, false)
+	b := r.many(ctx, keys, keep, false)
+	return b.raw, b.exps, b.errs
 }
 
 // Patient is Many for a caller that waits for a slow node, as Ask's
@@ -100,27 +101,41 @@ func (r *Reader) Many(ctx context.Context, keys []string, keep []bool) ([][]byte
 // batch goes on without its caller on a goroutine of g, which Close waits
 // for. Every key's copy is kept (Many's keep nil).
 func (r *Reader) Patient(ctx context.Context, g *group.Group, keys []string, d time.Duration) ([][]byte, Expiries, []error) {
-	type read struct {
-		raw  [][]byte
-		exps Expiries
-		errs []error
-	}
-	done := make(chan read, 1)
-	if !g.Go(func() {
-		raw, exps, errs := r.many(ctx, keys, nil, true)
-		done <- read{raw, exps, errs}
-	}) {
+	wait, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	b, started, ended := apart(g, wait.Done(), func() batch { return r.many(ctx, keys, nil, true) })
+	switch {
+	case !started:
 		return nil, nil, r.each(keys, r.Closed)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case rd := <-done:
-		return rd.raw, rd.exps, rd.errs
-	case <-t.C:
-		return nil, nil, r.each(keys, breaker.NoAnswer{Waited: d})
-	case <-ctx.Done():
+	case !ended && ctx.Err() != nil:
 		return nil, nil, r.each(keys, ctx.Err())
+	case !ended:
+		return nil, nil, r.each(keys, breaker.NoAnswer{Waited: d})
+	}
+	return b.raw, b.exps, b.errs
+}
+
+// batch is what a batch read returns: Many's three results.
+type batch struct {
+	raw  [][]byte
+	exps Expiries
+	errs []error
+}
+
+// apart runs read on a goroutine of g, which Close waits for, and waits
+// for its batch until stop is closed; past that the read goes on without
+// its caller. started is false when g is closing and read did not run,
+// ended whether its batch came back.
+func apart(g *group.Group, stop <-chan struct{}, read func() batch) (b batch, started, ended bool) {
+	done := make(chan batch, 1)
+	if !g.Go(func() { done <- read() }) {
+		return batch{}, false, false
+	}
+	select {
+	case b := <-done:
+		return b, true, true
+	case <-stop:
+		return batch{}, true, false
 	}
 }
 
@@ -136,7 +151,7 @@ func (r *Reader) each(keys []string, err error) []error {
 // many is Many; a patient batch is sent to a node whose breaker is open,
 // and waits for its replies until ctx ends rather than until a breaker
 // opens.
-func (r *Reader) many(ctx context.Context, keys []string, keep []bool, patient bool) ([][]byte, Expiries, []error) {
+func (r *Reader) many(ctx context.Context, keys []string, keep []bool, patient bool) batch {
 	vals := make([][]byte, len(keys))
 	var exps Expiries
 	if r.LearnsTTL {
@@ -204,7 +219,7 @@ func (r *Reader) many(ctx context.Context, keys []string, keep []bool, patient b
 			}
 		}
 	}
-	return vals, exps, errs
+	return batch{vals, exps, errs}
 }
 
 // ManyUntilOpened is Many of keys, failing with the first key's error,
@@ -230,36 +245,22 @@ func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []str
 			defer n.AfterOpened(stop)()
 		}
 	}
+	var b batch
 	if first < 0 {
-		return r.manyOrFail(ctx, keys, keep)
+		b = r.many(ctx, keys, keep, false)
+	} else {
+		var started, ended bool
+		switch b, started, ended = apart(g, opened.Done(), func() batch { return r.many(ctx, keys, keep, false) }); {
+		case !started:
+			return nil, nil, operr.Of(r.Store.ReadOp(), "", r.Closed)
+		case !ended:
+			return nil, nil, operr.Of(r.Store.ReadOp(), keys[first], r.Nodes.Of(keys[first]).Unavailable())
+		}
 	}
-	type read struct {
-		raw  [][]byte
-		exps Expiries
-		err  error
-	}
-	done := make(chan read, 1)
-	if !g.Go(func() {
-		raw, exps, err := r.manyOrFail(ctx, keys, keep)
-		done <- read{raw, exps, err}
-	}) {
-		return nil, nil, operr.Of(r.Store.ReadOp(), "", r.Closed)
-	}
-	select {
-	case rd := <-done:
-		return rd.raw, rd.exps, rd.err
-	case <-opened.Done():
-		return nil, nil, operr.Of(r.Store.ReadOp(), keys[first], r.Nodes.Of(keys[first]).Unavailable())
-	}
-}
-
-// manyOrFail is Many, failing with the first key's error, if any.
-func (r *Reader) manyOrFail(ctx context.Context, keys []string, keep []bool) ([][]byte, Expiries, error) {
-	raw, exps, errs := r.Many(ctx, keys, keep)
-	if err := FirstError(errs); err != nil {
+	if err := FirstError(b.errs); err != nil {
 		return nil, nil, err
 	}
-	return raw, exps, nil
+	return b.raw, b.exps, nil
 }
 
 // FirstError returns the first error of errs, as Many returns them, nil

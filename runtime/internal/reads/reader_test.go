@@ -147,19 +147,15 @@ func TestAsk(t *testing.T) {
 // without copies, it is Many, failing with the first error. A Cache that
 // closed reads nothing.
 func TestManyUntilOpened(t *testing.T) {
-	e := newEnv(t, false)
+	e, g, keys := newBatchEnv(t)
 	ctx := context.Background()
-	e.rdb.Set(ctx, "k:2", "v2", 0)
-	var g group.Group
-	t.Cleanup(g.Close) // after the server thaws: the batch given up goes on until then
-	keys := []string{"k:1", "k:2"}
-	raw, _, err := e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, false}, nil)
+	raw, _, err := e.r.ManyUntilOpened(ctx, g, keys, []bool{false, false}, nil)
 	if err != nil || raw[0] != nil || string(raw[1]) != "v2" {
 		t.Fatalf("without copies: %q, %v", raw, err)
 	}
 	e.srv.Hang(t)
 	start := time.Now()
-	_, _, err = e.r.ManyUntilOpened(ctx, &g, keys, []bool{false, true}, nil)
+	_, _, err = e.r.ManyUntilOpened(ctx, g, keys, []bool{false, true}, nil)
 	if !errors.Is(err, errUnavailable) || !strings.HasPrefix(err.Error(), `hotkey: get "k:2": `) {
 		t.Fatalf("with a copy of k:2 and its node hung: %v, want k:2 refused as unavailable", err)
 	}
@@ -178,12 +174,8 @@ func TestManyUntilOpened(t *testing.T) {
 // node fails each key with breaker.NoAnswer, and the batch goes on
 // without its caller.
 func TestPatient(t *testing.T) {
-	e := newEnv(t, false)
+	e, g, keys := newBatchEnv(t)
 	ctx := context.Background()
-	e.rdb.Set(ctx, "k:2", "v2", 0)
-	var g group.Group
-	t.Cleanup(g.Close) // after the server thaws: the batch given up goes on until then
-	keys := []string{"k:1", "k:2"}
 	e.r.Nodes.One.Judge(errors.New("test: the node was slow"), time.Now())
 	e.hook.take()
 	if _, _, errs := e.r.Many(ctx, keys, nil); !errors.Is(FirstError(errs), errUnavailable) {
@@ -192,13 +184,13 @@ func TestPatient(t *testing.T) {
 	if pipes, _ := e.hook.take(); pipes != 0 {
 		t.Fatalf("Many sent %d pipelines with the breaker open", pipes)
 	}
-	raw, _, errs := e.r.Patient(ctx, &g, keys, time.Minute)
+	raw, _, errs := e.r.Patient(ctx, g, keys, time.Minute)
 	if errs != nil || raw[0] != nil || string(raw[1]) != "v2" {
 		t.Fatalf("Patient with the breaker open: %q, %v; want the values", raw, FirstError(errs))
 	}
 
 	e.srv.Hang(t)
-	_, _, errs = e.r.Patient(ctx, &g, keys, 50*time.Millisecond)
+	_, _, errs = e.r.Patient(ctx, g, keys, 50*time.Millisecond)
 	if errs == nil {
 		t.Fatal("a hung node's batch succeeded")
 	}
