@@ -13,10 +13,15 @@ GO ?= go
 # fresh machine's empty build cache, loaded, took more than go test's
 # default 10 minutes.
 #
+# -trimpath keeps the checkout's directory out of the build cache's keys,
+# so a fresh clone compiles only the packages that differ from the last
+# build, not the whole module again.
+#
 # HOTKEYGEN_SERVER chooses the server every test starts (see
 # internal/redistest): the system's redis-server by default, or one that
 # scripts/servers builds. With the default, test then checks the core
 # promises on every server of MATRIX too (make matrix).
+test: export GOFLAGS += -trimpath
 test: vet check
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
 	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
