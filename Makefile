@@ -1,32 +1,44 @@
 GO ?= go
 
-.PHONY: test matrix servers vet check generate bench demo loadbench fuzz soak mutate
+.PHONY: test test-checker test-servers matrix servers vet check generate bench demo loadbench fuzz soak mutate
 
 # test runs everything CI runs: formatting, vet, generated files being
 # fresh, and every test under the race detector, including those against
-# a real redis-server.
-# The fault-injection checker (internal/soak) measures staleness in
-# milliseconds, so it runs without the race detector, whose instrumentation
-# slows every goroutine several times; its packages' logic is raced in
-# the runtime's own tests. The timeout finds a hung test, not a slow one:
+# a real redis-server. The timeout finds a hung test, not a slow one:
 # internal/golden compiles every golden case into one module, which on a
 # fresh machine's empty build cache, loaded, took more than go test's
-# default 10 minutes.
+# default 10 minutes. -trimpath keeps the checkout's directory out of the
+# build cache's keys, so a fresh clone compiles only the packages that
+# differ from the last build, not the whole module again.
 #
-# -trimpath keeps the checkout's directory out of the build cache's keys,
-# so a fresh clone compiles only the packages that differ from the last
-# build, not the whole module again.
+# Then two jobs side by side, as make matrix runs its servers: the history
+# checker on the default server (test-checker) and the servers of MATRIX
+# one after another (test-servers). Each uses about one core of two;
+# --output-sync prints each job's output whole once it ends.
 #
 # HOTKEYGEN_SERVER chooses the server every test starts (see
 # internal/redistest): the system's redis-server by default, or one that
 # scripts/servers builds. With the default, test then checks the core
-# promises on every server of MATRIX too (make matrix).
+# promises on every server of MATRIX too.
 test: export GOFLAGS += -trimpath
 test: vet check
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-checker test-servers
+
+# test-checker runs the fault-injection checker (internal/soak) without
+# the race detector: it measures staleness in milliseconds, and the race
+# detector's instrumentation slows every goroutine several times; its
+# packages' logic is raced in the runtime's own tests. make test's longer
+# runs on the default server replace TestCorePromises, the matrix's. Then
+# loadbench's own tests.
+test-checker:
 	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
 	cd bench/loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	@if [ -z "$$HOTKEYGEN_SERVER" ]; then $(MAKE) --no-print-directory matrix; fi
+
+# test-servers is make matrix one server at a time, beside test-checker;
+# nothing when HOTKEYGEN_SERVER chose one server for the whole run.
+test-servers:
+	@if [ -z "$$HOTKEYGEN_SERVER" ]; then scripts/servers $(MATRIX) && MATRIX_JOBS=1 GO=$(GO) scripts/matrix $(MATRIX); fi
 
 # matrix checks the core promises on each server of MATRIX, built by
 # scripts/servers, the servers side by side (scripts/matrix): the history
@@ -34,6 +46,7 @@ test: vet check
 # collections, a cluster's topology changes), the runtime's tests of
 # MATRIX_RUNTIME (collections, the change buffer, invalidation, expiry,
 # failovers) and the internal packages whose tests start a server.
+# MATRIX_JOBS runs that many servers at a time (all, by default).
 MATRIX ?= redis-8.0 valkey-8.1
 export MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir).*$$
 matrix: servers
