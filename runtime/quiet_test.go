@@ -202,16 +202,16 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 	}
 }
 
-// Finding 5: with invalidation off, a Redis answering 300 ms late left
-// copies 1.2 s behind another program's acknowledged writes (the soak's
-// "latency 100-300ms" phase). The breaker's pings, which give a node
-// AnswerWithin, failed and opened it; the refresh, the only thing that
-// tells copies of writes, gave up on the open breaker, and the copies it
-// left unverified were served as stale reads until RefreshFailures
-// refreshes had failed. A refresh now waits for a slow node, through a
-// new connection too (the client's first batch here): its copies are
-// replaced. A node that does not answer at all (cut off) has them
-// served, stale, as before.
+// Found by the 10-minute soak: with invalidation off, a Redis answering
+// 300 ms late left copies 1.2 s behind another program's acknowledged
+// writes (the soak's "latency 100-300ms" phase). The breaker's pings,
+// which give a node AnswerWithin, failed and opened it; the refresh, the
+// only thing that tells copies of writes, gave up on the open breaker,
+// and the copies it left unverified were served as stale reads until
+// RefreshFailures refreshes had failed. A refresh now waits for a slow
+// node, through a new connection too (the client's first batch here): its
+// copies are replaced. A node that does not answer at all (cut off) has
+// them served, stale, as before.
 func TestARefreshWaitsForASlowNode(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -160,14 +160,19 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
+// offline is the environment of the go command in a module writeModule
+// wrote: this process's, building from the module cache alone.
+func offline() []string {
+	return append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
+}
+
 // goCmd runs the go command in dir, offline, and returns its output; a
 // failure fails the test with everything the command printed.
 func goCmd(t *testing.T, dir string, env []string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(offline(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -215,7 +220,7 @@ func TestStaleGeneratedCodeSaysSo(t *testing.T) {
 			}
 			cmd := exec.Command("go", "build", "./...")
 			cmd.Dir = mod
-			cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
+			cmd.Env = offline()
 			msg, err := cmd.CombinedOutput()
 			if err == nil {
 				t.Fatal("the stale package compiled")

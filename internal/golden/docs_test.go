@@ -96,7 +96,7 @@ func TestDocumentSnippetsCompile(t *testing.T) {
 		}
 	}
 
-	env := append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local")
+	env := offline()
 	// One run a package, as if each were a module of its own: several
 	// pages declare a User at user:{ID}, which one run would refuse.
 	for _, pkg := range generate {

@@ -283,15 +283,17 @@ func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.
 		return
 	}
 	rctx := ctx
-	seen := make(map[*track.Node]bool, 1)
-	for _, n := range nodes {
-		if patient || n == nil || seen[n] {
-			continue
+	if !patient {
+		seen := make(map[*track.Node]bool, 1)
+		for _, n := range nodes {
+			if n == nil || seen[n] {
+				continue
+			}
+			seen[n] = true
+			var release func()
+			rctx, release = n.UntilOpened(rctx)
+			defer release()
 		}
-		seen[n] = true
-		var release func()
-		rctx, release = n.UntilOpened(rctx)
-		defer release()
 	}
 	if _, err := pipe.Exec(rctx); err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
 		r.Count(ctx, err)
