@@ -106,7 +106,7 @@ fuzz:
 # ("Mutation testing").
 MUTATE_FILES ?= freshness.go transport.go
 MUTATE_PKGS ?= runtime/internal/breaker runtime/internal/track
-MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors
+MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors cluster refresh collection close
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_OPS = --workers $(MUTATE_WORKERS) --timeout-coefficient 3 --invert-logical --invert-loopctrl --remove-self-assignments
@@ -126,9 +126,15 @@ mutate:
 # until Ctrl-C; it uses REDIS_ADDR when set and an embedded Redis
 # otherwise. DEMO_FLAGS passes flags, e.g. DEMO_FLAGS='-duration 30s' to
 # stop by itself, or DEMO_FLAGS="-http ''" to serve no page.
+# -v names each package as it is compiled: a first run on a busy machine
+# compiles for minutes, and says so.
 DEMO_FLAGS ?=
 demo:
-	$(GO) run ./examples/userstore/demo $(DEMO_FLAGS)
+	@echo "demo: building the example service (a first build compiles the dependencies: a minute or more; each package is named as it is compiled)"
+	$(GO) build -v -o $(DEMO_BIN) ./examples/userstore/demo
+	@echo "demo: running it; Ctrl-C stops it"
+	$(DEMO_BIN) $(DEMO_FLAGS)
+DEMO_BIN ?= $(or $(TMPDIR),/tmp)/hotkeygen-demo
 
 # loadbench drives the same workloads through hotkeygen and its peers
 # against a redis-server it starts, prints one table and writes it to

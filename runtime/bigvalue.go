@@ -3,6 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
 // ErrValueTooLarge reports a write rejected by max_value_bytes_hard.
@@ -20,7 +22,7 @@ func (c *Cache[K, V]) checkSize(op, key string, n int) error {
 	}
 	c.count.bigValues.Add(1)
 	if c.big.Due(key, c.cfg.Clock.Now()) { // once a minute per key (runtime/internal/throttle)
-		c.log.Warn("hotkey: big value", "op", op, "key", key, "bytes", n, "max_value_bytes", c.cfg.MaxValueBytes)
+		c.log.Warn("hotkey: big value", "op", op, "key", operr.Short(key), "bytes", n, "max_value_bytes", c.cfg.MaxValueBytes)
 	}
 	return nil
 }

@@ -135,7 +135,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		return nil, errors.New("hotkey: New needs Glue with both Key and Clone functions")
 	}
 	cfg := DefaultConfig()
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("hotkey: option %d of %d is nil; pass an Option from a With function", i+1, len(opts))
+		}
 		o(&cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -210,7 +213,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	topts := track.Options{
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
-		ProbeEvery: cfg.probeEvery, TopologyEvery: cfg.topologyEvery,
+		Line: cfg.probeLine, TopologyEvery: cfg.topologyEvery,
 	}
 	c.copies.stamps = topts.Stamps()
 	hub, err := track.Join(rdb, topts, glue.Prefix, &c.copies)

@@ -76,18 +76,12 @@ func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: deadAddr(t), MaxRetries: -1, DialerRetries: 1})
 			t.Cleanup(func() { rdb.Close() })
-			c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateOff))
+			gate := newLineGate(gateHold) // the verdict waits until the call has returned
+			c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateOff), gate.option())
 			if err != nil {
 				t.Fatal(err)
 			}
-			pinging, returned := make(chan struct{}), make(chan struct{})
-			release := sync.OnceFunc(func() { close(returned) })
-			t.Cleanup(func() { release(); c.Close() })
-			answerPings(c, func(context.Context) error {
-				close(pinging)
-				<-returned
-				return nil
-			})
+			t.Cleanup(func() { gate.set(gatePass); c.Close() })
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
@@ -102,7 +96,7 @@ func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
 				}
 				done <- err
 			}()
-			<-pinging
+			<-gate.holding
 			cancel()
 			select {
 			case err := <-done:
@@ -110,9 +104,8 @@ func TestCallsDoNotWaitForTheVerdictPastTheirContext(t *testing.T) {
 					t.Fatalf("%s = %v, want the command's own error", op, err)
 				}
 			case <-time.After(patience):
-				t.Fatalf("%s still waits for the breaker's ping %v after its context ended", op, patience)
+				t.Fatalf("%s still waits for the breaker's verdict %v after its context ended", op, patience)
 			}
-			release()
 		})
 	}
 }

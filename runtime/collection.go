@@ -71,7 +71,9 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	// Decoding leaves expired items out, by the clock the Cache will use.
 	var cfg Config
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil { // New says which is nil
+			o(&cfg)
+		}
 	}
 	clock := cfg.Clock
 	if clock == nil {

@@ -545,8 +545,7 @@ func TestHotCollectionUnderLoad(t *testing.T) {
 // than the write: 3.9% of the hot reads of a DEBUG SLEEP in the soak).
 func TestAnOwnCollectionWriteJustBeforeAnOutageIsServed(t *testing.T) {
 	srv := redistest.Start(t)
-	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
-	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, slowProbe)
+	e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue)
 	k := loginOwner{42, "ios"}
 	later := e.clock.Now().Add(time.Hour)
 	e.hset(&login{User: 42, Platform: "ios", Token: "t1", ExpiresAt: later}) // the script is loaded

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/internal/option"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
 // Config holds every knob of a Cache. Generated repositories start from
@@ -142,6 +143,10 @@ type Config struct {
 	// syncHook is the typed function given to WithSyncHook.
 	syncHook any
 
+	// misused holds what an option was given that it cannot take (a nil
+	// function, an empty name), for Validate to report with the rest.
+	misused []error
+
 	// written records the settings an Option set, so that a default which
 	// depends on another setting follows the value the caller chose (see
 	// resolved), and a contradiction blames only values someone wrote.
@@ -149,10 +154,9 @@ type Config struct {
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
-	// probeEvery, for tests, paces the breaker's probe; 0 means
-	// breaker.ProbeEvery.
-	// A test slows it to show that readers do not depend on it.
-	probeEvery time.Duration
+	// probeLine, for tests, stands between each breaker and the line its
+	// watcher pings on, to hold or cut it (track.Options.Line).
+	probeLine func(breaker.Line) breaker.Line
 	// topologyEvery, for tests, paces the reading of a cluster's
 	// topology; 0 means topologyEvery, and topologyEveryDown while a
 	// master is unreachable.
@@ -227,7 +231,18 @@ func DefaultConfig() Config {
 type Option func(*Config)
 
 // WithEntity names the entity in stats and logs.
-func WithEntity(name string) Option { return func(c *Config) { c.Entity = name } }
+func WithEntity(name string) Option {
+	if name == "" {
+		return misuse("entity", "WithEntity was given an empty name; name the entity, or leave the option out")
+	}
+	return func(c *Config) { c.Entity = name }
+}
+
+// misuse is the Option of a With function given what it cannot take: it
+// sets nothing, and Validate reports msg as option's error.
+func misuse(option, msg string) Option {
+	return func(c *Config) { c.misused = append(c.misused, &ConfigError{Option: option, Msg: msg}) }
+}
 
 // WithTTL sets the Redis expiry of writes (0: none).
 func WithTTL(d time.Duration) Option { return optTTL.With(d) }
@@ -346,6 +361,9 @@ func WithSyncTTL(d time.Duration) Option { return optSyncTTL.With(d) }
 // returns the batch to the buffer, to be synced again. Its types must
 // match the Cache's, or New fails.
 func WithSyncHook[K comparable, V any](hook func(ctx context.Context, rows map[K]*V) error) Option {
+	if hook == nil {
+		return misuse("sync hook", "WithSyncHook was given a nil function; pass a hook, or leave the option out")
+	}
 	return func(c *Config) { c.syncHook = hook }
 }
 
@@ -365,6 +383,9 @@ func WithBloomFP(p float64) Option { return optBloomFP.With(p) }
 // misses of one key in one process call it once. Its types must match the
 // Cache's key and value types, or New fails.
 func WithLoader[K comparable, V any](load func(ctx context.Context, k K) (*V, error)) Option {
+	if load == nil {
+		return misuse("loader", "WithLoader was given a nil function; pass a loader, or leave the option out")
+	}
 	return func(c *Config) { c.loader = load }
 }
 
@@ -372,6 +393,9 @@ func WithLoader[K comparable, V any](load func(ctx context.Context, k K) (*V, er
 // are loaded in one call, which returns the rows it found. GetMany falls
 // back to the single loader without it.
 func WithBatchLoader[K comparable, V any](load func(ctx context.Context, ks []K) (map[K]*V, error)) Option {
+	if load == nil {
+		return misuse("batch loader", "WithBatchLoader was given a nil function; pass a batch loader, or leave the option out")
+	}
 	return func(c *Config) { c.batchLoader = load }
 }
 

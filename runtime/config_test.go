@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"errors"
+
+	"github.com/redis/go-redis/v9"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +56,10 @@ func TestConfigValidate(t *testing.T) {
 		{"a bloom_fp of 1 is rejected", []Option{WithBloom(true), WithBloomFP(1)}, "bloom_fp", "between 0 and 1"},
 		{"a Bloom filter above 4 GiB is rejected", []Option{WithBloom(true), WithBloomItems(1 << 40)}, "bloom_items", "MiB of Redis memory"},
 		{"a bloom option without the filter is rejected", []Option{WithBloomItems(10)}, "bloom_items", "add bloom=on"},
+		{"an empty entity name is rejected", []Option{WithEntity("")}, "entity", "empty name"},
+		{"a nil loader is rejected", []Option{WithLoader[string, profile](nil)}, "loader", "nil function"},
+		{"a nil batch loader is rejected", []Option{WithBatchLoader[string, profile](nil)}, "batch loader", "nil function"},
+		{"a nil sync hook is rejected", []Option{WithSyncHook[string, profile](nil)}, "sync hook", "nil function"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,5 +127,18 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	}
 	if want := []string{"jitter", "top_n", "refresh"}; !slices.Equal(got, want) {
 		t.Fatalf("Validate() blamed %q, want %q:\n%v", got, want, err)
+	}
+}
+
+// A nil Option, which a caller builds by mistake (a var left unset, a
+// slice with a hole), is refused with an error that says which, instead
+// of a nil dereference inside New.
+func TestANilOptionIsRefused(t *testing.T) {
+	var unset Option
+	rdb := redis.NewClient(&redis.Options{Addr: deadAddr(t)})
+	t.Cleanup(func() { rdb.Close() })
+	_, err := New(rdb, profileGlue, WithLogger(quiet), unset)
+	if err == nil || !strings.Contains(err.Error(), "option 2 of 2 is nil") {
+		t.Fatalf("New with a nil option = %v, want it named", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
 // detector owns the recorder and the hot set: it decides which keys are
@@ -216,7 +217,7 @@ func (d *detector[K]) applyLocked(dec detect.Decision[K], view []detect.KeyRate[
 // rateAttrs describes a key in a log line: its name, its rate here and,
 // with aggregation on, its cluster-wide rate.
 func (d *detector[K]) rateAttrs(name string, kr detect.KeyRate[K]) []any {
-	attrs := []any{"key", name, "qps", max(kr.QPS, kr.Burst)}
+	attrs := []any{"key", operr.Short(name), "qps", max(kr.QPS, kr.Burst)}
 	if d.cluster.Load() != nil {
 		attrs = append(attrs, "cluster_qps", kr.Cluster/d.clusterScale)
 	}

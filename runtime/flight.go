@@ -18,6 +18,14 @@ type loadCall[V any] struct {
 	// the caller holds a copy known to be older than what Redis holds
 	// (superseded), which it may not serve, and Redis is its only answer.
 	patient bool
+	// after is the load of the same key that was in flight when this one
+	// began, which this one could not share: before calling the loader,
+	// this one waits for it to land and reads Redis again, where it wrote
+	// its row back, so that concurrent misses of a key call the loader
+	// once, whatever the reason the second could not share the first
+	// (a write, or an invalidation session starting meanwhile). nil when
+	// none was.
+	after   *loadCall[V]
 	done    chan struct{}
 	v       *V
 	err     error
@@ -95,7 +103,9 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	t := c.copies.begin(key)
 	c.flightMu.Lock()
 	call := c.flights[k]
-	if call == nil || !call.t.same(t) {
+	// A patient caller does not join a read that gives up on a node
+	// believed down: it would be refused with it.
+	if call == nil || !call.t.same(t) || patient && !call.patient {
 		if c.closed.Load() {
 			c.flightMu.Unlock()
 			return nil, opErr(c.store.ReadOp(), key, ErrClosed)
@@ -107,7 +117,7 @@ func (c *Cache[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 			// write-back, so the load reads Redis again.
 			seen = missed{}
 		}
-		call = &loadCall[V]{t: t, patient: patient, done: make(chan struct{})}
+		call = &loadCall[V]{t: t, patient: patient, after: call, done: make(chan struct{})}
 		c.flights[k] = call // before the load can end: flightMu is held
 		c.g.Go(func() { c.runLoad(context.WithoutCancel(ctx), k, e, seen.err, call) })
 	}
@@ -136,6 +146,16 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 		call.err = seen
 	} else {
 		call.v, size, exp, call.err = c.fetch(ctx, key, call.patient, e != nil)
+	}
+	after := call.after
+	call.after = nil // only this goroutine reads it: no chain of loads is kept
+	if c.loader != nil && needsLoad(call.err) && after != nil {
+		select {
+		case <-after.done:
+			call.v, size, exp, call.err = c.fetch(ctx, key, call.patient, e != nil)
+			inRedis = true
+		case <-ctx.Done():
+		}
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {

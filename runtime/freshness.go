@@ -268,8 +268,9 @@ func (m *copyMeta) live(now int64) bool {
 // servable reports whether a hit on k's copy m may be answered locally,
 // and whether that answer is a stale read: an unverified copy is served
 // only while the node that owns the key now cannot be reached, as seen
-// within breaker.StaleLease (Breaker.Down), and no write of the key was
-// heard since it could not. Not the copy's own node: on a cluster whose
+// within breaker.StaleLease (Breaker.Down), is silent, not merely slow
+// (Breaker.Silent: a slow node takes writes whose invalidations are on
+// their way), and no write of the key was heard since it could not. Not the copy's own node: on a cluster whose
 // master died and whose replica took the key over, the dead master stays
 // unreachable while the new one holds newer writes; and an instance that
 // learns of the promotion later than the others still hears their writes
@@ -279,7 +280,7 @@ func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stal
 	if s.fresh(m) {
 		return true, false
 	}
-	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(s.stamps.Of(now)) && !m.overtaken(n, now) && n.Down(ctx) {
+	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(s.stamps.Of(now)) && !m.overtaken(n, now) && n.Silent(now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false

@@ -18,6 +18,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -282,8 +283,7 @@ func TestHotKeysAreServedThroughAnOutage(t *testing.T) {
 // can vouch for the copy either: only the readers can find Redis back.
 func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
 	srv := redistest.Start(t)
-	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), slowProbe)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
 	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
@@ -352,10 +352,24 @@ func heldUpSession(t *testing.T, mode string) {
 	write("v2")                                              // handled, and then the goroutine is held
 	e.eventually("p:1", "v2", "a write the session handled") // read from Redis, and kept
 	e.wants("p:1", "v2", "the kept copy")
+	// A session that missed two PINGs still vouches: a busy moment does
+	// not send every hot read to Redis.
+	e.clock.Advance(3 * track.VouchEvery)
+	if cp, ok := e.c.copies.local.Get("p:1"); !ok || !e.c.copies.fresh(&cp.meta) {
+		t.Fatalf("%v after the session's last answer, its copies are no longer served from memory", 3*track.VouchEvery)
+	}
+	// One held up until a read could no longer be within the 50 ms bound
+	// of a write it did not handle (45 ms, leaving the read 5) vouches no
+	// more.
 	write("v3") // sent by Redis, never handled
-	e.clock.Advance(vouchFor)
-	e.wants("p:1", "v3", "vouchFor after a write the held-up session did not handle")
+	e.clock.Advance(heldUp - 3*track.VouchEvery)
+	e.wants("p:1", "v3", "45 ms after the session's last answer, a write it did not handle")
 }
+
+// heldUp is how long after its last answered PING a session is held up
+// when its copies must no longer be served: the 50 ms bound, less 5 ms for
+// the read.
+const heldUp = 45 * time.Millisecond
 
 // cutDialer dials connections it can break all at once, as a restart of
 // a proxy or a kernel dropping them would: each later use fails with a
@@ -648,8 +662,7 @@ func TestARefreshFindsAKeyWrittenAfterItsCopyWasDropped(t *testing.T) {
 // while Redis is down, after that a read fails.
 func TestACopyIsDroppedAfterRefreshFailuresReloadsFailed(t *testing.T) {
 	srv := redistest.Start(t)
-	slowProbe := func(c *Config) { c.probeEvery = time.Hour }
-	e := newEnvOn(t, srv, WithRefreshFailures(3), slowProbe)
+	e := newEnvOn(t, srv, WithRefreshFailures(3))
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	srv.Kill()

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +122,34 @@ func TestEncodeBufferFollowsValueSizes(t *testing.T) {
 		if got := encode(&blob{make([]byte, n)}); got > uint64(2*n) {
 			t.Errorf("%d bytes after %d: allocated %d, the buffer grew", n, sizes[i], got)
 		}
+	}
+}
+
+// A key of a megabyte, a caller's input gone wrong, is read and written as
+// any other, and every error and log line that names it quotes its first
+// operr.Shown bytes and its length: before, the big-value warning was one
+// line of 1,048,709 characters.
+func TestAHugeKeyIsQuotedShort(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithMaxValueBytes(16))
+	key := "p:" + strings.Repeat("9", 1<<20)
+	if err := e.c.Set(e.ctx, key, sample(1, "a name longer than sixteen bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.c.Get(e.ctx, key); err != nil || v.Name != "a name longer than sixteen bytes" {
+		t.Fatalf("Get of a huge key = %+v, %v", v, err)
+	}
+	lines := logs.linesWith("big value")
+	if len(lines) == 0 {
+		t.Fatal("the big value was not warned about")
+	}
+	for _, l := range lines {
+		if len(l) > 1024 || !strings.Contains(l, "(1048578 bytes)") {
+			t.Fatalf("a line of %d bytes names the key: %.300s…", len(l), l)
+		}
+	}
+	_, err := e.c.Get(e.ctx, key+"x")
+	if msg := err.Error(); len(msg) > 1024 || !strings.Contains(msg, "(1048579 bytes)") || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get of an absent huge key: an error of %d bytes: %.300s…", len(msg), msg)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
 // jitter returns the expiry of a write: base spread uniformly
@@ -64,7 +65,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		return nil, 0, false, opErr("load", key, fmt.Errorf("encode: %w", err))
 	}
 	if err := c.checkSize("write", key, len(b)); err != nil {
-		c.log.Warn("hotkey: loaded value not written back", "key", key, "err", err)
+		c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(key), "err", err)
 		return v, 0, false, nil
 	}
 	inRedis, exp = c.writer.WriteBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))

@@ -134,6 +134,47 @@ func TestMissesArrivingAsALoadEndsCallTheLoaderOnce(t *testing.T) {
 	}
 }
 
+// Concurrent misses of one key call the loader once, even when the
+// second miss cannot share the first's load: here the invalidation
+// session starts while the first load runs (its node's state moves on),
+// so the second caller, who knows the session is live, may not take a
+// result read before it. Its load reads Redis, misses, waits for the
+// first load to land and reads Redis again, where the first wrote its
+// row back. (Found on Valkey 8.1 and Redis 8.0: 50 misses of a new key
+// just after New called the loader twice.)
+func TestAMissThatCannotShareALoadWaitsForItsWriteBack(t *testing.T) {
+	srv := redistest.Start(t)
+	tb := newTable(sample(1, "ada"))
+	tb.gate = make(chan struct{})
+	g := newGatedDialer()
+	e := gatedEnv(t, srv, g, true, WithLoader(tb.load), WithAutoPipeline(false))
+	first := make(chan error, 1)
+	go func() { _, err := e.c.Get(e.ctx, "p:1"); first <- err }()
+	waitFor(t, "the first load to call the loader", func() bool { return tb.calls.Load() == 1 })
+	e.c.flightMu.Lock()
+	load := e.c.flights["p:1"]
+	e.c.flightMu.Unlock()
+
+	close(g.open) // the session starts while the loader runs
+	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	second := make(chan error, 1)
+	go func() { _, err := e.c.Get(e.ctx, "p:1"); second <- err }()
+	waitFor(t, "the second caller's own load", func() bool {
+		e.c.flightMu.Lock()
+		defer e.c.flightMu.Unlock()
+		return e.c.flights["p:1"] != load
+	})
+	close(tb.gate)
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := tb.calls.Load(); n != 1 {
+		t.Fatalf("two misses, one across a session's start, called the loader %d times, want 1", n)
+	}
+}
+
 func TestNullCaching(t *testing.T) {
 	tb := newTable()
 	e := newEnv(t, WithLoader(tb.load), WithNullTTL(time.Minute))

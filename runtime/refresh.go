@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
@@ -124,7 +125,7 @@ func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
 		return
 	}
 	if unlogged, ok := c.refreshLog.allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
-		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", f.key, "err", f.err,
+		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
 			"unlogged_refreshes", unlogged)
 	}
 }

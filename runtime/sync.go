@@ -14,6 +14,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -226,7 +227,7 @@ func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) er
 				return fmt.Errorf("encode %q: %w", w.key, err)
 			}
 			if err := c.checkSize("write", w.key, len(b)); err != nil {
-				c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", w.key, "err", err)
+				c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(w.key), "err", err)
 				w.v = nil
 			}
 		}

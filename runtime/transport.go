@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -108,6 +109,6 @@ func (c *Cache[K, V]) announce(ctx context.Context, key string) {
 		return
 	}
 	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", key, "err", err, "unlogged_failures", unlogged)
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", operr.Short(key), "err", err, "unlogged_failures", unlogged)
 	}
 }

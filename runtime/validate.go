@@ -59,8 +59,10 @@ func (c *Config) Validate() error {
 		errs = append(errs, s.Self().Errorf(format, args...))
 	}
 	r := c.resolved()
-	// The rules of single values, declared with the options (options.go),
-	// then those relating two options.
+	// What options were given that they cannot take, the rules of single
+	// values, declared with the options (options.go), then those relating
+	// two options.
+	errs = append(errs, r.misused...)
 	errs = append(errs, options.Check(&r)...)
 	switch {
 	case r.MaxValueBytes < 0:

@@ -63,7 +63,11 @@ func TestGeneratedCodeBuildsAndRuns(t *testing.T) {
 	// temporary directory out of the build cache's keys, so a case whose
 	// inputs did not change is not compiled again on the next run.
 	start = time.Now()
-	t.Logf("%s", goCmd(t, mod, []string{"REDIS_ADDR=" + srv.Addr}, "test", "-count=1", "-vet=off", "-trimpath", "-ldflags=-s -w", "./..."))
+	args := []string{"test", "-count=1", "-vet=off", "-trimpath", "-ldflags=-s -w"}
+	if raceDetector {
+		args = append(args, "-race")
+	}
+	t.Logf("%s", goCmd(t, mod, []string{"REDIS_ADDR=" + srv.Addr}, append(args, "./...")...))
 	t.Logf("go test ./... took %v", time.Since(start).Round(time.Millisecond))
 
 	if *fuzzTime == "" {

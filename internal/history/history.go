@@ -40,7 +40,10 @@ type Op struct {
 	Hot  bool // a read of a key the run keeps hot
 	// Failed marks an operation that returned an error: it read nothing,
 	// and a write so may or may not have landed.
-	Failed     bool
+	Failed bool
+	// Reader says how the reader that made it read: busy through a
+	// fault, idle before one, or sent just as one began.
+	Reader     Reader
 	Instance   int
 	Key        int64
 	Version    int64
@@ -50,6 +53,26 @@ type Op struct {
 	// is written again first.
 	TTL time.Duration
 }
+
+// Reader is how a reader reads around a fault: a service's readers are
+// not always busy when Redis fails.
+type Reader uint8
+
+const (
+	// Busy readers read throughout, at their pace.
+	Busy Reader = iota
+	// Idle readers stop before a fault and read again once it began: a
+	// service whose traffic paused meets the fault with a read that
+	// finds every connection as the fault left it.
+	Idle
+	// First is a read sent just as a fault began: on its way when Redis
+	// failed.
+	First
+	readers
+)
+
+// String names r in a table.
+func (r Reader) String() string { return [...]string{"busy", "idle", "in flight"}[r] }
 
 // Log collects the operations of one goroutine, so recording costs no
 // lock; Merge puts the logs together.
@@ -205,12 +228,47 @@ type Report struct {
 	// Recovery is, per outage and instance it covered, how soon after it
 	// the instance read a cold key again.
 	Recovery []Recovery
+	// Hot and Cold are the reads that overlapped an outage, of keys the
+	// workload had made hot and of cold keys, by kind of reader: how many,
+	// how many served, and how long each took.
+	Hot, Cold [readers]Took
 
 	// Partitioned holds the stale reads of instances cut off from Redis
 	// while others wrote (Window.Partition), judged apart from Stale;
 	// PartitionAge is their lateness, sorted.
 	Partitioned  []Stale
 	PartitionAge []time.Duration
+}
+
+// Prompt is how long a read may take to count as served within a
+// caller's deadline: a service that reads with a 50 ms context would have
+// had every slower read fail.
+const Prompt = 50 * time.Millisecond
+
+// Took is what reads of one kind did in outages.
+type Took struct {
+	// Reads overlapped an outage; Served returned a value or "absent",
+	// Within did so within Prompt.
+	Reads, Served, Within int
+	// Times is how long each read took, served or not, sorted by Check.
+	Times []time.Duration
+}
+
+// Quantile returns the q-quantile of how long the reads took, 0 when
+// there was none.
+func (t *Took) Quantile(q float64) time.Duration { return quantile(t.Times, q) }
+
+// add counts op, a read that overlapped an outage.
+func (t *Took) add(op Op) {
+	t.Reads++
+	took := op.End - op.Start
+	t.Times = append(t.Times, took)
+	if !op.Failed {
+		t.Served++
+		if took <= Prompt {
+			t.Within++
+		}
+	}
 }
 
 // Recovery is how long after an outage ended (Redis answering again) an
@@ -333,6 +391,10 @@ func Check(ops []Op, run Run) Report {
 		}
 	}
 	slices.SortFunc(r.Recovery, func(a, b Recovery) int { return cmp.Or(a.Outage-b.Outage, a.Instance-b.Instance) })
+	for i := range readers {
+		slices.Sort(r.Hot[i].Times)
+		slices.Sort(r.Cold[i].Times)
+	}
 	slices.Sort(r.Staleness)
 	slices.Sort(r.ColdFailures)
 	slices.Sort(r.PartitionAge)
@@ -428,6 +490,11 @@ func (run Run) lastReset(key int64, t time.Duration) time.Duration {
 
 // windowRead counts, for availability, a read that overlapped window w.
 func (r *Report) windowRead(op Op, w int, firstFailure map[int]time.Duration) {
+	if op.Hot {
+		r.Hot[op.Reader].add(op)
+	} else {
+		r.Cold[op.Reader].add(op)
+	}
 	if op.Hot {
 		r.OutageHotReads++
 		r.SlowestOutageHotRead = max(r.SlowestOutageHotRead, op.End-op.Start)

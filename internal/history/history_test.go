@@ -153,6 +153,41 @@ func TestAvailability(t *testing.T) {
 	}
 }
 
+// Each kind of reader's reads in an outage are counted apart, hot and
+// cold: how many, served, served within Prompt, and how long each took.
+func TestReadsInAnOutageAreCountedByReader(t *testing.T) {
+	read := func(hot bool, rd Reader, start, took time.Duration, failed bool) Op {
+		return Op{Kind: Read, Hot: hot, Reader: rd, Key: 1, Start: start, End: start + took, Failed: failed}
+	}
+	ops := Merge(&Log{Ops: []Op{
+		read(true, Busy, 150*ms, ms, false),
+		read(true, Busy, 160*ms, 60*ms, false), // served, not within Prompt
+		read(true, Idle, 200*ms, Prompt, false),
+		read(true, Idle, 210*ms, 2*ms, true),
+		read(false, First, 99*ms, 120*ms, true), // on its way as the outage began
+		read(false, Busy, 300*ms, 10*time.Microsecond, true),
+		read(true, Busy, 900*ms, ms, false), // after the outage: not counted
+	}})
+	rep := Check(ops, Run{Bound: 50 * ms, Outages: []Window{{From: 100 * ms, To: 500 * ms}}})
+	for _, c := range []struct {
+		name                  string
+		got                   Took
+		reads, served, within int
+		slowest               time.Duration
+	}{
+		{"busy hot", rep.Hot[Busy], 2, 2, 1, 60 * ms},
+		{"idle hot", rep.Hot[Idle], 2, 1, 1, Prompt},
+		{"in-flight cold", rep.Cold[First], 1, 0, 0, 120 * ms},
+		{"busy cold", rep.Cold[Busy], 1, 0, 0, 10 * time.Microsecond},
+		{"in-flight hot", rep.Hot[First], 0, 0, 0, 0},
+	} {
+		if c.got.Reads != c.reads || c.got.Served != c.served || c.got.Within != c.within || c.got.Quantile(1) != c.slowest {
+			t.Errorf("%s: %d reads, %d served, %d within %v, slowest %v; want %d, %d, %d, %v",
+				c.name, c.got.Reads, c.got.Served, c.got.Within, Prompt, c.got.Quantile(1), c.reads, c.served, c.within, c.slowest)
+		}
+	}
+}
+
 // TestOnlyKeysTheWorkloadHeatedAreJudgedHot: with Run.Heated, a read of a
 // key its instance did not read twice hot_qps times in the second before
 // the outage is judged neither hot nor cold.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -70,6 +71,21 @@ var Faults = []Fault{
 	{Name: "FLUSHALL", inject: func(ctx context.Context, r *run, l *history.Log) error {
 		return r.flush(ctx, l, "FLUSHALL")
 	}},
+}
+
+// FaultsNamed returns the faults of Faults and QuietFaults called names,
+// in that order.
+func FaultsNamed(names []string) ([]Fault, error) {
+	all := append(slices.Clip(Faults), QuietFaults...)
+	var out []Fault
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(f Fault) bool { return f.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("soak: no fault %q", name)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // restart stops the server with stop, kills what stop left running

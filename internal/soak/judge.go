@@ -12,7 +12,8 @@ import (
 // beyond the bound (past a TTL's expiry included; the history checker's
 // verdict), reads older than their instance's own write and, where Redis
 // failed (history.Window), fewer than 99% of hot reads served (of keys
-// the workload had made hot: history.HeatedBefore), none judged, or an
+// the workload had made hot: history.HeatedBefore; of the readers idle
+// when the fault came, alone too), none judged, or an
 // instance that never read a cold key again after Redis answered. A
 // cut-off instance's stale reads are not problems: they are counted apart
 // (history.Report.Partitioned). How long the slowest hot read and the
@@ -34,6 +35,11 @@ func Problems(r *history.Report) []string {
 	}
 	if float64(r.OutageHotServed) < 0.99*float64(r.OutageHotReads) {
 		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads were served, want 99%% (%d more of keys the workload had not made hot, not judged)", r.OutageHotServed, r.OutageHotReads, r.OutageUnheated))
+	}
+	// Readers idle when the fault came are judged alone too: their few
+	// reads would not move the whole's share.
+	if t := r.Hot[history.Idle]; float64(t.Served) < 0.99*float64(t.Reads) {
+		out = append(out, fmt.Sprintf("while Redis failed %d of %d hot reads of readers idle when it began were served, want 99%%", t.Served, t.Reads))
 	}
 	for _, rc := range r.Recovery {
 		if rc.Never {

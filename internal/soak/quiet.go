@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/internal/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
@@ -31,7 +32,8 @@ const (
 // hot keys evicted under maxmemory, the data flushed from under the
 // clients (FLUSHDB) or swapped away (SWAPDB), every reply late, one
 // instance cut off while the others write, the server frozen with every
-// connection open, and the server stopped politely (SHUTDOWN, SIGTERM)
+// connection open, once for seconds and then briefly again and again, and
+// the server stopped politely (SHUTDOWN, SIGTERM)
 // and started again. They run against one redis-server with every
 // instance, and the plain writer, behind a proxy of its own.
 var QuietFaults = []Fault{
@@ -48,6 +50,7 @@ var QuietFaults = []Fault{
 	{Name: "latency 100-300ms", inject: slowEveryReply, lasts: slowFor, proxied: true},
 	{Name: "partition one instance", inject: cutOffOneInstance, lasts: cutFor, proxied: true},
 	{Name: "SIGSTOP 3s", inject: freeze, lasts: freezeFor},
+	{Name: "8 × SIGSTOP 150ms", inject: flap, lasts: flaps * (flapFrozen + flapThawed)},
 	{Name: "SHUTDOWN NOSAVE and restart", lasts: outageFor, inject: restart(func(ctx context.Context, r *run) error {
 		r.admin.Do(ctx, "SHUTDOWN", "NOSAVE") // answered by the connection's end
 		return r.srv.WaitExit(5 * time.Second)
@@ -71,31 +74,68 @@ func freeze(ctx context.Context, r *run, _ *history.Log) error {
 	return err
 }
 
+// How the server flaps: frozen flapFrozen, thawed flapThawed, flaps
+// times, as a VM whose host steals its CPU, or a server stalled by its
+// own work again and again.
+const (
+	flaps      = 8
+	flapFrozen = 150 * time.Millisecond
+	flapThawed = 100 * time.Millisecond
+)
+
+// flap freezes the server again and again: each freeze is an outage, in
+// which hot keys are served from memory, and each thaw the moment their
+// copies must stop being served within the bound of Redis answering, the
+// writers writing again at once. It is where the breaker's closing, and
+// how long its evidence is believed (breaker.StaleLease), are tried
+// hardest.
+func flap(ctx context.Context, r *run, _ *history.Log) error {
+	for range flaps {
+		from := r.now()
+		if err := r.srv.Freeze(); err != nil {
+			return err
+		}
+		sleep(ctx, flapFrozen)
+		err := r.srv.Thaw()
+		r.record(history.Window{From: from, To: r.now()})
+		if err != nil || !sleep(ctx, flapThawed) {
+			return err
+		}
+	}
+	return nil
+}
+
 // slowEveryReply has every proxy delay every reply by 100 ms, then by
 // 300 ms, for slowFor in all: a slow server, so that the plain writer's
 // acknowledgements and the invalidations they cause come late alike (the
-// plain writer is behind a proxy too). The delay is the same on every
-// connection at a time: jitter that delays one connection's bytes more
-// than another's would hand an instance an invalidation after its write
-// was acknowledged elsewhere, later than any client could know of it (it
-// measured reads 50-90 ms past the bound with 200±100 ms). Redis still
-// answers: the checker holds every read to the bound, and judges
-// availability in the window besides.
+// plain writer is behind a proxy too). The delay is one for every
+// connection at a time (proxy.Delay), changed on all of them at once, and
+// it ends by going back to none and letting every reply on its way
+// arrive before the proxies heal: jitter, or proxies changed one after
+// another, would hand an instance an invalidation after its write was
+// acknowledged elsewhere, later than any client could know of it (jitter
+// of 200±100 ms measured reads 50-90 ms past the bound; proxies healed
+// and slowed one by one, 110-300 ms). Redis still answers: the checker
+// holds every read to the bound, and judges availability in the window
+// besides.
 func slowEveryReply(ctx context.Context, r *run, _ *history.Log) error {
 	from := r.now()
 	defer func() { r.record(history.Window{From: from, To: r.now(), Answered: true}) }()
 	defer r.heal()
-	for _, late := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
-		r.heal()
-		for _, p := range r.proxies {
-			if err := p.Slow(late, 0); err != nil {
-				return err
-			}
+	delay := proxy.NewDelay()
+	for _, p := range r.proxies {
+		if err := p.Follow(delay); err != nil {
+			return err
 		}
+	}
+	for _, late := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
+		delay.Set(late)
 		if !sleep(ctx, slowFor/2) {
 			return nil
 		}
 	}
+	delay.Set(0)
+	sleep(ctx, 300*time.Millisecond) // the replies on their way arrive
 	return nil
 }
 

@@ -10,10 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +74,10 @@ type Phase struct {
 	From, Done  time.Duration
 	WritesAfter int
 	Report      history.Report
+	// HotRate is how many hot reads a second the busy readers began in
+	// the second before the fault and in its outages: a hot key served
+	// from memory, but slowly, is not kept available.
+	HotRate struct{ Before, During float64 }
 }
 
 // Result is the verdict on a run.
@@ -81,6 +85,28 @@ type Result struct {
 	Config Config
 	Total  history.Report
 	Phases []Phase
+	// Openings are when an instance's breaker opened (the runtime's
+	// "Redis unreachable" warning), in the run's time.
+	Openings []time.Duration
+}
+
+// openedFor is how long after a fault is over a breaker that opens is
+// still the fault's: a restarted server's first seconds, a cluster's
+// failover.
+const openedFor = 2 * time.Second
+
+// FalseOpenings counts the breakers that opened outside every fault (from
+// its start until openedFor after it was over): on a machine loaded but
+// with Redis healthy, each is hot keys served as stale reads and cold
+// reads failing for nothing.
+func (res *Result) FalseOpenings() int {
+	n := 0
+	for _, at := range res.Openings {
+		if !slices.ContainsFunc(res.Phases, func(p Phase) bool { return at >= p.From && at <= p.Done+openedFor }) {
+			n++
+		}
+	}
+	return n
 }
 
 // minPhase is the shortest a phase may last past its fault: long enough
@@ -210,10 +236,25 @@ type run struct {
 	version atomic.Int64
 	seeder  writer
 
-	mu      sync.Mutex
-	outages []history.Window
-	resets  []history.Reset
+	// idle is until when the idle readers wait (the run's time, see
+	// now): from idleBefore before a fault until idleInto after it began.
+	idle atomic.Int64
+
+	mu       sync.Mutex
+	outages  []history.Window
+	resets   []history.Reset
+	firsts   []history.Op    // the cold reads sent as each fault began
+	openings []time.Duration // when a breaker opened
 }
+
+// How the idle readers meet each fault: they stop idleBefore it, and read
+// again idleInto after it began, finding every connection as the fault
+// left it (a server shut down, a network cut) with no read of theirs on
+// the way.
+const (
+	idleBefore = 300 * time.Millisecond
+	idleInto   = 100 * time.Millisecond
+)
 
 // sharedClient is the instance whose application sends commands of its
 // own on the client it gave its repository (appTraffic); the table
@@ -222,7 +263,22 @@ const sharedClient = 0
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+// openings is the repositories' log handler: it drops every line, and
+// notes when a breaker opened.
+type openings struct{ r *run }
+
+func (openings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (o openings) WithAttrs([]slog.Attr) slog.Handler         { return o }
+func (o openings) WithGroup(string) slog.Handler              { return o }
+
+func (o openings) Handle(_ context.Context, rec slog.Record) error {
+	if strings.HasPrefix(rec.Message, "hotkey: Redis unreachable") {
+		o.r.mu.Lock()
+		defer o.r.mu.Unlock()
+		o.r.openings = append(o.r.openings, o.r.now())
+	}
+	return nil
+}
 
 // hotQPS is the runtime's hot_qps in every run: the paced readers read
 // each hot key thousands of times a second on each instance, far above
@@ -238,7 +294,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	defer plain.Close()
 
 	r.opts = []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(hotQPS), runtime.WithWarmQPS(10),
-		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(quiet)}
+		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(slog.New(openings{r}))}
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Refresh bounds staleness here, five times a second; a copy is
 		// dropped after RefreshFailures failed refreshes in a row, so the
@@ -288,6 +344,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		read(hotReads)
 		read(hotReads)
 		read(coldReads)
+		read(idleReads)
 	}
 	for i, repo := range repos[:2] {
 		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, writer{inst: i, set: repo.set}) })
@@ -300,10 +357,15 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	spawn(func(ctx context.Context, l *history.Log) {
 		every := every(r.cfg)
 		for i, f := range r.cfg.Faults {
-			if !sleep(ctx, every) {
+			if !sleep(ctx, every-idleBefore) {
+				return
+			}
+			r.idle.Store(int64(r.now() + idleBefore + idleInto))
+			if !sleep(ctx, idleBefore) {
 				return
 			}
 			phases[i] = Phase{Fault: f, From: r.now()}
+			r.sendFirst(ctx, repos)
 			if err := f.inject(ctx, r, l); err != nil && ctx.Err() == nil {
 				slog.Warn("soak: fault failed", "fault", f.Name, "err", err)
 				phases[i].Err = err
@@ -313,7 +375,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	})
 	wg.Wait()
 
-	ops := history.Merge(append(logs, seedLog)...)
+	ops := history.Merge(append(logs, seedLog, &history.Log{Ops: r.firsts})...)
 	base := history.Run{Bound: r.cfg.Bound, Outages: r.outages, Resets: r.resets}
 	base.Heated = history.HeatedBefore(ops, base.Outages, hotQPS)
 	if r.cfg.Mode == runtime.InvalidateOff {
@@ -321,7 +383,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		// Redis sleeps or is paused.
 		base.Bound += Refresh + stallFor
 	}
-	res := &Result{Config: r.cfg, Total: history.Check(ops, base)}
+	r.mu.Lock()
+	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Openings: slices.Clone(r.openings)}
+	r.mu.Unlock()
 	for i, p := range phases {
 		to := r.now()
 		if i+1 < len(phases) && phases[i+1].From > 0 {
@@ -335,6 +399,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		p.Report = history.Check(window(ops, p.From, to), phase)
+		p.HotRate.Before, p.HotRate.During = hotRates(ops, p.From, phase.Outages)
 		p.Report.Writes = 0
 		for _, op := range ops {
 			if op.Kind == history.Write && op.Start >= p.From && op.Start < to {
@@ -347,6 +412,61 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		res.Phases = append(res.Phases, p)
 	}
 	return res, nil
+}
+
+// hotRates returns how many hot reads a second the busy readers of ops
+// began in outages, and in the second before from of the keys and
+// instances the outages cover (a cut-off instance's alone); 0, 0 without
+// an outage.
+func hotRates(ops []history.Op, from time.Duration, outages []history.Window) (before, during float64) {
+	var n, in int
+	var span time.Duration
+	for _, w := range outages {
+		span += w.To - w.From
+	}
+	if span == 0 {
+		return 0, 0
+	}
+	for _, op := range ops {
+		if op.Kind != history.Read || !op.Hot || op.Reader != history.Busy {
+			continue
+		}
+		for _, w := range outages {
+			if (w.Keys != nil && !w.Keys(op.Key)) || (w.Partition && op.Instance != w.Instance) {
+				continue
+			}
+			if op.Start >= from-time.Second && op.Start < from {
+				n++
+			} else if op.Start >= w.From && op.Start < w.To {
+				in++
+			}
+			break
+		}
+	}
+	return float64(n), float64(in) / span.Seconds()
+}
+
+// sendFirst sends a cold read on every instance, recorded as the reads on
+// their way as a fault begins (history.First), and returns once each is
+// sent: a read a fault catches half done must end by its caller's
+// deadline, or by the breaker's opening, not the client's timeout.
+func (r *run) sendFirst(ctx context.Context, repos []store) {
+	var sent sync.WaitGroup
+	for i, repo := range repos {
+		sent.Add(1)
+		go func() {
+			id := coldBase + rand.Int64N(1_000_000)
+			start := r.now()
+			sent.Done()
+			_, err := repo.get(ctx, id)
+			op := history.Op{Kind: history.Read, Reader: history.First, Instance: i, Key: id, Start: start, End: r.now(),
+				Failed: err != nil && !errors.Is(err, runtime.ErrNotFound)}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.firsts = append(r.firsts, op)
+		}()
+	}
+	sent.Wait()
 }
 
 // window returns every write of ops and the reads that began in
@@ -379,21 +499,32 @@ const (
 	hotReads   reads = iota // hot keys, a read every 100 µs
 	coldReads               // cold keys (nobody writes them), a read every 500 µs
 	mixedReads              // one cold key in ten, the others hot, in a tight loop
+	idleReads               // hot keys as hotReads, idle around each fault (run.idle)
 )
 
 // read reads keys of kind k one after the other.
 func (r *run) read(ctx context.Context, inst int, repo store, l *history.Log, k reads) {
-	pace := map[reads]time.Duration{hotReads: 100 * time.Microsecond, coldReads: 500 * time.Microsecond}[k]
+	pace := map[reads]time.Duration{hotReads: 100 * time.Microsecond, coldReads: 500 * time.Microsecond, idleReads: 100 * time.Microsecond}[k]
+	reader := history.Busy
+	if k == idleReads {
+		reader = history.Idle
+	}
 	next := time.Now()
 	for ctx.Err() == nil {
+		if until := time.Duration(r.idle.Load()); k == idleReads && r.now() < until {
+			if !sleep(ctx, until-r.now()) {
+				return
+			}
+			next = time.Now()
+		}
 		id := int64(1 + rand.IntN(r.cfg.Keys))
-		hot := k == hotReads || k == mixedReads && rand.IntN(10) != 0
+		hot := k == hotReads || k == idleReads || k == mixedReads && rand.IntN(10) != 0
 		if !hot {
 			id = coldBase + rand.Int64N(1_000_000)
 		}
 		start := r.now()
 		version, err := repo.get(ctx, id)
-		op := history.Op{Kind: history.Read, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Failed: err != nil}
+		op := history.Op{Kind: history.Read, Reader: reader, Instance: inst, Key: id, Start: start, End: r.now(), Hot: hot, Failed: err != nil}
 		switch {
 		case errors.Is(err, runtime.ErrNotFound):
 			op.Failed = false // version 0: absent

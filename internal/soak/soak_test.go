@@ -34,6 +34,7 @@ func TestPromisesHoldUnderFaults(t *testing.T) {
 		})
 	}
 	Table(os.Stdout, results)
+	OutageTable(os.Stdout, results)
 }
 
 // TestPromisesHoldForCollections runs the same checks, with invalidation
@@ -111,6 +112,7 @@ func TestPromisesHoldThroughQuietFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			Table(os.Stdout, []*Result{res})
+			OutageTable(os.Stdout, []*Result{res})
 			checkPhases(t, res, len(QuietFaults))
 		})
 	}

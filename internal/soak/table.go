@@ -33,9 +33,58 @@ func Table(w io.Writer, results []*Result) {
 		for _, p := range res.Phases {
 			row(tw, mode, readers, p.Fault.Name, &p.Report)
 		}
-		row(tw, mode, readers, "whole run", &res.Total)
+		row(tw, mode, readers, fmt.Sprintf("whole run (breakers opened %d times, %d outside faults)", len(res.Openings), res.FalseOpenings()), &res.Total)
 	}
 	tw.Flush()
+}
+
+// OutageTable prints, for each phase of results whose fault made Redis
+// fail, what each kind of reader saw (history.Reader): the share of hot
+// reads served, and served within history.Prompt (a caller's 50 ms
+// deadline); the busy readers' hot reads a second in the outage against
+// the second before it; how long hot and cold reads took (p99, slowest);
+// and the reads stale beyond the bound.
+func OutageTable(w io.Writer, results []*Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tfault\treaders\thot reads\tserved\twithin 50 ms\thot reads/s, of before\thot p99, slowest\tcold reads\tcold p99, slowest\tstale > bound\t")
+	for _, res := range results {
+		if res.Config.Saturating {
+			continue
+		}
+		for _, p := range res.Phases {
+			r := &p.Report
+			if r.Hot[history.Busy].Reads+r.Hot[history.Idle].Reads == 0 {
+				continue
+			}
+			for rd := history.Busy; rd <= history.First; rd++ {
+				hot, cold := r.Hot[rd], r.Cold[rd]
+				rate, beyond := "-", "-"
+				if rd == history.Busy {
+					rate = fmt.Sprintf("%.0f, %.0f%%", p.HotRate.During, 100*p.HotRate.During/max(p.HotRate.Before, 1))
+					beyond = fmt.Sprint(len(r.BeyondBound))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", res.Config.Mode, p.Fault.Name, rd, hot.Reads,
+					share(hot.Served, hot.Reads), share(hot.Within, hot.Reads), rate, took(&hot), cold.Reads, took(&cold), beyond)
+			}
+		}
+	}
+	tw.Flush()
+}
+
+// share is n of all as a percentage, "-" of none.
+func share(n, all int) string {
+	if all == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(n)/float64(all))
+}
+
+// took is how long t's reads took: p99 and slowest, "-" without one.
+func took(t *history.Took) string {
+	if t.Reads == 0 {
+		return "-"
+	}
+	return dur(t.Quantile(0.99)) + ", " + dur(t.Quantile(1))
 }
 
 func row(w io.Writer, mode, readers, fault string, r *history.Report) {

@@ -81,7 +81,7 @@ func TestCutHoldsBytesUntilHealed(t *testing.T) {
 func TestSlowDelaysReplies(t *testing.T) {
 	p := start(t, redistest.Start(t).Addr)
 	conn, r := dial(t, p.Addr)
-	if err := p.Slow(150*time.Millisecond, 0); err != nil {
+	if err := p.Slow(150 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -115,5 +115,31 @@ func TestMoveClosesConnectionsAndReachesTheNewServer(t *testing.T) {
 	defer rdb.Close()
 	if got, err := rdb.Get(ctx, "who").Result(); got != "b" {
 		t.Fatalf("through the moved proxy: %q, %v; want b", got, err)
+	}
+}
+
+// Proxies that follow one Delay delay their replies alike, by what it is
+// set to, and no longer once it is set back to none.
+func TestProxiesThatFollowADelayDelayTheirRepliesAlike(t *testing.T) {
+	srv := redistest.Start(t)
+	d := NewDelay()
+	var conns []net.Conn
+	var readers []*bufio.Reader
+	for range 2 {
+		p := start(t, srv.Addr)
+		if err := p.Follow(d); err != nil {
+			t.Fatal(err)
+		}
+		c, r := dial(t, p.Addr)
+		conns, readers = append(conns, c), append(readers, r)
+	}
+	for _, late := range []time.Duration{150 * time.Millisecond, 0} {
+		d.Set(late)
+		for i := range conns {
+			start := time.Now()
+			if !ping(t, conns[i], readers[i], time.Second) || time.Since(start) < late {
+				t.Fatalf("proxy %d answered in %v, following a delay of %v", i, time.Since(start), late)
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ package breaker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,35 +21,37 @@ import (
 // cold reads fail at once with the runtime's ErrUnavailable, so an outage
 // costs callers nothing and Redis no stampede when it comes back.
 //
-// One verdict opens, keeps and closes it: a ping on the node's probe
-// connection (Check). A connection-level failure of a command, or a lost
-// invalidation session, asks for one at once; the breaker opens only if
-// it fails too, since a killed connection says nothing of the server, and
-// an open breaker serves copies nobody vouches for. A probe per node then
-// pings every ProbeEvery and closes the breaker when the node answers.
+// One watcher decides (watch.go): while the node is in doubt or down, it
+// writes a PING every ProbeEvery on a connection of its own (the Line) and
+// reads the answers as they come. A connection-level failure of a
+// command, a lost invalidation session or a session's PING left
+// unanswered raises a doubt; the breaker opens only if the watcher hears
+// no answer either, since a killed connection says nothing of the server,
+// and an open breaker serves copies nobody vouches for. It closes at the
+// first prompt answer.
 //
-// An open breaker is believed for StaleLease after the last failed ping,
-// no longer (see Down): every moment it stays open after Redis is back is
-// a moment other writers' acknowledged writes go unseen. The probe alone
-// cannot promise that: a goroutine woken by a timer waits its turn behind
-// every runnable reader, and readers that hit memory never yield. The
-// readers themselves ask instead, once the verdict is older than
-// StaleLease: the first has a ping sent, and they all wait for its answer,
-// off the CPU the ping needs, or for their own context's end.
+// An open breaker is believed for StaleLease after its last evidence, no
+// longer (see Down): every moment it stays open after Redis is back is a
+// moment other writers' acknowledged writes go unseen. While the node
+// stays silent, the watcher renews the evidence every ProbeEvery, and so
+// do the sessions' unanswered PINGs; a reader that finds the evidence
+// older than StaleLease (the watcher starved of CPU by readers that hit
+// memory and never yield) waits for the next verdict, off the CPU the
+// watcher needs, or for its own context's end.
 //
 // A client's own retries and timeouts still bound the commands already
 // sent when the failure happens; only what comes after is spared.
 type Breaker struct {
 	name string          // the node's, in errors and logs
 	ctx  context.Context // ends when the node is no longer followed, or its hub closed
-	// ping asks the node whether it answers, on a connection of the
-	// probe's that it may use while the caller's pool is failing.
-	ping func(context.Context) error
+	// line is the watcher's connection to the node, which it may use
+	// while the caller's pool is failing.
+	line Line
 	cfg  *Config
 
 	down atomic.Bool
-	// seen is when a ping of the node last failed (the Clock's UnixNano):
-	// the open breaker's evidence.
+	// seen is the latest moment the node was known not to answer (the
+	// Clock's UnixNano): the open breaker's evidence. It only moves on.
 	seen atomic.Int64
 	// mu orders the opening and closing of the breaker with downSince,
 	// when it opened, so that Stats never sees one without the other;
@@ -60,20 +63,36 @@ type Breaker struct {
 	// closes: a read waiting on Redis stops waiting then, answered from
 	// its local copy or failing fast like the reads after it.
 	opened atomic.Pointer[openSignal]
-	// asking is the ping in flight that readers wait on when the breaker's
-	// evidence is too old, nil when none is; guarded by mu.
-	asking *answer
-	// confirming is set while a session's report that the node is silent
-	// is being checked (see Heard).
-	confirming atomic.Bool
+	// verdict is closed and replaced at every verdict on the node (an
+	// answer, or evidence that it does not answer): a caller waiting for
+	// one wakes up and looks again.
+	verdict atomic.Pointer[chan struct{}]
+	// doubts counts the doubts raised about the node, and cleared the
+	// last of them a prompt answer cleared: an answer to a PING written
+	// after a doubt was raised. silent says the last doubt was itself a
+	// silence (a session's PING or a command left unanswered), which the
+	// watcher's own then confirms.
+	doubts, cleared atomic.Uint64
+	silent          atomic.Bool
+	// watching is set while the watcher runs; seq numbers its PINGs,
+	// used by one watcher at a time.
+	watching atomic.Bool
+	seq      uint64
 
-	// answers counts the answers the node's session and breaker heard
-	// (PONGs, pings): while the node answers, however late, a copy whose
-	// key was written before the last of them is not served as a stale
-	// read (see Answers).
+	// answers counts the answers the node's session and watcher heard
+	// (PONGs): while the node answers, however late, a copy whose key was
+	// written before the last of them is not served as a stale read (see
+	// Answers).
 	answers atomic.Uint64
-	// answered is when the last of them was heard (the Clock's UnixNano).
+	// answered is when the last of them was heard (the Clock's UnixNano),
+	// and late whether it came AnswerWithin or more after its PING: the
+	// node is slow.
 	answered atomic.Int64
+	late     atomic.Bool
+	// refused is one more than answers when a connection to the node was
+	// last refused: while it is, no answer came since, and the node is
+	// gone, not slow.
+	refused atomic.Uint64
 }
 
 // Config is what the breakers of one hub share: what a breaker needs
@@ -86,18 +105,9 @@ type Config struct {
 	// Spawn runs f on a goroutine of the hub's, one its close waits
 	// for, unless its close has begun, and reports whether f runs.
 	Spawn func(f func()) bool
-	// ProbeEvery paces the probe of an open breaker; 0 means the
-	// constant ProbeEvery. Tests slow it to show readers do not need it.
-	ProbeEvery time.Duration
 	// Unavailable is the error a refused call's cause wraps: the
 	// runtime's ErrUnavailable, which callers match with errors.Is.
 	Unavailable error
-}
-
-// answer is the outcome of one ping of a node, shared by all who waited.
-type answer struct {
-	done chan struct{}
-	down bool // set before done is closed
 }
 
 type openSignal struct {
@@ -105,26 +115,31 @@ type openSignal struct {
 	cancel context.CancelFunc
 }
 
-// New returns the closed breaker of the node called name, which ping
-// asks, until ctx ends: the node is no longer followed, or the hub
-// closed.
-func New(ctx context.Context, name string, ping func(context.Context) error, cfg *Config) *Breaker {
-	b := &Breaker{name: name, ctx: ctx, ping: ping, cfg: cfg}
+// New returns the closed breaker of the node called name, which its
+// watcher asks on line, until ctx ends: the node is no longer followed,
+// or the hub closed. The line is the caller's to close, after ctx ends.
+func New(ctx context.Context, name string, line Line, cfg *Config) *Breaker {
+	b := &Breaker{name: name, ctx: ctx, line: line, cfg: cfg}
 	b.rearm()
+	v := make(chan struct{})
+	b.verdict.Store(&v)
 	return b
 }
 
-// Probe timing: a probe pings every ProbeEvery while the breaker is open,
-// on its own connection, with no backoff: every moment the breaker stays
-// open after Redis is back, hot keys are served from copies nobody vouches
-// for while others write, so the breaker must close within a few tens of
-// milliseconds of Redis answering. A ping costs one round trip.
-const ProbeEvery = 20 * time.Millisecond
+// Probe timing: the watcher writes a PING every ProbeEvery while the node
+// is in doubt or down, and reads for answers in windows of ProbeEvery, so
+// that the evidence of a silent node is renewed that often, well within
+// StaleLease, and a node back is heard within a round trip of its answer:
+// every moment the breaker stays open after Redis is back, hot keys are
+// served from copies nobody vouches for while others write. A PING left
+// unanswered is not written again; a node that reads none of them has at
+// most maxOut waiting.
+const ProbeEvery = 10 * time.Millisecond
 
-// AnswerWithin is how long a node may take to answer a ping before it
-// counts as down: a ping of the breaker's that takes longer fails, and a
-// session whose PING goes unanswered that long says so (Heard), which
-// opens the breaker once a ping confirms it. A node that is hung, paused,
+// AnswerWithin is how long a node may take to answer a PING before it
+// counts as silent: a session whose PING goes unanswered that long says
+// so (Heard), and the breaker opens once the watcher's PING, on another
+// connection, goes unanswered that long too. A node that is hung, paused,
 // partitioned away or too busy looks to its callers like a dead one, only
 // slower, and a hot key's node is slow before it dies: hot reads must not
 // wait on it for the client's ReadTimeout (3 s by default) any more than
@@ -132,10 +147,11 @@ const ProbeEvery = 20 * time.Millisecond
 // hundred times a loaded server's round trip.
 const AnswerWithin = 100 * time.Millisecond
 
-// StaleLease is how long a failed ping keeps the breaker believed: half
-// the 50 ms invalidation bound, so that a write acknowledged by a Redis
-// that came back just after the failure is seen by a read well within the
-// bound, whatever the probe's luck with the scheduler.
+// StaleLease is how long evidence that the node does not answer keeps
+// the breaker believed: half the 50 ms invalidation bound, so that a write
+// acknowledged by a Redis that came back just after the evidence is seen
+// by a read well within the bound, whatever the watcher's luck with the
+// scheduler.
 const StaleLease = 25 * time.Millisecond
 
 // SlowFor is how long after its last answer a node counts as slow rather
@@ -144,13 +160,29 @@ const StaleLease = 25 * time.Millisecond
 // answers.
 const SlowFor = 4 * AnswerWithin
 
+// SilentAfter is how long a node that answered nothing counts as silent
+// rather than slow, when its last answer came promptly: the sessions and
+// the watcher write a PING every ProbeEvery and keep writing while their
+// answers are late (up to MaxOut), so a node that answers, however late,
+// answers at that pace. A node whose last answer came late counts as
+// silent only after SlowFor: when its delay grows (a path that slows from
+// 100 to 300 ms), no answer comes for the new delay.
+const SilentAfter = 3 * ProbeEvery
+
+// MaxOut is how many PINGs a session or the watcher leaves unanswered
+// before it writes no more: enough for a PING every ProbeEvery to a node
+// that answers SlowFor late, so that its answers go on coming every
+// ProbeEvery (Silent), and a frozen server, which reads none of them,
+// holds a few hundred bytes of them.
+const MaxOut = int(SlowFor/ProbeEvery) + 8
+
 // Unreachable reports whether the breaker is open.
 func (b *Breaker) Unreachable() bool { return b.down.Load() }
 
-// open opens the breaker at now, a failure having been seen then, and
-// reports whether it was closed.
+// open opens the breaker, a failure having been seen at now, and reports
+// whether it was closed.
 func (b *Breaker) open(now time.Time) bool {
-	b.seen.Store(now.UnixNano())
+	b.renew(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.down.Load() {
@@ -160,6 +192,18 @@ func (b *Breaker) open(now time.Time) bool {
 	b.down.Store(true)
 	b.opened.Load().cancel()
 	return true
+}
+
+// renew moves the evidence on to at, unless it is newer already: a
+// verdict reached late, by a goroutine the scheduler held up, never dates
+// the evidence back.
+func (b *Breaker) renew(at time.Time) {
+	for {
+		old := b.seen.Load()
+		if at.UnixNano() <= old || b.seen.CompareAndSwap(old, at.UnixNano()) {
+			return
+		}
+	}
 }
 
 // close closes the breaker, ready to open again, and reports whether it
@@ -202,19 +246,25 @@ func (b *Breaker) rearm() {
 }
 
 // UntilOpened returns ctx, cancelled too when the breaker opens, and the
-// function that releases it: a command sent before the breaker opened
-// may otherwise spend its client's dial retries, seconds, on a node the
-// runtime already knows is down. A command that has not returned within
-// AnswerWithin asks for a verdict on the node (Suspect), so a node that
-// hangs is found out by the reads waiting on it even where no session
-// pings it (invalidate=off).
-func (b *Breaker) UntilOpened(ctx context.Context) (context.Context, func()) {
+// function that releases it once the command sent under it returned, or
+// its caller gave up (answered false): a command sent before the breaker
+// opened may otherwise spend its client's dial retries, seconds, on a
+// node the runtime already knows is down. A command that has not
+// returned within AnswerWithin raises a doubt about the node (Suspect),
+// whether its caller still waits or not, so a node that hangs is found
+// out by the reads sent to it even where no session pings it
+// (invalidate=off) and every caller gives up sooner.
+func (b *Breaker) UntilOpened(ctx context.Context) (context.Context, func(answered bool)) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(b.opened.Load().ctx, cancel)
-	slow := time.AfterFunc(AnswerWithin, func() {
-		b.cfg.Spawn(func() { b.Suspect(NoAnswer{Waited: AnswerWithin}) })
-	})
-	return ctx, func() { slow.Stop(); stop(); cancel() }
+	slow := time.AfterFunc(AnswerWithin, func() { b.Suspect(NoAnswer{Waited: AnswerWithin}) })
+	return ctx, func(answered bool) {
+		if answered {
+			slow.Stop()
+		}
+		stop()
+		cancel()
+	}
 }
 
 // Unavailable is the cause of the error of a call that the open breaker
@@ -229,115 +279,91 @@ func (b *Breaker) Unavailable() error {
 }
 
 // Down reports whether calls for the node's keys must not wait on Redis:
-// the breaker is open and a failure was seen within StaleLease. Past
-// that, the caller asks the node (or waits for the ping in flight) before
-// it answers: a node that answers has its breaker closed, and the caller
-// goes on to Redis as if it had never opened.
+// the breaker is open and its evidence is within StaleLease. Past that,
+// the caller waits for the watcher's next verdict (await): a node that
+// answers has its breaker closed, and the caller goes on to Redis as if
+// it had never opened.
 func (b *Breaker) Down(ctx context.Context) bool {
 	if !b.down.Load() {
 		return false
 	}
-	if b.cfg.Now().UnixNano()-b.seen.Load() < int64(StaleLease) {
-		return true
-	}
-	return b.ask(ctx)
+	return b.await(ctx, 0)
 }
 
-// ask pings the node once for everyone who needs to know now whether it
-// answers, and reports whether it is still down. The caller that finds
-// no ping in flight has one sent (Check) on a goroutine of the hub's,
-// on the node's probe connection and within two pings of AnswerWithin,
-// since others may wait on its answer; every caller, that one included,
-// waits until the answer or its own context's end, and no longer: the
-// verdict is the breaker's business, the caller's deadline its own. An
-// ended context gets "not down": its caller then fails on its context,
-// and is never answered from a copy nobody vouches for. A closed hub
-// answers "down".
-func (b *Breaker) ask(ctx context.Context) bool {
-	b.mu.Lock()
-	a := b.asking
-	mine := a == nil
-	if mine {
-		a = &answer{done: make(chan struct{})}
-		b.asking = a
-	}
-	b.mu.Unlock()
-	if mine && !b.cfg.Spawn(func() { b.answer(a, b.Check()) }) {
-		b.answer(a, true)
-	}
-	select {
-	case <-a.done:
-		return a.down
-	case <-ctx.Done():
-		return false
+// Check raises a doubt about the node and waits until the watcher settles
+// it (await): it reports whether the node is down.
+func (b *Breaker) Check(ctx context.Context) bool { return b.await(ctx, b.doubt(false)) }
+
+// await waits until the watcher's verdicts settle the caller's question,
+// and returns the answer: for Check's caller (mine, its doubt), whether
+// the breaker opened before a prompt answer cleared the doubt; for Down's
+// (mine 0), whether the breaker is open on evidence within StaleLease,
+// the watcher being asked for more while it is older. It waits until
+// its own context's end and no longer: the verdict is the watcher's
+// business, the caller's deadline its own. An ended context gets "not
+// down": its caller then fails on its context, and is never answered
+// from a copy nobody vouches for. A closed hub answers "down".
+func (b *Breaker) await(ctx context.Context, mine uint64) bool {
+	for {
+		v := b.verdict.Load()
+		switch down := b.down.Load(); {
+		case mine != 0 && (down || b.cleared.Load() >= mine):
+			return down
+		case mine == 0 && !down:
+			return false
+		case mine == 0 && b.cfg.Now().UnixNano()-b.seen.Load() < int64(StaleLease):
+			return true
+		case mine == 0:
+			b.doubt(false) // the watcher runs while the breaker is open; this restarts one that could not
+		}
+		select {
+		case <-*v:
+		case <-ctx.Done():
+			return false
+		case <-b.ctx.Done():
+			return true
+		}
 	}
 }
 
-// answer gives a, the ping in flight, its verdict.
-func (b *Breaker) answer(a *answer, down bool) {
-	a.down = down
-	b.mu.Lock()
-	b.asking = nil
-	b.mu.Unlock()
-	close(a.done)
+// doubt raises a doubt about the node, a silence when silent, and starts
+// the watcher unless it runs. It returns the doubt's number: a prompt
+// answer to a PING written after it clears it (cleared).
+func (b *Breaker) doubt(silent bool) uint64 {
+	b.silent.Store(silent)
+	n := b.doubts.Add(1)
+	if b.watching.CompareAndSwap(false, true) && !b.cfg.Spawn(b.watch) {
+		b.watching.Store(false)
+	}
+	return n
 }
 
-// Check pings the node, once more on a new connection when the first
-// ping was sent and failed, and applies the verdict (Judge). A connection
-// killed, or dropped by a restart, says nothing of the server; nor does
-// one ping unanswered for AnswerWithin, which a redis-server starved of
-// CPU on a loaded machine now and then is: a node is found down only when
-// the second goes unanswered too. It reports whether the node is down.
-func (b *Breaker) Check() bool {
-	sent := b.cfg.Now()
-	// Each step of a ping (dial, write, read) is bounded by AnswerWithin
-	// from its start (ProbeOptions); ctx only bounds the two pings of a
-	// client that is not the probe's.
-	ctx, cancel := context.WithTimeout(b.ctx, 4*AnswerWithin)
-	err := b.ping(ctx)
-	if err != nil && !NotSent(err) && ctx.Err() == nil {
-		err = b.ping(ctx)
-	}
-	cancel()
-	if b.ctx.Err() != nil {
-		return true // the node is no longer followed, or the hub closed
-	}
-	// A failure is dated no later than the ping's deadline: a goroutine
-	// held up after it would otherwise date evidence it no longer has.
-	at := b.cfg.Now()
-	if deadline := sent.Add(AnswerWithin); err != nil && deadline.Before(at) {
-		at = deadline
-	}
-	return b.Judge(err, at)
+// settled wakes everyone waiting for a verdict on the node.
+func (b *Breaker) settled() {
+	v := make(chan struct{})
+	close(*b.verdict.Swap(&v))
 }
 
 // Heard takes a session's verdict on the node, reached at at: an answer
-// closes the breaker; silence keeps an open breaker open, and has a
-// closed one's node pinged (Check, beside the session, which goes on
-// reading), so that one unanswered PING alone never opens it.
+// closes the breaker; silence renews the evidence of an open breaker, and
+// raises a doubt about a closed one's node, which the watcher settles
+// beside the session, so that one unanswered PING alone never opens it.
 func (b *Breaker) Heard(err error, at time.Time) {
 	if err == nil || b.down.Load() {
 		b.Judge(err, at)
 		return
 	}
-	if !b.confirming.CompareAndSwap(false, true) {
-		return
-	}
-	if !b.cfg.Spawn(func() {
-		defer b.confirming.Store(false)
-		b.Suspect(err)
-	}) {
-		b.confirming.Store(false)
-	}
+	b.Suspect(err)
 }
 
-// Judge applies a verdict on the node reached at now, a ping's or a
+// Judge applies a verdict on the node reached at now, a PING's or a
 // session's: an answer (nil) closes the breaker, a failure opens it, or
-// renews the evidence that keeps it open, and starts the probe that
-// closes it. It reports whether the node is down.
+// renews the evidence that keeps it open, and the watcher runs until it
+// closes. It reports whether the node is down.
 func (b *Breaker) Judge(err error, now time.Time) bool {
+	defer b.settled()
 	if err == nil {
-		b.Answered(now)
+		b.Answered(now, false)
 		if b.down.Load() && b.close() {
 			b.cfg.Log.Info("hotkey: Redis answers again", "node", b.name)
 		}
@@ -348,50 +374,30 @@ func (b *Breaker) Judge(err error, now time.Time) bool {
 		return true
 	}
 	b.cfg.Log.Warn("hotkey: Redis unreachable; hot keys are served from memory and other reads fail fast until it answers", "node", b.name, "err", err)
-	b.cfg.Spawn(b.probe)
+	b.doubt(false)
 	return true
 }
 
 // Failed looks at the error of a command sent to the node under ctx:
-// after a connection-level failure it asks for a verdict on the node
-// (ask), which opens the breaker if the node does not answer either, and
-// waits for it until ctx ends: a caller that can wait leaves with the
-// breaker settled, so its next call does not send a command to a node
-// found down; one whose deadline comes first returns its error then, and
-// the ping goes on.
+// after a connection-level failure it raises a doubt about the node, which
+// opens the breaker if the node does not answer the watcher either, and
+// waits for the verdict until ctx ends (Check): a caller that can wait
+// leaves with the breaker settled, so its next call does not send a
+// command to a node found down; one whose deadline comes first returns
+// its error then, and the watcher goes on.
 func (b *Breaker) Failed(ctx context.Context, err error) {
 	if !ConnectionFailure(err) {
 		return
 	}
 	b.lastErr.Store(&err)
 	if !b.down.Load() {
-		b.ask(ctx)
+		b.Check(ctx)
 	}
 }
 
-// probe asks the node every ProbeEvery until it answers, sharing the ping
-// of any reader asking at the same time (see ask).
-func (b *Breaker) probe() {
-	every := b.cfg.ProbeEvery
-	if every == 0 {
-		every = ProbeEvery
-	}
-	for {
-		t := time.NewTimer(every)
-		select {
-		case <-b.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		if !b.down.Load() || !b.ask(b.ctx) {
-			return
-		}
-	}
-}
-
-// Suspect asks for a verdict on the node at once when its invalidation
-// session lost its connection (cause). A process that died, a master a
+// Suspect raises a doubt about the node at once (see doubt) when its
+// invalidation session lost its connection or left a PING unanswered, or a
+// command waited AnswerWithin (cause). A process that died, a master a
 // Sentinel is replacing, a partition: the session's connection is the
 // first to know, while the caller's commands may still be spending their
 // client's dial retries (five attempts 100 ms apart in go-redis, then the
@@ -402,11 +408,13 @@ func (b *Breaker) Suspect(cause error) {
 		return
 	}
 	b.lastErr.Store(&cause)
-	b.ask(b.ctx)
+	b.doubt(errors.As(cause, new(NoAnswer)))
 }
 
-// Answered counts an answer of the node's, heard at now.
-func (b *Breaker) Answered(now time.Time) {
+// Answered counts an answer of the node's, heard at now, late when it
+// came AnswerWithin or more after its PING.
+func (b *Breaker) Answered(now time.Time, late bool) {
+	b.late.Store(late)
 	b.answers.Add(1)
 	b.answered.Store(now.UnixNano())
 }
@@ -415,6 +423,21 @@ func (b *Breaker) Answered(now time.Time) {
 // notes it when a write of its key is heard, and a later count says the
 // node answered since.
 func (b *Breaker) Answers() uint64 { return b.answers.Load() }
+
+// Silent reports whether the node had stopped answering by now: no
+// answer heard for SilentAfter (SlowFor when the last came late), or a
+// connection to it refused since the last one. A node that is hung,
+// partitioned away or gone is silent; one that is slow is not, however
+// late its answers, and it takes writes whose invalidations are on their
+// way meanwhile: only a silent node's copies may be served without asking
+// it.
+func (b *Breaker) Silent(now time.Time) bool {
+	quiet := SilentAfter
+	if b.late.Load() {
+		quiet = SlowFor
+	}
+	return now.UnixNano()-b.answered.Load() >= int64(quiet) || b.refused.Load() == b.answers.Load()+1
+}
 
 // Answering reports whether the node answered within SlowFor of now,
 // however late: a slow node, whose reads are worth waiting for, as

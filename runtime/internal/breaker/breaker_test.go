@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 )
 
@@ -29,15 +32,15 @@ type fixture struct {
 	g group.Group // goroutines the test's end waits for
 }
 
-// newFixture returns the breaker of the node called name, which ping
-// asks, on the clock now; it stops, and its goroutines are waited for,
-// when t ends.
-func newFixture(t *testing.T, name string, now func() time.Time, ping func(context.Context) error) *fixture {
+// newFixture returns the breaker of the node called name, which its
+// watcher asks on line, on the clock now; it stops, and its goroutines
+// are waited for, when t ends.
+func newFixture(t *testing.T, name string, now func() time.Time, line Line) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{}
 	cfg := &Config{Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: f.g.Go, Unavailable: errUnavailable}
-	f.b = New(ctx, name, ping, cfg)
+	f.b = New(ctx, name, line, cfg)
 	t.Cleanup(func() {
 		cancel()
 		f.g.Close()
@@ -45,11 +48,40 @@ func newFixture(t *testing.T, name string, now func() time.Time, ping func(conte
 	return f
 }
 
-// probeOf returns the ping of a probe client of srv, closed when t ends.
-func probeOf(t *testing.T, srv *redistest.Server) func(context.Context) error {
+// lineOf returns a line to srv, as the hub makes it: a subscription to
+// nothing on a probe client, closed when t ends.
+func lineOf(t *testing.T, srv *redistest.Server) *redis.PubSub {
 	probe := redis.NewClient(ProbeOptions(&redis.Options{Addr: srv.Addr}))
-	t.Cleanup(func() { probe.Close() })
-	return func(ctx context.Context) error { return probe.Ping(ctx).Err() }
+	line := probe.Subscribe(context.Background())
+	t.Cleanup(func() { line.Close(); probe.Close() })
+	return line
+}
+
+// heldLine is a line whose PINGs are held until release is closed, then
+// fail with err: a watcher whose verdict the test decides, and when.
+type heldLine struct {
+	pinging chan struct{} // closed at the first PING
+	once    sync.Once
+	release chan struct{}
+	err     error
+}
+
+func newHeldLine(err error) *heldLine {
+	return &heldLine{pinging: make(chan struct{}), release: make(chan struct{}), err: err}
+}
+
+func (l *heldLine) Ping(ctx context.Context, _ ...string) error {
+	l.once.Do(func() { close(l.pinging) })
+	select {
+	case <-l.release:
+		return l.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *heldLine) ReceiveTimeout(ctx context.Context, d time.Duration) (any, error) {
+	return nil, errors.New("test: a held line reads nothing")
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -65,7 +97,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // within a few pings.
 func TestABreakerOpensOnAKilledServerAndClosesWhenItAnswersAgain(t *testing.T) {
 	srv := redistest.Start(t)
-	f := newFixture(t, srv.Addr, time.Now, probeOf(t, srv))
+	f := newFixture(t, srv.Addr, time.Now, lineOf(t, srv))
 	b := f.b
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
@@ -114,7 +146,7 @@ func TestABreakerOpensOnAKilledServerAndClosesWhenItAnswersAgain(t *testing.T) {
 // closes it once the server thaws.
 func TestASilenceConfirmedByPingsOpensTheBreaker(t *testing.T) {
 	srv := redistest.Start(t)
-	f := newFixture(t, srv.Addr, time.Now, probeOf(t, srv))
+	f := newFixture(t, srv.Addr, time.Now, lineOf(t, srv))
 	b := f.b
 	srv.Hang(t)
 	b.Heard(NoAnswer{Waited: AnswerWithin}, time.Now())
@@ -128,39 +160,167 @@ func TestASilenceConfirmedByPingsOpensTheBreaker(t *testing.T) {
 func TestOneUnansweredSessionPingOpensNoBreaker(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	f := newFixture(t, srv.Addr, clock.Now, probeOf(t, srv))
+	f := newFixture(t, srv.Addr, clock.Now, lineOf(t, srv))
 	b := f.b
 	b.Heard(NoAnswer{Waited: AnswerWithin}, clock.Now())
-	waitFor(t, "the node's check", func() bool { return !b.confirming.Load() })
+	waitFor(t, "the watcher to clear the doubt", func() bool { return !b.watching.Load() })
 	if b.Unreachable() || b.Down(context.Background()) {
 		t.Fatal("one unanswered session PING opened the breaker of a node that answers")
 	}
 }
 
-// A read that waits for a ping already in flight, and whose context ends
-// first, is told "not down": told "down", it would be answered from a copy
-// nobody vouches for, when the node may well be answering. It fails on its
-// context instead. The asker's own ping is not cut short by the waiter.
+// A reader that finds the evidence of an open breaker older than
+// StaleLease waits for the watcher's next verdict, and no longer than its
+// own context: whose context ends is told "not down", since told "down"
+// it would be answered from a copy nobody vouches for when the node may
+// well be answering; it fails on its context instead. The others are told
+// the verdict when it comes.
 func TestAReaderWhoseContextEndsIsNotToldDown(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	release, pinging := make(chan struct{}), make(chan struct{})
-	began := sync.OnceFunc(func() { close(pinging) }) // Check pings twice
-	b := newFixture(t, "held", clock.Now, func(context.Context) error {
-		began()
-		<-release
-		return errors.New("no answer")
-	}).b
-	b.open(clock.Now())
+	line := newHeldLine(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+	b := newFixture(t, "held", clock.Now, line).b
+	b.Judge(errors.New("test: refused"), clock.Now())
+	<-line.pinging
+	clock.Advance(StaleLease)
 	first := make(chan bool)
-	go func() { first <- b.ask(context.Background()) }()
-	<-pinging
+	go func() { first <- b.Down(context.Background()) }()
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if b.ask(ended) {
+	if b.Down(ended) {
 		t.Fatal("a waiter whose context ended was told the node is down")
 	}
-	close(release)
+	close(line.release)
 	if !<-first {
-		t.Fatal("the asker whose ping failed was told the node answers")
+		t.Fatal("a waiter told the node answers when its dial was refused")
+	}
+}
+
+// advancingLine is a line whose first PING is refused after the clock
+// moved on by a second, a watcher held up while it dialled, and whose
+// next PINGs wait for the test's end.
+type advancingLine struct {
+	clock *fakeclock.Clock
+	first *atomic.Bool
+}
+
+func (l advancingLine) Ping(ctx context.Context, _ ...string) error {
+	if l.first.Swap(false) {
+		l.clock.Advance(time.Second)
+		return &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (advancingLine) ReceiveTimeout(context.Context, time.Duration) (any, error) {
+	return nil, errors.New("test: not read")
+}
+
+// A refusal is dated when the dial began, not when the watcher's
+// goroutine got back to it (here a second later): the breaker is believed
+// for StaleLease from then, and no longer. Dated late, a starved watcher
+// would have copies served as stale reads longer after Redis answered
+// again.
+func TestARefusalSeenLateIsDatedWhenTheDialBegan(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	first := new(atomic.Bool)
+	first.Store(true)
+	b := newFixture(t, "late", clock.Now, advancingLine{clock, first}).b
+	began := clock.Now()
+	if !b.Check(context.Background()) {
+		t.Fatal("a refused dial left the breaker closed")
+	}
+	if got := time.Unix(0, b.seen.Load()); !got.Equal(began) {
+		t.Fatalf("the evidence is dated %v, want %v, when the dial began", got, began)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if b.Down(ended) {
+		t.Fatal("a second after the refusal, the breaker is believed without a new verdict")
+	}
+}
+
+// While the node stays silent, the watcher renews the open breaker's
+// evidence by itself, a PING unanswered in each of its reads, so readers
+// find it fresh without asking; when the node thaws, the first prompt
+// answer closes the breaker.
+func TestTheWatcherRenewsTheEvidenceOfAFrozenNode(t *testing.T) {
+	srv := redistest.Start(t)
+	b := newFixture(t, srv.Addr, time.Now, lineOf(t, srv)).b
+	srv.Hang(t)
+	if !b.Check(context.Background()) {
+		t.Fatal("a frozen server's node is not found down")
+	}
+	first := b.seen.Load()
+	waitFor(t, "the watcher to renew the evidence", func() bool { return b.seen.Load() > first })
+	if !b.Silent(time.Now()) {
+		t.Fatal("a frozen server's node is not silent")
+	}
+	srv.Thaw()
+	waitFor(t, "the watcher to close the breaker", func() bool { return !b.Unreachable() })
+}
+
+// A node that answers late is down (its answers come past AnswerWithin)
+// but not silent: its late answers count, so its copies are not served
+// without asking it. A refused connection makes it silent at once,
+// whatever it answered before, until it answers again.
+func TestASlowNodeIsDownButNotSilent(t *testing.T) {
+	srv := redistest.Start(t)
+	p, err := proxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	probe := redis.NewClient(ProbeOptions(&redis.Options{Addr: p.Addr}))
+	line := probe.Subscribe(context.Background())
+	t.Cleanup(func() { line.Close(); probe.Close() })
+	b := newFixture(t, p.Addr, time.Now, line).b
+	if err := p.Slow(2 * AnswerWithin); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Check(context.Background()) {
+		t.Fatal("a node answering 200 ms late is not found down")
+	}
+	answers := b.Answers()
+	waitFor(t, "a late answer", func() bool { return b.Answers() > answers })
+	if b.Silent(time.Now()) || !b.Unreachable() {
+		t.Fatalf("a node answering late: silent %v, down %v; want not silent, down", b.Silent(time.Now()), b.Unreachable())
+	}
+	p.Close() // nothing listens at its address any more
+	waitFor(t, "a refused connection", func() bool { return b.Silent(time.Now()) })
+}
+
+// A node is silent when it stopped answering: soon after a prompt answer,
+// so that a hung node's copies are served within a PING's wait; only
+// long after a late one, so that a path that slows down (from 100 to
+// 300 ms, as the soak's latency fault does) is not taken for a hang while
+// no answer is on time; at once after a refused connection. A node that
+// answers at its PINGs' pace is never silent.
+func TestWhenANodeIsSilent(t *testing.T) {
+	for _, tc := range []struct {
+		rule    string
+		late    bool
+		refused bool
+		after   time.Duration
+		silent  bool
+	}{
+		{"a node answering at its PINGs' pace is not silent", false, false, ProbeEvery, false},
+		{"a prompt answer, then nothing for a PING's wait: silent", false, false, AnswerWithin, true},
+		{"a late answer, then nothing for 300 ms: slow still", true, false, 300 * time.Millisecond, false},
+		{"a late answer, then nothing for a second: silent", true, false, time.Second, true},
+		{"a refused connection after an answer: silent at once", true, true, 0, true},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			b := newFixture(t, "node", clock.Now, newHeldLine(nil)).b
+			b.Answered(clock.Now(), tc.late)
+			if tc.refused {
+				b.refused.Store(b.answers.Load() + 1)
+			}
+			clock.Advance(tc.after)
+			if got := b.Silent(clock.Now()); got != tc.silent {
+				t.Fatalf("Silent = %v, want %v", got, tc.silent)
+			}
+		})
 	}
 }

@@ -39,6 +39,15 @@ func NotSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout)
 }
 
+// Refused reports an error that says nothing listens at the node's
+// address: a connection that could not be made, other than for want of
+// time (a dial that timed out may have met a slow network, not a dead
+// server).
+func Refused(err error) bool {
+	var ne net.Error
+	return NotSent(err) && !(errors.As(err, &ne) && ne.Timeout()) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, redis.ErrPoolTimeout)
+}
+
 // RedisError reports whether err, the failure of a command sent under
 // ctx, counts as a Redis error (Stats.RedisErrors): it does unless ctx
 // had ended and err says so, the context's error, or the timeout of a

@@ -18,6 +18,7 @@ import (
 var (
 	errDialRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	errReadTimeout = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	errDialTimeout = &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 )
 
 // serverReply is an error reply of Redis, as go-redis returns one.
@@ -97,21 +98,27 @@ func TestAContextEndsAtItsDeadline(t *testing.T) {
 
 // Only an error raised before a command could leave is "not sent": a
 // write that failed so did not land, and is not retried as one that may
-// have. A read that failed mid-way may have been executed.
+// have. A read that failed mid-way may have been executed. Of those, a
+// dial refused says nothing listens; one that timed out, only that the
+// network was slow or silent.
 func TestWhichErrorsSayTheCommandWasNotSent(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		err     error
-		notSent bool
+		name             string
+		err              error
+		notSent, refused bool
 	}{
-		{"a refused dial", fmt.Errorf("set: %w", errDialRefused), true},
-		{"a pool that had no connection to give", redis.ErrPoolTimeout, true},
-		{"a read that timed out", errReadTimeout, false},
-		{"a connection closed mid-reply", io.ErrUnexpectedEOF, false},
-		{"a reply of the server", redis.Nil, false},
+		{"a refused dial", fmt.Errorf("set: %w", errDialRefused), true, true},
+		{"a dial that timed out: a slow network, perhaps", errDialTimeout, true, false},
+		{"a pool that had no connection to give", redis.ErrPoolTimeout, true, false},
+		{"a read that timed out", errReadTimeout, false, false},
+		{"a connection closed mid-reply", io.ErrUnexpectedEOF, false, false},
+		{"a reply of the server", redis.Nil, false, false},
 	} {
 		if got := NotSent(tc.err); got != tc.notSent {
 			t.Errorf("%s: notSent = %v, want %v", tc.name, got, tc.notSent)
+		}
+		if got := Refused(tc.err); got != tc.refused {
+			t.Errorf("%s: refused = %v, want %v", tc.name, got, tc.refused)
 		}
 	}
 }

@@ -11,10 +11,13 @@ import (
 // ProbeOptions are the options of a node's probe client, made from o, a
 // copy of those of a client of the node (go-redis writes to a live
 // client's options): one connection, one dial attempt and short timeouts,
-// so that a ping says within a fraction of a second whether the node
-// answers, where the caller's client would retry for seconds. It does not
-// name itself (CLIENT SETINFO): after a restart, the ping that closes the
-// breaker comes one round trip sooner.
+// where the caller's client would retry for seconds. The watcher's line
+// is a connection of it, which reads its answers in windows of its own:
+// the client's ReadTimeout bounds only the greeting of a new connection
+// (HELLO), and is SlowFor, so that a line to a node that answers late can
+// still be made, and heard. It does not name itself (CLIENT SETINFO):
+// after a restart, the answer that closes the breaker comes one round
+// trip sooner.
 //
 // Nor does its pool ever see a dial fail. A go-redis pool whose dials
 // failed PoolSize times stops dialling: it answers with the last dial
@@ -26,7 +29,7 @@ func ProbeOptions(o *redis.Options) *redis.Options {
 	p := *o
 	p.PoolSize, p.MinIdleConns, p.MaxIdleConns, p.MaxActiveConns = 1, 0, 1, 0
 	p.MaxRetries, p.DialerRetries = -1, 1
-	p.DialTimeout, p.ReadTimeout, p.WriteTimeout = AnswerWithin, AnswerWithin, AnswerWithin
+	p.DialTimeout, p.ReadTimeout, p.WriteTimeout = AnswerWithin, SlowFor, AnswerWithin
 	p.DisableIdentity = true
 	p.OnConnect = nil
 	dial := p.Dialer

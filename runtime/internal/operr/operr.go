@@ -5,7 +5,10 @@
 // Redis for it make their errors alike, here.
 package operr
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // Error is the error of an operation (Op) on a key, and on one of its
 // fields for a collection's item; Key is empty for an operation on
@@ -20,12 +23,30 @@ type Error struct {
 func (e *Error) Error() string {
 	s := "hotkey: " + e.Op
 	if e.Key != "" {
-		s += " " + strconv.Quote(e.Key)
+		s += " " + strconv.Quote(Short(e.Key))
 	}
 	if e.Field != "" {
-		s += " " + strconv.Quote(e.Field)
+		s += " " + strconv.Quote(Short(e.Field))
 	}
 	return s + ": " + e.Err.Error()
+}
+
+// Shown is how many bytes of a key, or a field, an error or a log line
+// quotes: a key is a caller's input, and a megabyte of it would be a
+// megabyte of every line that names it.
+const Shown = 256
+
+// Short returns key as errors and logs quote it: whole up to Shown bytes,
+// else its first Shown bytes (cut on a character's start) and its length.
+func Short(key string) string {
+	if len(key) <= Shown {
+		return key
+	}
+	cut := Shown
+	for cut > 0 && !utf8.RuneStart(key[cut]) {
+		cut--
+	}
+	return key[:cut] + "…(" + strconv.Itoa(len(key)) + " bytes)"
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -2,6 +2,7 @@ package operr
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,9 @@ func TestErrorSaysWhatFailedOnce(t *testing.T) {
 		{"wrapped again", Of("get", "user:2", Of("get", "user:1", errCause)), `hotkey: get "user:1": Redis unavailable at 10.0.0.7:6379`},
 		{"a field's, wrapped again", OfField("hget", "k", "f", OfField("hgetall", "k", "", errCause)), `hotkey: hgetall "k": Redis unavailable at 10.0.0.7:6379`},
 		{"the user's error kept whole", &Error{Op: "load", Key: "user:1", Err: Of("get", "x", errCause)}, `hotkey: load "user:1": hotkey: get "x": Redis unavailable at 10.0.0.7:6379`},
+		{"a key longer than Shown, cut", Of("get", strings.Repeat("k", Shown+1), errCause), `hotkey: get "` + strings.Repeat("k", Shown) + `…(257 bytes)": Redis unavailable at 10.0.0.7:6379`},
+		{"a key cut on a character's start", Of("get", strings.Repeat("k", Shown-1)+"é!", errCause), `hotkey: get "` + strings.Repeat("k", Shown-1) + `…(258 bytes)": Redis unavailable at 10.0.0.7:6379`},
+		{"a field longer than Shown, cut", OfField("hget", "k", strings.Repeat("f", 1<<20), errCause), `hotkey: hget "k" "` + strings.Repeat("f", Shown) + `…(1048576 bytes)": Redis unavailable at 10.0.0.7:6379`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.err.Error(); got != tc.want {

@@ -35,6 +35,22 @@ type env struct {
 	r               *Reader
 	refused, counts atomic.Int64
 	hook            *pipelines
+	// hold replaces the node's line by one whose PINGs wait for the
+	// test's end: a breaker the test opens stays open.
+	hold func()
+}
+
+// heldLine is a line whose PINGs wait for their context's end.
+type heldLine struct{}
+
+func (heldLine) Ping(ctx context.Context, _ ...string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (heldLine) ReceiveTimeout(ctx context.Context, _ time.Duration) (any, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 // newEnv returns a Reader of a String per key over a fresh server; ttl
@@ -48,9 +64,11 @@ func newEnv(t *testing.T, ttl bool) *env {
 	t.Cleanup(func() { cancel(); g.Close() })
 	brk := &breaker.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Spawn: g.Go, Unavailable: errUnavailable}
 	probe := redis.NewClient(breaker.ProbeOptions(&redis.Options{Addr: srv.Addr})) // pings within AnswerWithin
-	t.Cleanup(func() { probe.Close() })
-	n := track.NewNode(ctx, srv.Addr, time.Now(), func(ctx context.Context) error { return probe.Ping(ctx).Err() }, brk)
+	line := probe.Subscribe(ctx)
+	t.Cleanup(func() { line.Close(); probe.Close() })
+	n := track.NewNode(ctx, srv.Addr, time.Now(), line, brk)
 	e := &env{srv: srv, rdb: rdb, hook: &pipelines{}}
+	e.hold = func() { e.r.Nodes = &track.Nodes{One: track.NewNode(ctx, srv.Addr, time.Now(), heldLine{}, brk)} }
 	rdb.AddHook(e.hook)
 	e.r = &Reader{
 		Client: rdb, Store: layout.NewString(fakeclock.New(time.Now()), ttl), Nodes: &track.Nodes{One: n}, LearnsTTL: ttl, Now: time.Now,

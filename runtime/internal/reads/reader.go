@@ -20,6 +20,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -60,12 +61,12 @@ func (r *Reader) Ask(ctx context.Context, key string, patient bool, read func(co
 	if !patient && n.Down(ctx) {
 		return r.Refuse(n)
 	}
-	rctx, release := ctx, func() {}
+	rctx, release := ctx, func(bool) {}
 	if !patient {
 		rctx, release = n.UntilOpened(ctx)
 	}
 	err := read(rctx)
-	release()
+	release(rctx.Err() == nil)
 	switch {
 	case err == nil:
 		return nil
@@ -189,17 +190,23 @@ func (r *Reader) many(ctx context.Context, keys []string, keep []bool, patient b
 		replies[g] = r.Store.Queue(ctx, pipe, args, kept)
 	}
 	sent := r.Now()
-	r.exec(ctx, pipe, nodes, patient)
+	gaveUp := r.exec(ctx, pipe, nodes, patient)
 	for g, idx := range groups {
 		reply := replies[g]
 		var got [][]byte
 		var err error
-		if reply == nil {
+		switch {
+		case reply == nil:
 			err = r.Refuse(nodes[g])
-		} else if got, err = reply.Values(); err != nil {
-			err = r.failed(ctx, nodes[g], err, patient)
-		} else if len(got) != len(idx) { // only an MGET reads several keys
-			err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(got))
+		case gaveUp != nil: // the replies may still come: none is read
+			err = r.failed(ctx, nodes[g], gaveUp, patient)
+			reply = nil
+		default:
+			if got, err = reply.Values(); err != nil {
+				err = r.failed(ctx, nodes[g], err, patient)
+			} else if len(got) != len(idx) { // only an MGET reads several keys
+				err = fmt.Errorf("MGET of %d keys returned %d values", len(idx), len(got))
+			}
 		}
 		for j, i := range idx {
 			if err != nil {
@@ -253,7 +260,9 @@ func (r *Reader) ManyUntilOpened(ctx context.Context, g *group.Group, keys []str
 		switch b, started, ended = apart(g, opened.Done(), func() batch { return r.many(ctx, keys, keep, false) }); {
 		case !started:
 			return nil, nil, operr.Of(r.Store.ReadOp(), "", r.Closed)
-		case !ended:
+		case !ended, FirstError(b.errs) != nil && r.Nodes.Of(keys[first]).Unreachable():
+			// Given up as the breaker opened, by this caller or by the
+			// batch itself (exec): the copy's key is the one refused.
 			return nil, nil, operr.Of(r.Store.ReadOp(), keys[first], r.Nodes.Of(keys[first]).Unavailable())
 		}
 	}
@@ -275,14 +284,16 @@ func FirstError(errs []error) error {
 }
 
 // exec sends the commands of a batch read, queued on pipe for nodes, and
-// waits for their replies until one of those nodes' breakers opens
-// (UntilOpened), unless patient: a batch waits on a hung node no longer
-// than a single read does.
-func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node, patient bool) {
+// waits for their replies until ctx ends or, unless patient, one of those
+// nodes' breakers opens (UntilOpened): a batch waits on a hung node no
+// longer than a single read does. It returns the error of a batch given
+// up (send.Apart), whose replies may not be read, nil otherwise.
+func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.Node, patient bool) error {
 	if pipe.Len() == 0 {
-		return
+		return nil
 	}
 	rctx := ctx
+	var releases []func(bool)
 	if !patient {
 		seen := make(map[*track.Node]bool, 1)
 		for _, n := range nodes {
@@ -290,14 +301,23 @@ func (r *Reader) exec(ctx context.Context, pipe redis.Pipeliner, nodes []*track.
 				continue
 			}
 			seen[n] = true
-			var release func()
+			var release func(bool)
 			rctx, release = n.UntilOpened(rctx)
-			defer release()
+			releases = append(releases, release)
 		}
 	}
-	if _, err := pipe.Exec(rctx); err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
+	var err error
+	gaveUp := send.Apart(rctx, func() { _, err = pipe.Exec(rctx) })
+	for _, release := range releases {
+		release(gaveUp == nil)
+	}
+	if gaveUp != nil {
+		return gaveUp
+	}
+	if err != nil && !(ctx.Err() == nil && rctx.Err() != nil) {
 		r.Count(ctx, err)
 	}
+	return nil
 }
 
 // failed returns the cause of the error of a batch read's command on n

@@ -176,6 +176,7 @@ func TestManyUntilOpened(t *testing.T) {
 func TestPatient(t *testing.T) {
 	e, g, keys := newBatchEnv(t)
 	ctx := context.Background()
+	e.hold() // nothing but the test decides the breaker
 	e.r.Nodes.One.Judge(errors.New("test: the node was slow"), time.Now())
 	e.hook.take()
 	if _, _, errs := e.r.Many(ctx, keys, nil); !errors.Is(FirstError(errs), errUnavailable) {

@@ -30,7 +30,8 @@ const nudgeFor = 5 * time.Second
 type clusterNode struct {
 	n      *Node
 	stop   context.CancelFunc
-	client *redis.Client // for the breaker's probe
+	client *redis.Client // for the topology, and the breaker's line
+	line   *redis.PubSub
 }
 
 // followCluster keeps one session on every node of r's cluster: it reads
@@ -44,8 +45,7 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 	known := map[string]*clusterNode{}
 	defer func() {
 		for _, cn := range known {
-			cn.stop()
-			cn.client.Close()
+			cn.close()
 		}
 	}()
 	t := time.NewTimer(0)
@@ -139,8 +139,7 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 	}
 	for addr, cn := range known {
 		if !present[addr] {
-			cn.stop()
-			cn.client.Close()
+			cn.close()
 			delete(known, addr)
 		}
 	}
@@ -189,10 +188,18 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	o := ClusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(h.ctx)
 	client := redis.NewClient(breaker.ProbeOptions(o))
-	ping := func(ctx context.Context) error { return client.Ping(ctx).Err() }
-	n := NewNode(ctx, addr, h.opts.Now(), ping, &h.brk)
+	line := client.Subscribe(h.ctx)
+	warmUp(h.ctx, line)
+	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
 	h.listen(ctx, &listener{name: addr, n: n, dial: func(ctx context.Context, cover []string) (session, error) {
 		return trackingListener(o, cover, nil)(ctx)
 	}})
-	return &clusterNode{n: n, stop: stop, client: client}
+	return &clusterNode{n: n, stop: stop, client: client, line: line}
+}
+
+// close stops following the node.
+func (cn *clusterNode) close() {
+	cn.stop()
+	cn.line.Close()
+	cn.client.Close()
 }

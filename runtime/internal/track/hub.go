@@ -54,9 +54,21 @@ type Options struct {
 	Log *slog.Logger
 	// Unavailable is the error a call refused by a breaker wraps.
 	Unavailable error
-	// ProbeEvery and TopologyEvery, for tests, pace the breakers' probes
-	// and the reading of a cluster's topology; 0 means the defaults.
-	ProbeEvery, TopologyEvery time.Duration
+	// TopologyEvery, for tests, paces the reading of a cluster's
+	// topology; 0 means the default.
+	TopologyEvery time.Duration
+	// Line, for tests, stands between each breaker and its line, to
+	// hold or cut it; a hub made with one is shared with nobody.
+	Line func(breaker.Line) breaker.Line
+}
+
+// wrap returns the line a breaker pings on: l, unless a test stands
+// between them.
+func (o Options) wrap(l breaker.Line) breaker.Line {
+	if o.Line != nil {
+		return o.Line(l)
+	}
+	return l
 }
 
 // Stamps returns the stamps of the options' clock: the monotonic clock's
@@ -81,7 +93,8 @@ type Hub struct {
 	// with (see Stamps): the monotonic clock, or a test's.
 	Stamps Stamps
 	brk    breaker.Config
-	probe  *redis.Client // the breaker's own connection to a single server; nil otherwise
+	probe  *redis.Client // the breaker's own client of a single server; nil otherwise
+	line   line          // the connection Nodes.One's watcher pings on
 
 	ctx    context.Context // ends when the last store leaves
 	cancel context.CancelFunc
@@ -119,10 +132,10 @@ func (m *member) with(f func(Store)) {
 }
 
 type hubKey struct {
-	rdb                       redis.UniversalClient
-	mode                      string
-	clock                     any
-	probeEvery, topologyEvery time.Duration
+	rdb           redis.UniversalClient
+	mode          string
+	clock         any
+	topologyEvery time.Duration
 }
 
 var hubs = struct {
@@ -141,9 +154,9 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 			return nil, fmt.Errorf("tracking needs a *redis.Client or *redis.ClusterClient, got %T", rdb)
 		}
 	}
-	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, probeEvery: opts.ProbeEvery, topologyEvery: opts.TopologyEvery}
+	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, topologyEvery: opts.TopologyEvery}
 	// Shared by identity only: a key of another kind may not even hash.
-	shared := reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
+	shared := opts.Line == nil && reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
 		(opts.Clock == nil || reflect.TypeOf(opts.Clock).Kind() == reflect.Pointer)
 	hubs.Lock()
 	defer hubs.Unlock()
@@ -164,21 +177,15 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
 	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, ProbeEvery: opts.ProbeEvery, Unavailable: opts.Unavailable}
-	ping := func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
+	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, Unavailable: opts.Unavailable}
 	if one, ok := rdb.(*redis.Client); ok {
 		h.probe = redis.NewClient(breaker.ProbeOptions(ConnOptions(one.Options())))
-		ping = func(ctx context.Context) error { return h.probe.Ping(ctx).Err() }
-		// The probe's connection is made now and kept: a verdict asked
-		// later pings on it, not on a new connection, which a server out
-		// of connections, or a network that drops new ones, would refuse
-		// while it still answers the caller's, opening the breaker on a
-		// Redis that takes other writers' writes.
-		warm, cancel := context.WithTimeout(h.ctx, breaker.AnswerWithin)
-		h.probe.Ping(warm)
-		cancel()
 	}
-	h.Nodes.One = NewNode(h.ctx, nodeName(rdb), opts.Now(), ping, &h.brk)
+	h.line = lineOf(rdb, h.probe)
+	if h.probe != nil {
+		warmUp(h.ctx, h.line)
+	}
+	h.Nodes.One = NewNode(h.ctx, nodeName(rdb), opts.Now(), opts.wrap(h.line), &h.brk)
 	return h
 }
 
@@ -310,6 +317,7 @@ func (h *Hub) Leave(s Store) {
 	}
 	h.cancel()
 	h.g.Close()
+	h.line.Close()
 	if h.probe != nil {
 		h.probe.Close()
 	}
@@ -364,6 +372,6 @@ func (h *Hub) each(f func(Store)) {
 // redials its lost connection by itself.
 var errRedial = errors.New("the invalidation connection was lost")
 
-// Probe returns the breaker's own connection to a single server, nil on
-// a cluster, whose nodes have one each: tests hook it to answer pings.
+// Probe returns the breaker's own client of a single server, nil on a
+// cluster, whose nodes have one each: tests hook its dials.
 func (h *Hub) Probe() *redis.Client { return h.probe }

@@ -41,9 +41,8 @@ type keepingUp struct {
 }
 
 // maxOut is how many PINGs a session leaves unanswered before it stops
-// sending more: a frozen server reads none of them, and the oldest is
-// all the verdict needs.
-const maxOut = 16
+// sending more (breaker.MaxOut).
+const maxOut = breaker.MaxOut
 
 // ping sends a stamped PING on ps when VouchEvery has passed since the
 // last. A half-open connection is noticed the same way: the answers stop,
@@ -73,13 +72,15 @@ func (k *keepingUp) pong(m *redis.Pong) {
 	if err != nil {
 		return // not ours
 	}
-	k.v.n.vouch(stamp, k.v.now())
+	now := k.v.now()
+	prompt := k.v.stamps.Of(now)-stamp < int64(breaker.AnswerWithin)
+	k.v.n.vouch(stamp, now, !prompt)
 	i := 0
 	for i < k.n && k.out[i] <= stamp {
 		i++
 	}
 	k.n = copy(k.out[:], k.out[i:k.n])
-	if now := k.v.now(); k.v.stamps.Of(now)-stamp < int64(breaker.AnswerWithin) {
+	if prompt {
 		k.v.heard(nil, now)
 	}
 }

@@ -36,9 +36,9 @@ type Node struct {
 }
 
 // NewNode returns the node called name, uncovered since now, whose
-// breaker asks it with ping until ctx ends.
-func NewNode(ctx context.Context, name string, now time.Time, ping func(context.Context) error, brk *breaker.Config) *Node {
-	return &Node{Name: name, since: now, Breaker: breaker.New(ctx, name, ping, brk)}
+// breaker asks it on line until ctx ends.
+func NewNode(ctx context.Context, name string, now time.Time, line breaker.Line, brk *breaker.Config) *Node {
+	return &Node{Name: name, since: now, Breaker: breaker.New(ctx, name, line, brk)}
 }
 
 // State returns the node's coverage state: odd while a session is live.
@@ -84,8 +84,9 @@ func (n *Node) UncoveredSince() time.Time {
 	return n.since
 }
 
-// vouch records an answered PING stamped stamp, heard at now.
-func (n *Node) vouch(stamp int64, now time.Time) {
+// vouch records an answered PING stamped stamp, heard at now, late when
+// AnswerWithin or more after it was sent.
+func (n *Node) vouch(stamp int64, now time.Time, late bool) {
 	n.vouched.Store(stamp)
-	n.Answered(now)
+	n.Answered(now, late)
 }

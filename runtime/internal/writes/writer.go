@@ -18,6 +18,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
 // Writer writes a Cache's bytes to Redis. Its fields are set once, when
@@ -72,7 +73,7 @@ func (w *Writer) WriteBack(ctx context.Context, key string, b []byte, ttl time.D
 	done, exp := w.Store.SetNX(ctx, w.Client, key, b, ttl)
 	ok, err := done()
 	if err != nil && w.Count(ctx, err) {
-		w.Log.Warn("hotkey: write-back failed", "key", key, "err", err)
+		w.Log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", err)
 	}
 	return ok, exp
 }
@@ -90,11 +91,11 @@ func (w *Writer) WriteBackRow(ctx context.Context, key string, b []byte, ttl tim
 	add := w.AddTo(ctx, pipe, key)
 	_, _ = pipe.Exec(ctx)
 	if err := w.Bloom.Added(add); err != nil {
-		w.Log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", key, "err", err)
+		w.Log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", operr.Short(key), "err", err)
 	}
 	ok, err := done()
 	if err != nil && w.Count(ctx, err) {
-		w.Log.Warn("hotkey: write-back failed", "key", key, "err", err)
+		w.Log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", err)
 	}
 	return ok, exp
 }
@@ -103,7 +104,7 @@ func (w *Writer) WriteBackRow(ctx context.Context, key string, b []byte, ttl tim
 // row replaces them, as go-zero does; a failed delete is counted. The
 // read goes on to the loader either way.
 func (w *Writer) Drop(ctx context.Context, key string, err error) {
-	w.Log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", key, "err", err)
+	w.Log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	if err := w.Store.Del(ctx, w.Client, key).Err(); err != nil {
 		w.Count(ctx, err)
 	}

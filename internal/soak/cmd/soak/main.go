@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,13 +30,23 @@ func main() {
 	keys := flag.Int("keys", 16, "hot keys")
 	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
 	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), replica (FAILOVER), sentinel or cluster; empty runs all four")
+	faults := flag.String("faults", "", "comma-separated fault names (of soak.Faults and soak.QuietFaults): the server setup runs them alone, paced, in every mode")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	modes := []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff}
 	var runs []soak.Config
-	if *only == "" || *only == "server" {
+	if *faults != "" {
+		chosen, err := soak.FaultsNamed(strings.Split(*faults, ","))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		for _, mode := range modes {
+			runs = append(runs, soak.Config{Mode: mode, Faults: chosen})
+		}
+	} else if *only == "" || *only == "server" {
 		for _, sat := range []bool{false, true} {
 			for _, mode := range modes {
 				runs = append(runs, soak.Config{Mode: mode, Saturating: sat, Faults: soak.Faults, Hash: *hash})
@@ -84,6 +95,8 @@ func main() {
 		}
 	}
 	soak.Table(os.Stdout, results)
+	fmt.Println()
+	soak.OutageTable(os.Stdout, results)
 	if failed {
 		fmt.Fprintln(os.Stderr, "soak: paced readers saw a promise broken (above)")
 		os.Exit(1)
