@@ -17,9 +17,10 @@ import (
 // as through the pool, and the reply, when it comes, is dropped.
 //
 // Two reads go through Pool instead. A read alone, with no other in
-// Send, would only pay for the handoff to the pipeline's goroutine and
-// back: a single goroutine's cold read took 1.80–1.83× its GET on the
-// pipeline, 1.15–1.17× when alone on the pool (BenchmarkGetColdPaired).
+// Send, would pay for the pipeline's batching besides the handoff to
+// another goroutine, which the pool's read pays too (Apart): a single
+// goroutine's cold read took 1.80–1.83× its GET on the pipeline at
+// bfa62e6, 1.50–1.55× alone on the pool (BenchmarkGetColdPaired).
 // And a read of two
 // commands (a hot key's GET and PTTL): the pipeline could flush the first
 // alone and send the second only once the first is answered, two round

@@ -30,7 +30,7 @@ func main() {
 	keys := flag.Int("keys", 16, "hot keys")
 	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
 	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), replica (FAILOVER), sentinel or cluster; empty runs all four")
-	faults := flag.String("faults", "", "comma-separated fault names (of soak.Faults and soak.QuietFaults): the server setup runs them alone, paced, in every mode")
+	faults := flag.String("faults", "", "comma-separated fault names (of soak.Faults and soak.QuietFaults): run them alone against the server, paced, in every mode, and no other setup")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -46,6 +46,7 @@ func main() {
 		for _, mode := range modes {
 			runs = append(runs, soak.Config{Mode: mode, Faults: chosen})
 		}
+		*only = "faults"
 	} else if *only == "" || *only == "server" {
 		for _, sat := range []bool{false, true} {
 			for _, mode := range modes {
