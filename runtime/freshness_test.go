@@ -449,19 +449,23 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 		<-invalidated
 	}
 
-	// Twice: the first time, the probe's connection is made by the verdict
+	// Who meets a broken connection first is a race: a reload of the
+	// unverified copy may take it, and the reads then dial fresh ones. So
+	// each try is judged alone, and tries go on until reads met the cut
+	// twice: the first time, the probe's connection is made by the verdict
 	// on the broken ones; the second, it is broken too.
-	awaitInvalidation := func() {
-		t.Helper()
-		select {
+	cutUnder := 0
+	for try := 0; cutUnder < 2; try++ {
+		if try == 20 {
+			t.Fatalf("in %d tries reads met a broken connection %d times: the test no longer breaks connections under reads", try, cutUnder)
+		}
+		name := fmt.Sprintf("v%d", try+2)
+		e.put("p:1", sample(1, name)) // another program's write...
+		select {                      // ...heard: the copy is unverified, not yet replaced
 		case <-invalidated:
 		case <-time.After(settle):
 			t.Fatalf("no invalidation within %v of a write", settle)
 		}
-	}
-	for _, name := range []string{"v2", "v3"} {
-		e.put("p:1", sample(1, name)) // another program's write...
-		awaitInvalidation()           // ...heard: the copy is unverified, not yet replaced
 		resets := c.Stats().InvalidationResets
 		d.cutAll() // the runtime's connections, the session's and the probe's
 		failures := 0
@@ -472,11 +476,11 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 				continue
 			}
 			if v.Name != name {
-				t.Fatalf("read %d after the connections broke: %q, want %q or an error", i, v.Name, name)
+				t.Fatalf("try %d, read %d after the connections broke: %q, want %q or an error", try, i, v.Name, name)
 			}
 		}
-		if failures == 0 {
-			t.Fatal("no read failed: the test no longer breaks connections under reads")
+		if failures > 0 {
+			cutUnder++
 		}
 		e.wants("p:1", name, "once the connections are back")
 		// A new session: the next write is announced on it, not lost
