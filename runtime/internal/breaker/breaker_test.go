@@ -324,3 +324,69 @@ func TestWhenANodeIsSilent(t *testing.T) {
 		})
 	}
 }
+
+// What a session or a command reports of the node, and what the breaker
+// makes of it: an answer counts, and closes an open breaker; a silence
+// renews an open breaker's evidence but only raises a doubt about a
+// closed one's node; a doubt about a node already down keeps the error
+// that opened it, the one a refused read's caller is told.
+func TestWhatTheBreakerMakesOfAReport(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	silence := NoAnswer{Waited: AnswerWithin}
+	for _, tc := range []struct {
+		rule   string
+		open   bool                            // the breaker was opened by refused first
+		report func(b *Breaker, now time.Time) // 20 ms after it opened
+		check  func(t *testing.T, b *Breaker, ended context.Context)
+	}{
+		{"a session's answer counts as an answer", false,
+			func(b *Breaker, now time.Time) { b.Heard(nil, now) },
+			func(t *testing.T, b *Breaker, _ context.Context) {
+				if b.Answers() != 1 || b.Unreachable() {
+					t.Fatalf("answers %d, down %v; want 1, closed", b.Answers(), b.Unreachable())
+				}
+			}},
+		{"a session's answer closes an open breaker", true,
+			func(b *Breaker, now time.Time) { b.Heard(nil, now) },
+			func(t *testing.T, b *Breaker, _ context.Context) {
+				if b.Unreachable() {
+					t.Fatal("the breaker is open after the node answered")
+				}
+			}},
+		{"a session's silence renews an open breaker's evidence", true,
+			func(b *Breaker, now time.Time) { b.Heard(silence, now) },
+			func(t *testing.T, b *Breaker, ended context.Context) {
+				if !b.Down(ended) {
+					t.Fatal("the breaker is not believed 10 ms after a silence renewed it")
+				}
+			}},
+		{"a session's silence only raises a doubt about a closed breaker", false,
+			func(b *Breaker, now time.Time) { b.Heard(silence, now) },
+			func(t *testing.T, b *Breaker, _ context.Context) {
+				if b.Unreachable() || !b.watching.Load() {
+					t.Fatalf("down %v, watcher running %v; want closed, running", b.Unreachable(), b.watching.Load())
+				}
+			}},
+		{"a doubt about a node already down keeps the error that opened it", true,
+			func(b *Breaker, _ time.Time) { b.Suspect(silence) },
+			func(t *testing.T, b *Breaker, _ context.Context) {
+				if got := b.Unavailable().Error(); !strings.Contains(got, "connection refused") {
+					t.Fatalf("a refused read is told %q, not the refusal that opened the breaker", got)
+				}
+			}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			b := newFixture(t, "node", clock.Now, newHeldLine(nil)).b
+			if tc.open {
+				b.Judge(refused, clock.Now())
+			}
+			clock.Advance(20 * time.Millisecond)
+			tc.report(b, clock.Now())
+			clock.Advance(10 * time.Millisecond) // past the opening's lease, within the report's
+			ended, cancel := context.WithCancel(context.Background())
+			cancel()
+			tc.check(t, b, ended)
+		})
+	}
+}
