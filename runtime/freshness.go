@@ -33,7 +33,7 @@ import (
 // PING on its connection every track.VouchEvery, and each answer, handled after
 // every invalidation Redis sent before it, vouches for the node up to the
 // stamp (vouched). A copy is served without asking Redis only within
-// vouchFor of that. A session whose goroutine is held up, by the
+// vouchFor of that (the argument is vouchFor's). A session whose goroutine is held up, by the
 // scheduler, a garbage collection or a frozen server, stops vouching on
 // its own: the soak saw a goroutine of a healthy session handle an
 // invalidation 55 to 90 ms late on two busy cores.
@@ -59,11 +59,17 @@ import (
 // and its vouched stamp, and this file reads them.
 
 // vouchFor is how long after the stamp of the last answered PING
-// (track.Node.Vouched) a copy is served locally: a read is never later
-// than vouchFor behind what the session has handled. It leaves a 10 ms
-// margin to the 50 ms bound for the read itself, and room for three PINGs
-// in flight (sent every track.VouchEvery).
-const vouchFor = 40 * time.Millisecond
+// (track.Node.Vouched) a copy is served locally: the 50 ms bound itself.
+// The argument: a write acknowledged at a, more than the bound before a
+// read began at r, was applied by Redis before a. The read checks at
+// c >= r, and serves only if the PING of the answer it loaded was stamped
+// at p > c - vouchFor >= r - 50 ms > a, before the PING was written. So
+// Redis applied the write before it read the PING, queued the write's
+// invalidation before the PING's answer on the session's connection, and
+// the session handled it before it stored p (fresh loads p first, then
+// the copy's state). A session PINGs every track.VouchEvery (40 ms), so a
+// prompt answer keeps its copies served with 10 ms to spare.
+const vouchFor = 50 * time.Millisecond
 
 // copies are the hot keys' local copies, and the one protocol above
 // that decides whether one may be kept and served. The Cache holds them
@@ -246,11 +252,12 @@ func (m *copyMeta) overtaken(n *track.Node, now time.Time) bool {
 // key has not expired (live). It is the read path's whole freshness
 // check: four atomic loads and a clock reading.
 func (s *copies[K, V]) fresh(m *copyMeta) bool {
+	vouched := m.n.Vouched() // first: a session stores it after handling what came before
 	if !m.verified() {
 		return false
 	}
 	now := s.stamps.Now()
-	return now-m.n.Vouched() < int64(vouchFor) && m.live(now)
+	return now-vouched < int64(vouchFor) && m.live(now)
 }
 
 // live reports whether Redis still holds the copy's key at now, a stamp: a copy is never served, fresh or stale, at or after

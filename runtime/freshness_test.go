@@ -18,7 +18,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -352,24 +351,26 @@ func heldUpSession(t *testing.T, mode string) {
 	write("v2")                                              // handled, and then the goroutine is held
 	e.eventually("p:1", "v2", "a write the session handled") // read from Redis, and kept
 	e.wants("p:1", "v2", "the kept copy")
-	// A session that missed two PINGs still vouches: a busy moment does
-	// not send every hot read to Redis.
-	e.clock.Advance(3 * track.VouchEvery)
+	// A session whose next answer is a few milliseconds late still vouches:
+	// a busy moment does not send every hot read to Redis.
+	e.clock.Advance(busy)
 	if cp, ok := e.c.copies.local.Get("p:1"); !ok || !e.c.copies.fresh(&cp.meta) {
-		t.Fatalf("%v after the session's last answer, its copies are no longer served from memory", 3*track.VouchEvery)
+		t.Fatalf("%v after the session's last answer, its copies are no longer served from memory", busy)
 	}
 	// One held up until a read could no longer be within the 50 ms bound
-	// of a write it did not handle (45 ms, leaving the read 5) vouches no
-	// more.
+	// of a write it did not handle vouches no more.
 	write("v3") // sent by Redis, never handled
-	e.clock.Advance(heldUp - 3*track.VouchEvery)
-	e.wants("p:1", "v3", "45 ms after the session's last answer, a write it did not handle")
+	e.clock.Advance(bound - busy)
+	e.wants("p:1", "v3", "50 ms after the session's last answer, a write it did not handle")
 }
 
-// heldUp is how long after its last answered PING a session is held up
-// when its copies must no longer be served: the 50 ms bound, less 5 ms for
-// the read.
-const heldUp = 45 * time.Millisecond
+// bound is the invalidation bound, and busy how long after its last
+// answered PING a session still vouches: an answer that comes 5 ms after
+// the next PING's (track.VouchEvery, 40 ms) keeps the copies served.
+const (
+	bound = 50 * time.Millisecond
+	busy  = 45 * time.Millisecond
+)
 
 // cutDialer dials connections it can break all at once, as a restart of
 // a proxy or a kernel dropping them would: each later use fails with a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,5 +389,140 @@ func TestWhatTheBreakerMakesOfAReport(t *testing.T) {
 			cancel()
 			tc.check(t, b, ended)
 		})
+	}
+}
+
+// heldUpLine is a line on a real connection whose reads come back after
+// their deadline, found nothing, for a while: what a goroutine the
+// scheduler held up past its read's deadline is told (Go checks the
+// deadline before the socket), while the node's answers wait in the
+// socket. Its socket says so (Drained).
+type heldUpLine struct {
+	*redis.PubSub
+	sock  *Socket
+	until time.Time // reads are held up until then
+}
+
+func (l *heldUpLine) ReceiveTimeout(ctx context.Context, d time.Duration) (any, error) {
+	if time.Now().Before(l.until) {
+		time.Sleep(d)
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: errHeldUp{}}
+	}
+	return l.PubSub.ReceiveTimeout(ctx, d)
+}
+
+func (l *heldUpLine) Drained() bool { return l.sock.Drained() }
+
+type errHeldUp struct{}
+
+func (errHeldUp) Error() string { return "i/o timeout" }
+func (errHeldUp) Timeout() bool { return true }
+
+// A watcher held up past its reads' deadlines does not take them for
+// silence while the node's answers wait unread in its socket: the
+// breaker of a node that answers stays closed, and the doubt is cleared
+// once the watcher reads the answers. Trusting the timeouts, it opened on
+// a healthy Redis, and a soak on two overloaded cores served copies
+// 60-270 ms stale from it.
+func TestAHeldUpWatcherTakesNoUnreadAnswerForSilence(t *testing.T) {
+	srv := redistest.Start(t)
+	opts, sock := ProbeOptions(&redis.Options{Addr: srv.Addr}), new(Socket)
+	opts.Dialer = sock.Dialer(opts.Dialer)
+	probe := redis.NewClient(opts)
+	line := &heldUpLine{PubSub: probe.Subscribe(context.Background()), sock: sock, until: time.Now().Add(4 * AnswerWithin)}
+	t.Cleanup(func() { line.Close(); probe.Close() })
+	b := newFixture(t, srv.Addr, time.Now, line).b
+	if b.Check(context.Background()) {
+		t.Fatal("the breaker opened on a node whose answers waited unread")
+	}
+	if time.Now().Before(line.until) {
+		t.Fatal("the doubt was settled before the watcher could read an answer")
+	}
+}
+
+// deafLine is a line to a node that reads its PINGs and never answers:
+// each read waits its timeout and finds nothing. It records when each
+// PING was written.
+type deafLine struct {
+	mu    sync.Mutex
+	pings []time.Time
+}
+
+func (l *deafLine) Ping(context.Context, ...string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pings = append(l.pings, time.Now())
+	return nil
+}
+
+func (l *deafLine) ReceiveTimeout(ctx context.Context, d time.Duration) (any, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: errHeldUp{}}
+	}
+}
+
+func (l *deafLine) written() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.pings)
+}
+
+// How long a watcher waits on a node that reads its PINGs and never
+// answers before it opens the breaker: AnswerWithin after its first PING
+// when the doubt was itself a silence (a session's PING unanswered), twice
+// that when it was not (a lost connection says nothing of the server).
+// Judged by the PINGs' own times and count, not the wall's: a slower
+// machine opens later, never sooner, and writes no more PINGs first (one
+// per read, each read a window of ProbeEvery at least).
+func TestHowLongAWatcherWaitsBeforeItOpens(t *testing.T) {
+	for _, tc := range []struct {
+		rule  string
+		doubt func(b *Breaker)
+		wait  time.Duration
+	}{
+		{"a silence, confirmed by the watcher's own PING unanswered AnswerWithin", func(b *Breaker) { b.Heard(NoAnswer{Waited: AnswerWithin}, time.Now()) }, AnswerWithin},
+		{"a lost connection, by two windows of AnswerWithin", func(b *Breaker) { b.Suspect(errors.New("test: the connection was lost")) }, 2 * AnswerWithin},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			line := &deafLine{}
+			b := newFixture(t, "deaf", time.Now, line).b
+			tc.doubt(b)
+			<-b.WhenOpened()
+			opened, pings := time.Now(), line.written()
+			if waited := opened.Sub(pings[0]); waited < tc.wait {
+				t.Fatalf("the breaker opened %v after the first PING, want at least %v", waited, tc.wait)
+			}
+			if most := int(tc.wait/ProbeEvery) + 4; len(pings) > most {
+				t.Fatalf("the breaker opened after %d PINGs, want at most %d: it waited longer than %v", len(pings), most, tc.wait)
+			}
+		})
+	}
+}
+
+// A watcher writes a PING every ProbeEvery and no faster, and leaves at
+// most MaxOut unanswered: a frozen server, which reads none of them,
+// holds a few hundred bytes of them.
+func TestAWatcherPacesItsPINGsAndStopsAtMaxOut(t *testing.T) {
+	line := &deafLine{}
+	b := newFixture(t, "deaf", time.Now, line).b
+	b.Judge(errors.New("test: refused"), time.Now()) // the watcher runs while the breaker is open
+	waitFor(t, "MaxOut PINGs", func() bool { return len(line.written()) >= MaxOut })
+	pings := line.written()
+	for i := 1; i < len(pings); i++ {
+		if gap := pings[i].Sub(pings[i-1]); gap < ProbeEvery {
+			t.Fatalf("PINGs %d and %d written %v apart, want at least ProbeEvery (%v)", i-1, i, gap, ProbeEvery)
+		}
+	}
+	// Ten more windows: no PING beyond MaxOut.
+	for range 10 {
+		time.Sleep(ProbeEvery) // a poll: the count may only stay
+	}
+	if n := len(line.written()); n != MaxOut {
+		t.Fatalf("%d PINGs unanswered, want MaxOut (%d)", n, MaxOut)
 	}
 }

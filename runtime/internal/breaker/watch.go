@@ -15,11 +15,15 @@ import (
 // come, each wait bounded. A go-redis PubSub that subscribed to nothing is
 // one: a PING is answered with its payload, a read that times out leaves
 // the connection as it was, and a connection that failed is made again
-// at the next use.
+// at the next use. A line that can tell whether its connection was read
+// dry (a Drainer) has every read that found nothing checked against it.
 type Line interface {
 	Ping(ctx context.Context, payload ...string) error
 	ReceiveTimeout(ctx context.Context, timeout time.Duration) (any, error)
 }
+
+// A Drainer tells whether a connection holds no byte unread (Socket).
+type Drainer interface{ Drained() bool }
 
 // The watcher's rules, and why they keep the freshness promise.
 //
@@ -30,10 +34,11 @@ type Line interface {
 // acknowledged in that time would have been answered beside the PING. So
 // an open breaker is evidence that no write was acknowledged between the
 // PING's writing and u, and u is what it is dated. A read whose goroutine
-// the scheduler held up past its deadline still returns an answer that
-// came meanwhile (Go checks the socket before it reports a timeout), so a
-// late goroutine can only date its evidence too early, never too late. A
-// PING is dated when its write returned, after it reached the socket.
+// the scheduler held up past its deadline returns a timeout without
+// looking at the socket (Go checks the deadline first), so an empty read
+// counts only once the line's socket is seen drained after it (a
+// Drainer): an answer that came meanwhile waits there for the next read.
+// A PING is dated when its write returned, after it reached the socket.
 //
 // Opening. A node is found down when a doubt (a session's PING, or a
 // command, unanswered for AnswerWithin) is confirmed by the watcher's own
@@ -170,6 +175,9 @@ func (w *watcher) quiet(asked, deadline time.Time) {
 	waited := deadline.Sub(w.out[0].wrote)
 	if waited < need {
 		return
+	}
+	if d, ok := b.line.(Drainer); ok && !d.Drained() {
+		return // answers wait unread: the next read takes them
 	}
 	until := asked.Add(ProbeEvery)
 	if now := b.cfg.Now(); until.After(now) {

@@ -30,8 +30,9 @@ const nudgeFor = 5 * time.Second
 type clusterNode struct {
 	n      *Node
 	stop   context.CancelFunc
-	client *redis.Client // for the topology, and the breaker's line
-	line   *redis.PubSub
+	client *redis.Client // for the topology
+	probe  *redis.Client // the breaker's line's alone (probeClient)
+	line   socketLine
 }
 
 // followCluster keeps one session on every node of r's cluster: it reads
@@ -188,18 +189,20 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	o := ClusterNodeOptions(opts, addr)
 	ctx, stop := context.WithCancel(h.ctx)
 	client := redis.NewClient(breaker.ProbeOptions(o))
-	line := client.Subscribe(h.ctx)
+	probe, sock := probeClient(o)
+	line := socketLine{probe.Subscribe(h.ctx), sock}
 	warmUp(h.ctx, line)
 	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
 	h.listen(ctx, &listener{name: addr, n: n, dial: func(ctx context.Context, cover []string) (session, error) {
 		return trackingListener(o, cover, nil)(ctx)
 	}})
-	return &clusterNode{n: n, stop: stop, client: client, line: line}
+	return &clusterNode{n: n, stop: stop, client: client, probe: probe, line: line}
 }
 
 // close stops following the node.
 func (cn *clusterNode) close() {
 	cn.stop()
 	cn.line.Close()
+	cn.probe.Close()
 	cn.client.Close()
 }

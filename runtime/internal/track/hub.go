@@ -178,10 +178,11 @@ func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
 	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, Unavailable: opts.Unavailable}
+	var sock *breaker.Socket
 	if one, ok := rdb.(*redis.Client); ok {
-		h.probe = redis.NewClient(breaker.ProbeOptions(ConnOptions(one.Options())))
+		h.probe, sock = probeClient(ConnOptions(one.Options()))
 	}
-	h.line = lineOf(rdb, h.probe)
+	h.line = lineOf(rdb, h.probe, sock)
 	if h.probe != nil {
 		warmUp(h.ctx, h.line)
 	}

@@ -12,9 +12,17 @@ import (
 )
 
 // Vouching timing: a session PINGs every VouchEvery, and the freshness
-// protocol serves a copy locally only within a few of them of the stamp
-// of the last answered PING (Node.Vouched).
-const VouchEvery = 10 * time.Millisecond
+// protocol serves a copy locally only within the 50 ms bound of the stamp
+// of the last answered PING (Node.Vouched), so an answer may come up to
+// 10 ms after the next PING's and the copies stay served. 25 PINGs a
+// second is what each instance holding copies costs each node it holds
+// them on. Between PINGs the session reads in windows of readEvery: a
+// read costs the node nothing, and a PING left unanswered is seen within
+// one of them of AnswerWithin.
+const (
+	VouchEvery = 40 * time.Millisecond
+	readEvery  = breaker.ProbeEvery
+)
 
 // voucher is what a session needs to vouch for its node: the clock that
 // dates its PINGs and the stamps they carry (see Stamps), the node the
@@ -32,8 +40,9 @@ type voucher struct {
 // and tells from their answers whether the node answers at all. Only the
 // session's goroutine uses it.
 type keepingUp struct {
-	v      *voucher  // nil until the session is armed
-	pinged time.Time // when the last PING was sent, for pacing
+	v      *voucher        // nil until the session is armed
+	sock   *breaker.Socket // the session's connection, if it records it
+	pinged time.Time       // when the last PING was sent, for pacing
 	// out holds the stamps of the PINGs sent and not answered yet, oldest
 	// first; a node that stopped answering has at most maxOut of them.
 	out [maxOut]int64
@@ -85,13 +94,24 @@ func (k *keepingUp) pong(m *redis.Pong) {
 	}
 }
 
+// window returns how long the session's next read waits for Redis:
+// readEvery, or less when the next PING is due sooner, so that PINGs go
+// out every VouchEvery and not up to a window later.
+func (k *keepingUp) window() time.Duration {
+	if k.v == nil {
+		return readEvery
+	}
+	return min(readEvery, max(VouchEvery-time.Since(k.pinged), time.Millisecond))
+}
+
 // asked returns when a wait for Redis's next message that begins now
-// gives up: the moment a quiet session knows nothing came until.
-func (k *keepingUp) asked() time.Time {
+// gives up (d, its window): the moment a quiet session knows nothing came
+// until.
+func (k *keepingUp) asked(d time.Duration) time.Time {
 	if k.v == nil {
 		return time.Time{}
 	}
-	return k.v.now().Add(VouchEvery)
+	return k.v.now().Add(d)
 }
 
 // quiet is called when the session read its connection dry and nothing
@@ -99,9 +119,12 @@ func (k *keepingUp) asked() time.Time {
 // unanswered for breaker.AnswerWithin by then says the node does not
 // answer, hung, paused, too busy or cut off, as a refused connection
 // would, and its breaker opens or stays open. The verdict is dated by
-// that wait, not by when the session's goroutine got back to it, so a
-// session held up by the scheduler reaches it later, never wrongly: an
-// answer that came meanwhile is read first on the next call.
+// that wait, not by when the session's goroutine got back to it, and
+// reached only once the session's socket is seen read dry after it (a
+// read whose deadline passed before its goroutine got to the socket
+// reports a timeout without looking; see breaker.Socket), so a session
+// held up by the scheduler reaches it later, never wrongly: an answer
+// that came meanwhile is read first on the next call.
 func (k *keepingUp) quiet(until time.Time) {
 	if k.v == nil || k.n == 0 {
 		return
@@ -109,7 +132,7 @@ func (k *keepingUp) quiet(until time.Time) {
 	if now := k.v.now(); until.After(now) {
 		until = now // a Clock that does not move with the wall, in tests
 	}
-	if waited := time.Duration(k.v.stamps.Of(until) - k.out[0]); waited >= breaker.AnswerWithin {
+	if waited := time.Duration(k.v.stamps.Of(until) - k.out[0]); waited >= breaker.AnswerWithin && k.sock.Drained() {
 		k.v.heard(breaker.NoAnswer{Waited: waited}, until)
 	}
 }

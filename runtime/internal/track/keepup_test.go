@@ -61,6 +61,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 	ps := srv.Client(t).Subscribe(t.Context())
 	t.Cleanup(func() { ps.Close() })
 	const prior = 42 // the vouched stamp before the row acts
+	unread := unreadSocket(t)
 	rows := []struct {
 		rule  string
 		armed bool
@@ -112,6 +113,26 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			check: func(t *testing.T, f *keepFixture) {
 				if f.k.n != maxOut {
 					t.Fatalf("%d PINGs outstanding, want maxOut (%d)", f.k.n, maxOut)
+				}
+			},
+		},
+		{
+			rule:  "a session between PINGs reads in windows of readEvery",
+			armed: true,
+			setup: func(f *keepFixture) { f.k.pinged = time.Now().Add(time.Hour) },
+			check: func(t *testing.T, f *keepFixture) {
+				if d := f.k.window(); d != readEvery {
+					t.Fatalf("window %v, want readEvery (%v)", d, readEvery)
+				}
+			},
+		},
+		{
+			rule:  "a read ends when the next PING is due, not a window later",
+			armed: true,
+			setup: func(f *keepFixture) { f.k.pinged = time.Now().Add(-VouchEvery) },
+			check: func(t *testing.T, f *keepFixture) {
+				if d := f.k.window(); d > time.Millisecond {
+					t.Fatalf("window %v with a PING due, want at most 1ms", d)
 				}
 			},
 		},
@@ -226,6 +247,20 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
+			rule:  "no verdict while the session's socket holds bytes unread: a read held up past its deadline did not look",
+			armed: true,
+			setup: func(f *keepFixture) {
+				f.send(breaker.AnswerWithin + time.Millisecond)
+				f.k.sock = unread
+			},
+			act: func(t *testing.T, f *keepFixture) { f.k.quiet(f.clock.Now()) },
+			check: func(t *testing.T, f *keepFixture) {
+				if len(f.verdicts) != 0 {
+					t.Fatalf("verdicts %v, want none", f.verdicts)
+				}
+			},
+		},
+		{
 			rule:  "a wait that ends after the Clock's now is dated now",
 			armed: true,
 			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
@@ -254,7 +289,9 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 						t.Fatalf("panicked: %v", p)
 					}
 				}()
-				r.act(t, f)
+				if r.act != nil {
+					r.act(t, f)
+				}
 			}()
 			r.check(t, f)
 		})

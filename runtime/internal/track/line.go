@@ -19,17 +19,37 @@ type line interface {
 
 // lineOf returns the line the watcher of rdb's one node pings on: a
 // subscription to nothing, on the breaker's own client of a single server
-// (probe) or on rdb's, or a pingLine on a client that cannot subscribe to
-// nothing (a Ring picks a shard by the channel's name).
-func lineOf(rdb redis.UniversalClient, probe *redis.Client) line {
+// (probe, whose connection sock records) or on rdb's, or a pingLine on a
+// client that cannot subscribe to nothing (a Ring picks a shard by the
+// channel's name).
+func lineOf(rdb redis.UniversalClient, probe *redis.Client, sock *breaker.Socket) line {
 	switch {
 	case probe != nil:
-		return probe.Subscribe(context.Background())
+		return socketLine{probe.Subscribe(context.Background()), sock}
 	case isCluster(rdb):
 		return rdb.Subscribe(context.Background())
 	}
 	return &pingLine{rdb: rdb}
 }
+
+// probeClient returns a breaker's own client of the server o reaches
+// (breaker.ProbeOptions), whose connection the socket it returns
+// records: the client dials nothing but its line's.
+func probeClient(o *redis.Options) (*redis.Client, *breaker.Socket) {
+	p, sock := breaker.ProbeOptions(o), new(breaker.Socket)
+	p.Dialer = sock.Dialer(p.Dialer)
+	return redis.NewClient(p), sock
+}
+
+// socketLine is a subscription to nothing whose connection sock records,
+// so that the watcher checks its empty reads against the socket
+// (breaker.Drainer).
+type socketLine struct {
+	*redis.PubSub
+	sock *breaker.Socket
+}
+
+func (l socketLine) Drained() bool { return l.sock.Drained() }
 
 func isCluster(rdb redis.UniversalClient) bool {
 	_, ok := rdb.(*redis.ClusterClient)

@@ -36,8 +36,9 @@ func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s.ps); err != nil {
 		return nil, false, err
 	}
-	asked := s.keep.asked()
-	msg, err := s.ps.ReceiveTimeout(ctx, VouchEvery)
+	d := s.keep.window()
+	asked := s.keep.asked(d)
+	msg, err := s.ps.ReceiveTimeout(ctx, d)
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():

@@ -21,12 +21,10 @@ import (
 // writes only once the old master is the new one's replica and has caught
 // up, which took 50 ms and more on a loaded machine. Checked as often as
 // the session vouches, the session stops vouching within the bound of the
-// caller's client moving. Other clients' servers move only with their
-// connections (a DNS name pointed elsewhere): followOthersEvery.
-const (
-	followEvery       = VouchEvery
-	followOthersEvery = 100 * time.Millisecond
-)
+// caller's client moving. Only a failover client is checked: a plain
+// client's server does not move under it, and a check would cost every
+// instance's node an INFO it must parse, ten a second, for nothing.
+const followEvery = VouchEvery
 
 // trackingSession is one RESP2 connection that turned on CLIENT TRACKING
 // in BCAST mode for the prefixes, redirected to itself, and subscribed to
@@ -43,16 +41,18 @@ type trackingSession struct {
 	// nil until the listener arms it.
 	end  atomic.Pointer[func()]
 	keep keepingUp
-	// follow is the caller's client when it is a *redis.Client, and runID
-	// the server the session tracks, read on its connection: when
-	// follow's commands reach another server (a Sentinel promoted a
-	// replica), the session ends (see watch).
+	// follow is the caller's client when it is a Sentinel failover
+	// client, and runID the server the session tracks, read on its
+	// connection: when follow's commands reach another server (a Sentinel
+	// promoted a replica), the session ends (see watch).
 	follow *redis.Client
 	runID  atomic.Pointer[string] // set before the subscription is confirmed, and by each redial
+	// sock records the connection sub dials: a PING unanswered counts
+	// only once it is read dry (keepingUp.quiet).
+	sock breaker.Socket
 	// moved is set when watch saw follow reach another server; stopWatch
 	// and watched stop and wait for watch.
 	moved     atomic.Bool
-	every     time.Duration // how often watch checks
 	stopWatch context.CancelFunc
 	watched   chan struct{}
 }
@@ -61,13 +61,19 @@ type trackingSession struct {
 // keys under prefixes (none of which starts another; "" is every key).
 func trackingListener(base *redis.Options, prefixes []string, follow *redis.Client) func(context.Context) (session, error) {
 	return func(ctx context.Context) (session, error) {
-		s := &trackingSession{follow: follow, every: followOthersEvery}
+		s := &trackingSession{}
 		if follow != nil && follow.Options().Addr == "FailoverClient" { // go-redis's NewFailoverClient
-			s.every = followEvery
+			s.follow = follow
 		}
 		opts := *base
 		opts.Protocol = 2 // invalidations arrive as plain Pub/Sub messages
 		opts.PoolSize, opts.MinIdleConns, opts.MaxIdleConns = 1, 0, 1
+		dial := opts.Dialer
+		if dial == nil {
+			dial = redis.NewDialer(&opts)
+		}
+		opts.Dialer = s.sock.Dialer(dial)
+		s.keep.sock = &s.sock
 		opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 			s.dials.Add(1)
 			id, err := cn.ClientID(ctx).Result()
@@ -137,8 +143,9 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s.ps); err != nil {
 		return nil, false, err
 	}
-	asked := s.keep.asked()
-	msg, err := s.ps.ReceiveTimeout(ctx, VouchEvery)
+	d := s.keep.window()
+	asked := s.keep.asked(d)
+	msg, err := s.ps.ReceiveTimeout(ctx, d)
 	if s.moved.Load() {
 		return nil, false, errors.New("the client's commands reach another server now (a failover?)")
 	}
@@ -167,7 +174,7 @@ func (s *trackingSession) next(ctx context.Context) ([]string, bool, error) {
 	return nil, false, nil
 }
 
-// watch checks every s.every, until ctx ends, that the caller's
+// watch checks every followEvery, until ctx ends, that the caller's
 // commands still reach the server the session tracks, and ends the
 // session when they do not. Quiet or not: a session on a demoted master,
 // now a replica, goes on hearing every write through replication, and
@@ -183,7 +190,7 @@ func (s *trackingSession) watch(ctx context.Context) {
 	if s.follow == nil || want == nil {
 		return
 	}
-	t := time.NewTicker(s.every)
+	t := time.NewTicker(followEvery)
 	defer t.Stop()
 	for {
 		select {
