@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test test-checker test-servers matrix servers vet check generate bench demo loadbench fuzz soak mutate
+.PHONY: test test-checker test-servers matrix servers vet check generate bench demo loadbench fleetbench fuzz soak mutate
 
 # test runs everything CI runs: formatting, vet, generated files being
 # fresh, and every test under the race detector, including those against
@@ -34,6 +34,7 @@ test: vet check
 test-checker:
 	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
 	cd bench/loadbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd bench/fleetbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # test-servers is make matrix one server at a time, beside test-checker;
 # nothing when HOTKEYGEN_SERVER chose one server for the whole run.
@@ -66,6 +67,7 @@ vet:
 check:
 	$(GO) run ./cmd/hotkeygen -check ./...
 	cd bench/loadbench && $(GO) run github.com/hotkeygen/hotkeygen/cmd/hotkeygen -check ./...
+	cd bench/fleetbench && $(GO) run github.com/hotkeygen/hotkeygen/cmd/hotkeygen -check ./...
 
 generate:
 	$(GO) generate ./...
@@ -143,6 +145,18 @@ DEMO_BIN ?= $(or $(TMPDIR),/tmp)/hotkeygen-demo
 LOADBENCH_FLAGS ?=
 loadbench:
 	cd bench/loadbench && $(GO) run . $(LOADBENCH_FLAGS)
+
+# fleetbench measures what N instances of hotkeygen and its peers
+# (rueidis's and go-redis's client-side caches, plain go-redis) cost one
+# Redis node, read from INFO at the node: idle with no copy, idle holding
+# copies, and while another client writes keys nobody holds or keys they
+# hold. It starts its own redis-server (a 3-master cluster with
+# FLEETBENCH_FLAGS='-topology cluster'), prints one table and writes
+# bench/fleetbench/results/latest.{md,csv,json} and fleet.svg.
+# FLEETBENCH_FLAGS passes flags, e.g. FLEETBENCH_FLAGS='-n 1,8 -window 3s'.
+FLEETBENCH_FLAGS ?=
+fleetbench:
+	cd bench/fleetbench && $(GO) run . $(FLEETBENCH_FLAGS)
 
 # soak runs the fault-injection history checker for SOAK (default 10m)
 # on each server of SOAK_SERVERS in turn (the default's, then MATRIX's),

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+)
+
+// TestMain lets the test binary be a child of -mode procs: the parent
+// runs its own executable again with -child first.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-child" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs every system through idle-holding and writes-unheld
+// with two instances, briefly, against a real redis-server, as
+// `go run . -n 2 -window 1s -warmup 0s` would, and checks that the
+// figures and files make sense.
+func TestSmoke(t *testing.T) {
+	srv := redistest.Start(t)
+	out := filepath.Join(t.TempDir(), "results", "smoke")
+	rs := runSmoke(t, "-redis", srv.Addr, "-n", "2", "-scenarios", "idle-holding,writes-unheld", "-window", "1s", "-warmup", "0s", "-write-rate", "300", "-out", out)
+	if len(rs) != 2*len(systems) {
+		t.Fatalf("%d results, want %d: every system under both scenarios", len(rs), 2*len(systems))
+	}
+	for _, r := range rs {
+		name := r.System + ", " + r.Scenario
+		wantHeld := 10.0
+		if r.System == "go-redis plain" {
+			wantHeld = 0
+		}
+		if r.HeldStart != wantHeld {
+			t.Errorf("%s: %.1f copies per instance after holding, want %.0f", name, r.HeldStart, wantHeld)
+		}
+		if r.CPUMsPerSec <= 0 || r.Seconds < 1 || r.ConnsPerInstance < 1 || len(r.Nodes) != 1 {
+			t.Errorf("%s: %.1f ms/s CPU over %.1fs, %.1f connections per instance, %d nodes", name, r.CPUMsPerSec, r.Seconds, r.ConnsPerInstance, len(r.Nodes))
+		}
+		if r.Scenario == "writes-unheld" && (r.WritesPerSec < 100 || r.CPUUsPerWrite == nil || r.NetOutPerWrite == nil) {
+			t.Errorf("%s: %.0f writes/s, per write %v µs and %v B; want writes and their cost", name, r.WritesPerSec, r.CPUUsPerWrite, r.NetOutPerWrite)
+		}
+		if r.System == "hotkeygen" && (len(r.TopCommands) == 0 || r.TopCommands[0].Command != "PING") {
+			t.Errorf("%s: top commands %v; the invalidation session PINGs", name, r.TopCommands)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "fleet.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("fleet.svg is not well-formed: %v", err)
+		}
+	}
+	for _, ext := range []string{".md", ".csv"} {
+		if b, err := os.ReadFile(out + ext); err != nil || !strings.Contains(string(b), "hotkeygen") {
+			t.Errorf("%s%s: %v, or it names no system", out, ext, err)
+		}
+	}
+}
+
+// TestProcsMode spreads three instances over two child processes: this
+// test binary run again, as -mode procs runs fleetbench.
+func TestProcsMode(t *testing.T) {
+	srv := redistest.Start(t)
+	rs := runSmoke(t, "-redis", srv.Addr, "-mode", "procs", "-procs", "2", "-n", "3", "-systems", "hotkeygen,csc", "-scenarios", "idle-holding",
+		"-window", "1s", "-warmup", "0s", "-out", filepath.Join(t.TempDir(), "procs"))
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if r.N != 3 || r.HeldStart != 10 || r.ConnsPerInstance < 1 {
+			t.Errorf("%s: N %d, %.1f copies and %.1f connections per instance; want 3 instances holding 10 copies each", r.System, r.N, r.HeldStart, r.ConnsPerInstance)
+		}
+	}
+}
+
+func runSmoke(t *testing.T, args ...string) []*Result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("fleetbench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	t.Log("\n" + stdout.String())
+	out := args[len(args)-1]
+	js, err := os.ReadFile(out + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Results []*Result `json:"results"`
+	}
+	if err := json.Unmarshal(js, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Results
+}
