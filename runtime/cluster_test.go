@@ -171,9 +171,12 @@ func TestACopyWhoseSlotMovedIsServedAgainOnceTheNewMasterConfirmsIt(t *testing.T
 	for range 101 {
 		e.eventually("p:1", "v1", "before the move")
 	}
-	if !servesLocally(c, "p:1") {
-		t.Fatal("p:1 not served from memory before the move")
-	}
+	// The first copy has the topology read and its master's session
+	// start; the reads after it keep a copy that session vouches for.
+	waitFor(t, "p:1 served from memory before the move", func() bool {
+		e.eventually("p:1", "v1", "before the move")
+		return servesLocally(c, "p:1")
+	})
 
 	added := joinCluster(t, cl)
 	if err := cl.MoveSlot(ctx, int(writer.ClusterKeySlot(ctx, "p:1").Val()), added); err != nil {
@@ -245,7 +248,7 @@ func TestClusterKeysOfAFailedMasterFailFast(t *testing.T) {
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { return c.copies.nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.copies.nodes.One.Want(); return c.copies.nodes.Followed() })
 	if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != "v1" {
 		t.Fatalf("before the failure: %+v, %v", v, err)
 	}
@@ -325,7 +328,7 @@ func promoteUnder(t *testing.T, cl *redistest.Cluster, rdb *redis.ClusterClient,
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { return c.copies.nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.copies.nodes.One.Want(); return c.copies.nodes.Followed() })
 	for range 101 {
 		e.eventually("p:1", "v1", "before the failure")
 	}

@@ -161,6 +161,9 @@ type Config struct {
 	// topology; 0 means topologyEvery, and topologyEveryDown while a
 	// master is unreachable.
 	topologyEvery time.Duration
+	// linger, for tests, is how long a node's session outlives the last
+	// copy of its keys; 0 means the transport's default.
+	linger time.Duration
 
 	// loader and batchLoader are the typed functions given to WithLoader
 	// and WithBatchLoader; New checks their types against the Cache's.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,20 @@ func (e *env) flightWaiters(key string) int32 {
 		return call.waiters.Load()
 	}
 	return 0
+}
+
+// liveSessions has the node of every key of c start its session, as the
+// first copy of one of its keys would (Node.Want; on a cluster, once its
+// topology is read), and waits until n sessions are live: a test's
+// precondition where sessions start with the first copy.
+func liveSessions[K comparable, V any](t *testing.T, c *Cache[K, V], n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d live sessions", n), func() bool {
+		for _, nd := range c.copies.nodes.All() {
+			nd.Want()
+		}
+		return c.Stats().InvalidationLive == n
+	})
 }
 
 // waitFor polls cond until it holds; goroutines reach a state in their own

@@ -130,7 +130,7 @@ func TestNoCopyIsServedWhileTheSessionIsDown(t *testing.T) {
 	srv := redistest.Start(t)
 	g := newGatedDialer()
 	e := gatedEnv(t, srv, g, false)
-	waitFor(t, "the first session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 
@@ -152,7 +152,7 @@ func TestNoCopyIsServedWhileTheSessionIsDown(t *testing.T) {
 		e.wants("p:1", name, "a write while the session is down") // at once: no copy is vouched for
 	}
 	close(g.open)
-	waitFor(t, "the session to come back", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v5"))
 	e.eventually("p:1", "v5", "a write after the session came back")
@@ -163,7 +163,7 @@ func TestNoCopyIsServedWhileTheSessionIsDown(t *testing.T) {
 func TestFlushAllDropsEveryCopyWithoutAReset(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	if err := e.raw.FlushAll(e.ctx).Err(); err != nil {
@@ -185,7 +185,7 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 	// newer read could not be answered first, as it can be when the older
 	// one's goroutine is merely slow to take its reply.
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) { c.onInvalidate = func(keys []string) { handled <- keys } })
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	<-handled
 	e.heat("p:1")
@@ -242,7 +242,7 @@ func TestOwnWriteIsNotOvertakenByAnOlderRead(t *testing.T) {
 func TestHotKeysAreServedThroughAnOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 
@@ -283,7 +283,7 @@ func TestHotKeysAreServedThroughAnOutage(t *testing.T) {
 func TestAnOpenBreakerIsBelievedOnlyBriefly(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 
@@ -343,7 +343,7 @@ func heldUpSession(t *testing.T, mode string) {
 			}
 		}
 	}
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	write("v1")
 	e.heat("p:1")
 
@@ -443,7 +443,7 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	e := &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: t.Context()}
-	waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+	liveSessions(t, c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	for len(invalidated) > 0 {
@@ -523,14 +523,15 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	e := &env{t: t, c: c, raw: admin, ctx: ctx}
 	e.put("p:1", sample(1, "v1"))
-	e.heat("p:1")
+	e.heat("p:1") // the first copy asks for a session, refused
+	waitFor(t, "the session's refusal", func() bool { return len(log.linesWith("invalidation connection lost")) == 1 })
 	e.put("p:1", sample(1, "v2"))
 	e.wants("p:1", "v2", "while tracking is refused") // nothing vouches for the copy
 
 	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "+client").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the session", func() bool { return c.Stats().InvalidationLive == 1 })
+	liveSessions(t, c, 1)
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v3")) // another program's write: only tracking sees it
 	e.eventually("p:1", "v3", "a write by another program once tracking is on")
@@ -550,7 +551,7 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	seen := e.c.Stats().Invalidations
@@ -574,7 +575,7 @@ func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
 func TestARefreshRacedByAWriteIsNotServedAsVerified(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	e.c.refresh() // the copy now knows its bytes: the next refresh may reverify it

@@ -48,7 +48,7 @@ func TestHistoryGoesOnWhileRedisHangs(t *testing.T) {
 			var logs syncBuffer
 			e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking), WithRefresh(time.Second),
 				WithAggregate(agg), WithPromoteEvery(time.Second), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-			waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+			liveSessions(t, e.c, 1)
 			e.put("p:1", sample(1, "ada"))
 			e.heat("p:1")
 			e.tick(time.Second) // a mark before the hang

@@ -31,7 +31,7 @@ func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
 	var es []*env
 	for range n {
 		e := newEnvOn(t, srv, WithInvalidate(mode))
-		waitFor(t, "the invalidation subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+		liveSessions(t, e.c, 1)
 		es = append(es, e)
 	}
 	es[0].put("p:1", sample(1, "v1"))
@@ -95,7 +95,7 @@ func TestKeysOutsideThePrefixAreNotTracked(t *testing.T) {
 	srv := redistest.Start(t)
 	seen := make(chan []string, 100)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.onInvalidate = func(keys []string) { seen <- keys } })
-	waitFor(t, "the invalidation subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	for _, key := range []string{"other:1", "q:1", "p:2"} { // p:2 last: its notification comes after any of the others'
 		if err := e.raw.Set(e.ctx, key, "x", 0).Err(); err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestPubSubInvalidatesOtherInstances(t *testing.T) {
 func TestAPubSubSessionThatResubscribedEnds(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidatePubSub))
-	waitFor(t, "the subscription", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	if err := e.raw.ClientKillByFilter(e.ctx, "TYPE", "pubsub").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestTrackingOnACluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		waitFor(t, "a subscription on every master", func() bool { return c.Stats().InvalidationLive == 3 })
+		liveSessions(t, c, 3)
 		return c
 	}
 	a, b := newCache(), newCache()
@@ -296,6 +296,8 @@ func TestALostInvalidationConnectionIsLoggedOncePerOutageAndItsReturnOnce(t *tes
 	var logs syncBuffer
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	live := func() bool { return e.c.Stats().InvalidationLive == 1 }
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1") // a copy kept: its node keeps a session
 	waitFor(t, "the session", live)
 	const lost, back = "invalidation connection lost", "invalidation connection back"
 	count := func(what string) int { return len(logs.linesWith(what)) }
@@ -349,7 +351,9 @@ func TestInvalidationReconnectionsBackOffWhileRedisRefuses(t *testing.T) {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
 	t.Cleanup(func() { rdb.Close() })
-	newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
+	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1") // the first copy asks for a session
 	refused := func() int { return redistest.CommandStat(t, admin, "client|id", "rejected_calls") }
 	waitFor(t, "a first refusal", func() bool { return refused() > 0 })
 	// Over a second: attempts at 0, 0, 50, 150, 350 and 750 ms, each
@@ -361,13 +365,18 @@ func TestInvalidationReconnectionsBackOffWhileRedisRefuses(t *testing.T) {
 	}
 }
 
-// A Cache made while Redis is down finds it so from its invalidation
-// session's failed connections, before any read: the breaker opens, and
-// the first reads fail fast instead of spending the client's dial retries.
-func TestACacheMadeWhileRedisIsDownFindsItDownBeforeARead(t *testing.T) {
+// A Cache made while Redis is down, which asks Redis nothing until it
+// keeps a copy, finds it down at its first read: the read's refused
+// connection has the watcher dial, refused too, the breaker opens, and
+// the reads after it fail fast instead of spending the client's dial
+// retries.
+func TestACacheMadeWhileRedisIsDownFindsItDownAtItsFirstRead(t *testing.T) {
 	srv := redistest.Start(t)
 	srv.Kill()
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking))
+	if _, err := e.c.Get(e.ctx, "p:1"); err == nil {
+		t.Fatal("a read succeeded with Redis down")
+	}
 	waitFor(t, "the breaker to open", func() bool { return !e.c.Stats().RedisDownSince.IsZero() })
 	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a read while Redis is down: %v, want ErrUnavailable", err)
@@ -401,7 +410,7 @@ func TestAPlainClientsSessionAsksNoINFO(t *testing.T) {
 	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	pings := redistest.CommandStat(t, e.raw, "ping", "calls")
 	waitFor(t, "20 of the session's PINGs", func() bool { return redistest.CommandStat(t, e.raw, "ping", "calls") >= pings+20 })
 	if n := checks.n.Load(); n != 0 {
@@ -466,7 +475,7 @@ func TestASessionWhoseClientMovedToAnotherServerEnds(t *testing.T) {
 	}
 	e := newEnvClient(t, a, rdb, WithInvalidate(InvalidateTracking), holdOn)
 	t.Cleanup(func() { close(release) }) // before the Cache closes
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.heat("p:1")
 
 	// A session whose first check ended it checks no more: a second check
@@ -526,7 +535,7 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 	checks := new(infoCalls)
 	rdb.AddHook(checks)
 	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	if err := admin.Do(ctx, "ACL", "SETUSER", "app", "+info").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +565,7 @@ func TestAnInstanceHoldingCopiesCostsItsNodeAtMost25PINGsASecond(t *testing.T) {
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithClock(wallClock{}), counted)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	pings := func() int64 { return int64(redistest.CommandStat(t, e.raw, "ping", "calls")) - watcher.Load() }
 	before, began := pings(), time.Now()
 	for time.Since(began) < time.Second {
@@ -566,6 +575,52 @@ func TestAnInstanceHoldingCopiesCostsItsNodeAtMost25PINGsASecond(t *testing.T) {
 	if most := int64(elapsed.Seconds()*25) + 2; got > most {
 		t.Fatalf("the session sent %d PINGs in %v, want at most %d (25 a second)", got, elapsed, most)
 	}
+}
+
+// An instance that keeps no copy costs the node nothing but its own
+// commands: no session, no PING, no INFO, no tracking connection, cold
+// reads or not. The first copy starts its node's session, and the session
+// ends once the last copy has been gone for the linger (here 50 ms): a
+// fleet's cost at a node grows with the instances that hold copies there,
+// not with the instances.
+func TestAnInstanceWithoutCopiesCostsItsNodeNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	short := func(c *Config) { c.linger = 50 * time.Millisecond }
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), short)
+	background := func() int {
+		return redistest.CommandStat(t, admin, "ping", "calls") + redistest.CommandStat(t, admin, "info", "calls")
+	}
+	trackers := func() int {
+		n := 0
+		for line := range strings.Lines(admin.ClientList(t.Context()).Val()) {
+			if strings.Contains(line, "flags=Pt") {
+				n++
+			}
+		}
+		return n
+	}
+	quiet := func(when string) {
+		t.Helper()
+		before := background()
+		for range 5 {
+			if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) { // a cold read
+				t.Fatal(err)
+			}
+			time.Sleep(track.VouchEvery) // a poll: the count may only stay
+		}
+		// The counts' own INFO commandstats: one each, less the first.
+		if got := background() - before - 5; got > 0 || trackers() != 0 || e.c.Stats().InvalidationLive != 0 {
+			t.Fatalf("%s: %d PINGs and INFOs in five of a session's periods, %d tracking connections, %d sessions; want none", when, got, trackers(), e.c.Stats().InvalidationLive)
+		}
+	}
+	quiet("with no copy yet")
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	waitFor(t, "the session the first copy starts", func() bool { return e.c.Stats().InvalidationLive == 1 && servesLocally(e.c, "p:1") })
+	e.tick(DefaultDemoteEvery) // p:1 cools and is demoted
+	waitFor(t, "the session to end with the last copy", func() bool { return e.c.Stats().InvalidationLive == 0 })
+	quiet("once the last copy was gone")
 }
 
 // countingLine is a breaker's line that counts its PINGs in n.
@@ -594,7 +649,7 @@ func TestThreeRepositoriesOnOneClientCostWhatOneDoes(t *testing.T) {
 		es = append(es, newEnvClient(t, three, rdb, opts...))
 	}
 	for _, e := range append(es, e1) {
-		waitFor(t, "the invalidation session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+		liveSessions(t, e.c, 1)
 	}
 	background := func(e *env) int {
 		return redistest.CommandStat(t, e.raw, "ping", "calls") + redistest.CommandStat(t, e.raw, "info", "calls")
@@ -647,7 +702,7 @@ func TestInvalidationModesAreTheTransports(t *testing.T) {
 func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithRefresh(0))
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	e.put("p:2", sample(2, "v1"))

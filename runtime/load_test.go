@@ -156,7 +156,7 @@ func TestAMissThatCannotShareALoadWaitsForItsWriteBack(t *testing.T) {
 	e.c.flightMu.Unlock()
 
 	close(g.open) // the session starts while the loader runs
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	second := make(chan error, 1)
 	go func() { _, err := e.c.Get(e.ctx, "p:1"); second <- err }()
 	waitFor(t, "the second caller's own load", func() bool {

@@ -51,7 +51,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 			t.Cleanup(func() { rdb.Close() })
 			e := newEnvClient(t, srv, rdb, WithInvalidate(mode), WithClock(wallClock{}))
 			if mode != InvalidateOff {
-				waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+				liveSessions(t, e.c, 1)
 			}
 			e.put("p:1", sample(1, "v1"))
 			e.heat("p:1")
@@ -110,7 +110,7 @@ var leavings = []string{"SIGKILL", "SIGTERM", "SHUTDOWN NOSAVE", "SIGSTOP"}
 func hotBeforeLeaving(t *testing.T, how string, idle time.Duration, opts ...Option) *env {
 	srv := redistest.Start(t)
 	e := newEnvOn(t, srv, append([]Option{WithInvalidate(InvalidateTracking), WithClock(wallClock{})}, opts...)...)
-	waitFor(t, "the session", func() bool { return e.c.Stats().InvalidationLive == 1 })
+	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})

@@ -26,7 +26,7 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		waitFor(t, "the invalidation subscription", func() bool { return c.Stats().InvalidationLive == 1 })
+		liveSessions(t, c, 1)
 		return c
 	}
 	a, b := newCache(), newCache()
@@ -100,7 +100,7 @@ func TestASentinelClientsSessionChecksWhereTheClientGoesAsOftenAsItVouches(t *te
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	waitFor(t, "the invalidation session", func() bool { return c.Stats().InvalidationLive == 1 })
+	liveSessions(t, c, 1)
 	master := sn.Master.Client(t)
 	pings, infos := redistest.CommandStat(t, master, "ping", "calls"), checks.n.Load()
 	waitFor(t, "50 PINGs of the session", func() bool { return redistest.CommandStat(t, master, "ping", "calls")-pings >= 50 })

@@ -77,7 +77,7 @@ type Stats struct {
 	// starts, the copies it covered are unverified.
 	InvalidationResets uint64
 	// InvalidationLive is the number of the client's invalidation
-	// sessions up now.
+	// sessions up now: one per node copies of whose keys are kept.
 	InvalidationLive int
 	// Invalidation is the invalidation mode in effect: InvalidateTracking,
 	// InvalidatePubSub (also when the server lacks tracking and the Cache
@@ -85,8 +85,9 @@ type Stats struct {
 	Invalidation string
 	// InvalidationDownSince is when invalidation of some of the entity's
 	// keys stopped: the earliest loss of a session not yet re-established,
-	// or the Cache's start while its first session connects. Zero while
-	// every session is live, and with InvalidateOff.
+	// or when a node's first copy wanted a session that is still
+	// connecting. Zero while every session wanted is live, and with
+	// InvalidateOff.
 	InvalidationDownSince time.Time
 
 	// AggregateReports are the slots this instance reported to cluster-wide
@@ -130,8 +131,9 @@ type counters struct {
 }
 
 // InvalidationConnected reports whether writes made anywhere reach this
-// instance's local copies now: invalidation is on and every session is
-// live.
+// instance's local copies now: invalidation is on and the session of
+// every node a copy is kept of is live (a node of whose keys no copy is
+// kept has none, and needs none).
 func (s Stats) InvalidationConnected() bool {
 	return s.Invalidation != InvalidateOff && s.InvalidationDownSince.IsZero()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -182,15 +181,6 @@ func newHotkeygen(s Setup, extra ...hk.Option) (System, error) {
 	}
 	if err != nil {
 		return nil, errors.Join(err, h.rr.Close(), h.wr.Close())
-	}
-	// Wait for the invalidation subscriptions, as a service would before
-	// taking traffic: until then, writes elsewhere go unseen.
-	for deadline := time.Now().Add(5 * time.Second); h.r.Stats().InvalidationLive == 0 || h.w.Stats().InvalidationLive == 0; {
-		if time.Now().After(deadline) {
-			h.Close()
-			return nil, fmt.Errorf("hotkeygen: invalidation not live after 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	return h, nil
 }

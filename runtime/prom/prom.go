@@ -55,7 +55,7 @@
 //
 // Health, as the live page (runtime/livepage) shows it:
 //
-//	hotkeygen_invalidation_connected           1 while every invalidation session is live; 0 while one is lost, and with invalidate=off
+//	hotkeygen_invalidation_connected           1 while the session of every node copies are kept of is live; 0 while one is lost, and with invalidate=off
 //	hotkeygen_invalidation_down_since_seconds  Unix time a session was lost; 0 while connected, and with invalidate=off
 //	hotkeygen_redis_down_since_seconds         Unix time Redis was found unreachable; 0 while it answers
 //	hotkeygen_info{host,pid,invalidation}      always 1: which instance this is, and the invalidation mode in effect
@@ -174,11 +174,11 @@ var metrics = append([]metric{
 		func(s *runtime.Stats) float64 { return float64(s.LocalBytes) }),
 	gauge("recorder_keys", "Keys hot-key detection tracks by name, the candidates for hot, at most recorder_size; every other key is counted by hash.",
 		func(s *runtime.Stats) float64 { return float64(s.RecorderSize) }),
-	gauge("invalidation_connections", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established.",
+	gauge("invalidation_connections", "Invalidation subscriptions up now: one per node copies of whose keys are kept; 0 with none kept, with invalidate=off, and while a lost one is being re-established.",
 		func(s *runtime.Stats) float64 { return float64(s.InvalidationLive) }),
-	gauge("invalidation_connected", "1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off.",
+	gauge("invalidation_connected", "1 while the invalidation session of every node copies are kept of is live, so writes made anywhere reach the local copies; 0 while one is lost or connecting, and with invalidate=off.",
 		func(s *runtime.Stats) float64 { return boolValue(s.InvalidationConnected()) }),
-	gauge("invalidation_down_since_seconds", "Unix time an invalidation session was lost (or the repository made, while its first connects); 0 while connected, and with invalidate=off.",
+	gauge("invalidation_down_since_seconds", "Unix time an invalidation session was lost (or a node's first copy wanted one, while it connects); 0 while connected, and with invalidate=off.",
 		func(s *runtime.Stats) float64 { return unixTime(s.InvalidationDownSince) }),
 	gauge("redis_down_since_seconds", "Unix time Redis was found unreachable, since when hot keys are served from memory and other calls fail fast; 0 while it answers.",
 		func(s *runtime.Stats) float64 { return unixTime(s.RedisDownSince) }),

@@ -153,9 +153,9 @@ var families = []family{
 	{"hotkeygen_hot_keys", "gauge", "Keys hot now, served from memory."},
 	{"hotkeygen_hot_reads_total", "counter", "Reads of keys that were hot when read; the other reads went straight to Redis."},
 	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, off)."},
-	{"hotkeygen_invalidation_connected", "gauge", "1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off."},
-	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established."},
-	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or the repository made, while its first connects); 0 while connected, and with invalidate=off."},
+	{"hotkeygen_invalidation_connected", "gauge", "1 while the invalidation session of every node copies are kept of is live, so writes made anywhere reach the local copies; 0 while one is lost or connecting, and with invalidate=off."},
+	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: one per node copies of whose keys are kept; 0 with none kept, with invalidate=off, and while a lost one is being re-established."},
+	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or a node's first copy wanted one, while it connects); 0 while connected, and with invalidate=off."},
 	{"hotkeygen_invalidation_resets_total", "counter", "Losses of an invalidation session; until the next one starts, local copies are read from Redis again."},
 	{"hotkeygen_invalidations_total", "counter", "Local copies dropped because their key was written, by this instance or anyone else."},
 	{"hotkeygen_load_errors_total", "counter", "Loader calls that failed."},
@@ -334,20 +334,18 @@ func TestGeneratedReposAreSources(t *testing.T) {
 		}
 	}
 	c := collector(t, []prom.Source{users, orders})
-	// Invalidation (tracking, the default) connects in the background.
-	waitFor(t, "the invalidation connections", func() bool {
-		return users.Stats().InvalidationLive > 0 && orders.Stats().InvalidationLive > 0
-	})
+	// Invalidation (tracking, the default) connects once a copy is kept:
+	// three reads make none, so nothing is connected and nothing is down.
 	compare(t, c, `
 # HELP hotkeygen_reads_total Reads of the entity's keys, served locally or from Redis.
 # TYPE hotkeygen_reads_total counter
 hotkeygen_reads_total{entity="order"} 0
 hotkeygen_reads_total{entity="user"} 3
-# HELP hotkeygen_invalidation_connections Invalidation subscriptions up now: 0 with invalidate=off, and while a lost one is being re-established.
+# HELP hotkeygen_invalidation_connections Invalidation subscriptions up now: one per node copies of whose keys are kept; 0 with none kept, with invalidate=off, and while a lost one is being re-established.
 # TYPE hotkeygen_invalidation_connections gauge
-hotkeygen_invalidation_connections{entity="order"} 1
-hotkeygen_invalidation_connections{entity="user"} 1
-# HELP hotkeygen_invalidation_connected 1 while every invalidation session is live, so writes made anywhere reach the local copies; 0 while one is lost, and with invalidate=off.
+hotkeygen_invalidation_connections{entity="order"} 0
+hotkeygen_invalidation_connections{entity="user"} 0
+# HELP hotkeygen_invalidation_connected 1 while the invalidation session of every node copies are kept of is live, so writes made anywhere reach the local copies; 0 while one is lost or connecting, and with invalidate=off.
 # TYPE hotkeygen_invalidation_connected gauge
 hotkeygen_invalidation_connected{entity="order"} 1
 hotkeygen_invalidation_connected{entity="user"} 1
@@ -360,9 +358,10 @@ hotkeygen_invalidation_connected{entity="user"} 1
 // reads served unverified, and says the same as the live page's JSON.
 func TestOutageHealthMatchesTheLivePage(t *testing.T) {
 	e := newEnv(t, "account", runtime.WithInvalidate(runtime.InvalidateTracking))
-	waitFor(t, "the invalidation session", func() bool { return e.c.Stats().InvalidationConnected() })
 	e.put("account:1", "ada")
-	e.heat("account:1") // one hit
+	e.heat("account:1") // its copy starts the session
+	// One hit, once the session vouches for the copy.
+	waitFor(t, "a hit", func() bool { e.read("account:1", 1); return e.c.Stats().Hits == 1 })
 	e.srv.Kill()
 	waitFor(t, "the session's loss", func() bool { return !e.c.Stats().InvalidationConnected() })
 	if _, err := e.c.Get(e.ctx, "account:2"); err == nil { // opens the breaker, if the loss did not

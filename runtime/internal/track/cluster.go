@@ -12,8 +12,8 @@ import (
 // Topology timing: the hub reads a cluster's topology every
 // topologyEvery, so a slot that moves is attributed to its new owner
 // within that long; writes on the new owner are heard before that, since
-// every node of the cluster, replicas and masters without slots included,
-// has a session of its own. While a master that owns slots cannot be
+// while a copy is kept every node of the cluster, replicas and masters
+// without slots included, has a session of its own. While a master that owns slots cannot be
 // reached it reads every topologyEveryDown: its replica may be promoted
 // at any moment, and until the hub knows, the dead master's keys fail
 // fast instead of being read from their new owner.
@@ -33,15 +33,18 @@ type clusterNode struct {
 	client *redis.Client // for the topology
 	probe  *redis.Client // the breaker's line's alone (probeClient)
 	line   socketLine
+	l      *listener
 }
 
-// followCluster keeps one session on every node of r's cluster: it reads
-// the topology every topologyEvery, starts a session for each new node,
+// followCluster follows r's cluster from the first copy kept: it reads
+// the topology every topologyEvery, readies a session for each new node,
 // stops those of nodes that left, and has the stores make the copies of
 // keys whose slot changed owner unverified until the new owner's session
 // has vouched for them (reloaded once the caller's client follows).
-// Replicas get sessions too: a replica hears the writes it replicates, so
-// when it is promoted its session is already live.
+// While any copy is kept, every node has a session, replicas and masters
+// without slots included (followInCluster): a replica hears the writes it
+// replicates, so when it is promoted its session is already live, and a
+// slot's new owner is heard before the next reading.
 func (h *Hub) followCluster(r *redis.ClusterClient) {
 	known := map[string]*clusterNode{}
 	defer func() {
@@ -141,6 +144,9 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 	for addr, cn := range known {
 		if !present[addr] {
 			cn.close()
+			h.mu.Lock()
+			delete(h.cluster, cn.l)
+			h.mu.Unlock()
 			delete(known, addr)
 		}
 	}
@@ -193,10 +199,11 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	line := socketLine{probe.Subscribe(h.ctx), sock}
 	warmUp(h.ctx, line)
 	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
-	h.listen(ctx, &listener{name: addr, n: n, dial: func(ctx context.Context, cover []string) (session, error) {
+	l := &listener{name: addr, n: n, ctx: ctx, dial: func(ctx context.Context, cover []string) (session, error) {
 		return trackingListener(o, cover, nil)(ctx)
-	}})
-	return &clusterNode{n: n, stop: stop, client: client, probe: probe, line: line}
+	}}
+	h.followInCluster(l)
+	return &clusterNode{n: n, stop: stop, client: client, probe: probe, line: line, l: l}
 }
 
 // close stops following the node.

@@ -55,8 +55,9 @@ type Options struct {
 	// Unavailable is the error a call refused by a breaker wraps.
 	Unavailable error
 	// TopologyEvery, for tests, paces the reading of a cluster's
-	// topology; 0 means the default.
-	TopologyEvery time.Duration
+	// topology, and Linger how long a node's session outlives its last
+	// copy (lingerFor); 0 means the default.
+	TopologyEvery, Linger time.Duration
 	// Line, for tests, stands between each breaker and its line, to
 	// hold or cut it; a hub made with one is shared with nobody.
 	Line func(breaker.Line) breaker.Line
@@ -105,6 +106,7 @@ type Hub struct {
 	cover   []string                  // the prefixes sessions track (see coverOf)
 	gen     uint64                    // moves on when cover grows
 	live    map[*listener]func()      // ends the coverage of each live session
+	cluster map[*listener]struct{}    // a cluster's nodes' (followInCluster)
 	members atomic.Pointer[[]*member] // the stores now, for the calls to them
 
 	up       atomic.Int32  // live sessions
@@ -132,10 +134,10 @@ func (m *member) with(f func(Store)) {
 }
 
 type hubKey struct {
-	rdb           redis.UniversalClient
-	mode          string
-	clock         any
-	topologyEvery time.Duration
+	rdb                   redis.UniversalClient
+	mode                  string
+	clock                 any
+	topologyEvery, linger time.Duration
 }
 
 var hubs = struct {
@@ -154,7 +156,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 			return nil, fmt.Errorf("tracking needs a *redis.Client or *redis.ClusterClient, got %T", rdb)
 		}
 	}
-	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, topologyEvery: opts.TopologyEvery}
+	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, topologyEvery: opts.TopologyEvery, linger: opts.Linger}
 	// Shared by identity only: a key of another kind may not even hash.
 	shared := opts.Line == nil && reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
 		(opts.Clock == nil || reflect.TypeOf(opts.Clock).Kind() == reflect.Pointer)
@@ -175,7 +177,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 }
 
 func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
-	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}}
+	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}, cluster: map[*listener]struct{}{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, Unavailable: opts.Unavailable}
 	var sock *breaker.Socket
@@ -206,26 +208,38 @@ func nodeName(rdb redis.UniversalClient) string {
 	return "Redis"
 }
 
-// start starts the sessions: one per node with tracking (every node of a
-// cluster, following the topology), one for the entities' channels with
-// Pub/Sub, none when invalidation is off.
+// start readies the sessions, each started when a copy of one of its
+// node's keys is first about to be kept (Node.Want): one per node with
+// tracking (each master of a cluster, once the first copy has the hub
+// follow its topology), one for the entities' channels with Pub/Sub, none
+// when invalidation is off.
 func (h *Hub) start() {
 	switch h.opts.Mode {
 	case Off:
 		h.Nodes.One.CoveredForever(h.opts.Now()) // refresh alone keeps copies fresh
 	case PubSub:
-		h.listen(h.ctx, &listener{name: "the invalidation channels", n: h.Nodes.One, dial: h.pubsubDial})
+		h.follow(&listener{name: "the invalidation channels", n: h.Nodes.One, ctx: h.ctx, dial: h.pubsubDial})
 	case Tracking:
 		switch r := h.rdb.(type) {
 		case *redis.Client:
 			// A Sentinel failover client's master moves: the session checks
 			// that it still tracks the server the client's own commands reach.
 			o := ConnOptions(r.Options())
-			h.listen(h.ctx, &listener{name: o.Addr, n: h.Nodes.One, dial: func(ctx context.Context, cover []string) (session, error) {
+			h.follow(&listener{name: o.Addr, n: h.Nodes.One, ctx: h.ctx, dial: func(ctx context.Context, cover []string) (session, error) {
 				return trackingListener(o, cover, r)(ctx)
 			}})
 		case *redis.ClusterClient:
-			h.g.Go(func() { h.followCluster(r) })
+			// Until the topology is read, every key is on Nodes.One, which
+			// no session covers: its first Want starts following it.
+			var once sync.Once
+			wake := func() {
+				once.Do(func() {
+					h.Nodes.One.wanted(h.opts.Now(), true)
+					h.g.Go(func() { h.followCluster(r) })
+				})
+			}
+			h.Nodes.One.idle.Store(true)
+			h.Nodes.One.wake.Store(&wake)
 		}
 	}
 }

@@ -16,12 +16,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// recorder is a Store that records what the hub tells it.
+// recorder is a Store that records what the hub tells it, and holds
+// copies of the keys in hot.
 type recorder struct {
 	mu      sync.Mutex
 	changed []string
 	flushes int
 	lives   int
+	hot     []string
 	got     chan struct{} // signalled on every call
 }
 
@@ -53,13 +55,16 @@ func (r *recorder) Live(context.Context, *Node) {
 
 func (r *recorder) Moved(func(string) bool) {}
 func (r *recorder) Settled(context.Context) {}
-func (r *recorder) Hot() []string           { return nil }
+func (r *recorder) Hot() []string           { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.hot) }
 func (r *recorder) keys() []string          { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.changed) }
 func (r *recorder) flushed() int            { r.mu.Lock(); defer r.mu.Unlock(); return r.flushes }
 
 func hubOptions(mode string) Options {
 	return Options{Mode: mode, Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Unavailable: errors.New("unavailable")}
 }
+
+// holding makes r hold copies of keys, or none.
+func (r *recorder) holding(keys ...string) { r.mu.Lock(); r.hot = keys; r.mu.Unlock() }
 
 // join joins s to rdb's hub for prefix, and leaves when the test ends.
 func join(t *testing.T, rdb redis.UniversalClient, mode, prefix string, s Store) *Hub {
@@ -85,6 +90,8 @@ func TestAHubRoutesEachKeyToTheStoresOfItsPrefix(t *testing.T) {
 			if join(t, rdb, mode, "b:", b) != h || join(t, rdb, mode, "a:x:", ax) != h {
 				t.Fatal("stores on one client and options got hubs of their own")
 			}
+			a.holding("a:1")
+			h.Nodes.One.Want()
 			redistest.WaitFor(t, "live session", func() bool { return h.Live() == 1 && h.Nodes.One.State()&1 == 1 })
 			write := func(key string) {
 				if err := rdb.Set(t.Context(), key, "v", 0).Err(); err != nil {
@@ -131,6 +138,8 @@ func TestAStoreWithANewPrefixEndsTheSessionThatDoesNotTrackIt(t *testing.T) {
 	rdb := srv.Client(t)
 	a, b := newRecorder(), newRecorder()
 	h := join(t, rdb, Tracking, "a:", a)
+	a.holding("a:1")
+	h.Nodes.One.Want()
 	redistest.WaitFor(t, "live session", func() bool { return h.Nodes.One.State()&1 == 1 })
 	before := h.Nodes.One.State()
 	join(t, rdb, Tracking, "b:", b)
@@ -178,5 +187,49 @@ func TestHubsAreSharedByClientAndOptions(t *testing.T) {
 	h.Leave(s)
 	if s2 := newRecorder(); join(t, one, Off, "z:", s2) == h {
 		t.Fatal("a hub whose last store left was handed out again")
+	}
+}
+
+// A node none of whose keys has a copy costs Redis nothing: no session
+// until the first copy is about to be kept (Want), and none lingerFor
+// after the last is gone (Options.Linger here), in both invalidation
+// modes; meanwhile the node counts as covered (it is idle, not down).
+func TestANodeHasASessionOnlyWhileCopiesOfItsKeysAreKept(t *testing.T) {
+	for _, mode := range []string{Tracking, PubSub} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			rdb := srv.Client(t)
+			a := newRecorder()
+			opts := hubOptions(mode)
+			opts.Linger = 50 * time.Millisecond
+			h, err := Join(rdb, opts, "a:", a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Leave(a) })
+			n := h.Nodes.One
+			if h.Live() != 0 || !n.UncoveredSince().IsZero() {
+				t.Fatalf("with no copy: %d sessions live, uncovered since %v; want none, never", h.Live(), n.UncoveredSince())
+			}
+			a.holding("a:1")
+			n.Want()
+			redistest.WaitFor(t, "the session the first copy wants", func() bool { return h.Live() == 1 })
+			a.holding()
+			redistest.WaitFor(t, "the session to end with the last copy", func() bool { return h.Live() == 0 && n.idle.Load() })
+			if !n.UncoveredSince().IsZero() {
+				t.Fatalf("an idle node is uncovered since %v, want never: nothing is kept to cover", n.UncoveredSince())
+			}
+			admin := srv.Client(t)
+			pings := redistest.CommandStat(t, admin, "ping", "calls")
+			for range 5 {
+				time.Sleep(VouchEvery) // a poll: the count may only stay
+			}
+			if got := redistest.CommandStat(t, admin, "ping", "calls"); got != pings {
+				t.Fatalf("an idle node was sent %d PINGs in five of a session's periods, want none", got-pings)
+			}
+			a.holding("a:1")
+			n.Want()
+			redistest.WaitFor(t, "a session again for the next copy", func() bool { return h.Live() == 1 })
+		})
 	}
 }

@@ -9,17 +9,21 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 )
 
-// listener keeps the session of one node alive. Between the end of one
-// session and the start of the next the node is uncovered, and the copies
-// of its keys are unverified.
+// listener keeps the session of one node alive while copies of the
+// node's keys are kept, and no longer. Between the end of one session and
+// the start of the next the node is uncovered, and the copies of its keys
+// are unverified.
 type listener struct {
 	name string // for logs: the node address, or the channels
 	n    *Node
+	ctx  context.Context // ends when the node is no longer followed
 	// dial connects a session that listens for cover.
 	dial func(ctx context.Context, cover []string) (session, error)
 	// restart ends the live session, whose cover no longer covers every
-	// store (Hub.add); guarded by the hub's mu.
+	// store (Hub.add); running is set while run runs. Both are guarded by
+	// the hub's mu.
 	restart context.CancelFunc
+	running bool
 }
 
 // Session retry timing: the first retry is immediate (a killed connection
@@ -29,15 +33,165 @@ const (
 	sessionBackoffMax = time.Second
 )
 
-// listen runs l on a goroutine of the hub's until ctx ends.
-func (h *Hub) listen(ctx context.Context, l *listener) {
-	h.g.Go(func() { h.run(ctx, l) })
+// Idle timing: a node's session ends, and the node is asked nothing
+// more, once no copy of its keys has been kept for lingerFor, checked
+// every idleEvery. A copy about to be kept starts it again (Node.Want).
+const (
+	lingerFor = 5 * time.Second
+	idleEvery = time.Second
+)
+
+// follow has l keep n's session while copies of n's keys are kept: the
+// node's Want starts it.
+func (h *Hub) follow(l *listener) {
+	l.n.idle.Store(true)
+	wake := func() { h.wake(l) }
+	l.n.wake.Store(&wake)
 }
 
+// wake runs l on a goroutine of the hub's unless it runs, or l's context
+// ended.
+func (h *Hub) wake(l *listener) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l.running || l.ctx.Err() != nil {
+		return
+	}
+	l.running = true
+	l.n.wanted(h.opts.Now(), true)
+	if !h.g.Go(func() { h.run(l.ctx, l) }) {
+		l.running = false
+	}
+}
+
+// idle reports whether no store keeps a copy of a key of n, and, if so,
+// marks l stopped: the caller returns. A copy about to be kept after it
+// does wakes l again.
+func (h *Hub) idle(l *listener) bool {
+	if h.holds(l.n) {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l.running = false
+	l.n.wanted(h.opts.Now(), false)
+	return true
+}
+
+// stopped marks l stopped: its context ended.
+func (h *Hub) stopped(l *listener) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l.running = false
+}
+
+// followInCluster has l keep its cluster node's session while any copy
+// of the cluster's keys is kept: the first copy wakes every node's (a
+// replica, or a master a slot moves to, must hear writes before the hub
+// reads the topology again), and a node new to the topology starts at
+// once while copies are kept.
+func (h *Hub) followInCluster(l *listener) {
+	l.n.idle.Store(true)
+	wake := h.wakeCluster
+	l.n.wake.Store(&wake)
+	h.mu.Lock()
+	h.cluster[l] = struct{}{}
+	h.mu.Unlock()
+	if h.holds(nil) {
+		h.wake(l)
+	}
+}
+
+// wakeCluster wakes the listener of every node of the cluster.
+func (h *Hub) wakeCluster() {
+	h.mu.Lock()
+	ls := make([]*listener, 0, len(h.cluster))
+	for l := range h.cluster {
+		ls = append(ls, l)
+	}
+	h.mu.Unlock()
+	for _, l := range ls {
+		h.wake(l)
+	}
+}
+
+// holds reports whether a store keeps a copy of a key of n (its hot
+// keys); on a cluster, or for n nil, of any key.
+func (h *Hub) holds(n *Node) bool {
+	all := n == nil || h.Nodes.Followed()
+	held := false
+	for _, m := range *h.members.Load() {
+		m.with(func(s Store) {
+			for _, k := range s.Hot() {
+				if all || h.Nodes.Of(k) == n {
+					held = true
+					return
+				}
+			}
+		})
+		if held {
+			return true
+		}
+	}
+	return false
+}
+
+// lingering tells a listener when its node has had no copy for lingerFor.
+type lingering struct {
+	h       *Hub
+	n       *Node
+	checked time.Time // when holds was last asked
+	held    time.Time // when a copy was last seen kept
+}
+
+func newLingering(h *Hub, n *Node) *lingering {
+	now := time.Now()
+	return &lingering{h: h, n: n, checked: now, held: now}
+}
+
+// over reports, at most every idleEvery, whether the node has had no copy
+// for lingerFor (Options.Linger in tests).
+func (g *lingering) over() bool {
+	now := time.Now()
+	if now.Sub(g.checked) < min(idleEvery, g.h.linger()) {
+		return false
+	}
+	g.checked = now
+	if g.h.holds(g.n) {
+		g.held = now
+		return false
+	}
+	return now.Sub(g.held) >= g.h.linger()
+}
+
+// linger is lingerFor, or the test's Options.Linger.
+func (h *Hub) linger() time.Duration {
+	if h.opts.Linger > 0 {
+		return h.opts.Linger
+	}
+	return lingerFor
+}
+
+// errIdle ends a session whose node has had no copy for lingerFor.
+var errIdle = errors.New("no copy of the node's keys is kept")
+
+// run keeps l's session until ctx ends, or l's node has had no copy for
+// lingerFor.
 func (h *Hub) run(ctx context.Context, l *listener) {
+	idled := false // h.idle marked l stopped
+	defer func() {
+		if !idled {
+			h.stopped(l)
+		}
+	}()
 	backoff := time.Duration(0)
 	var failing error // logged once per run of failures
+	idle := newLingering(h, l.n)
 	for ctx.Err() == nil {
+		if idle.over() && h.idle(l) {
+			idled = true
+			return
+		}
 		h.mu.Lock()
 		cover, gen := h.cover, h.gen
 		sctx, restart := context.WithCancel(ctx)
@@ -77,7 +231,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 				h.g.Go(func() { l.n.Suspect(errRedial) })
 			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard})
 			h.each(func(st Store) { st.Live(sctx, l.n) })
-			err = h.receive(sctx, s)
+			err = h.receive(sctx, s, idle)
 			h.mu.Lock()
 			delete(h.live, l)
 			h.mu.Unlock()
@@ -86,6 +240,13 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 			if ctx.Err() != nil {
 				restart()
 				return
+			}
+			if errors.Is(err, errIdle) {
+				restart()
+				if idled = h.idle(l); idled {
+					return
+				}
+				continue // a copy came meanwhile
 			}
 			if sctx.Err() != nil { // restarted to track another prefix
 				continue
@@ -141,7 +302,9 @@ func (h *Hub) begin(l *listener, gen uint64) (end func(), ok bool) {
 	return end, true
 }
 
-func (h *Hub) receive(ctx context.Context, s session) error {
+// receive hands the session's invalidations to the stores until it
+// fails, or its node has had no copy for lingerFor (errIdle).
+func (h *Hub) receive(ctx context.Context, s session, idle *lingering) error {
 	for {
 		keys, flush, err := s.next(ctx)
 		switch {
@@ -149,6 +312,8 @@ func (h *Hub) receive(ctx context.Context, s session) error {
 			return err
 		case flush || len(keys) > 0:
 			h.changed(keys, flush)
+		case idle.over():
+			return errIdle
 		}
 	}
 }

@@ -32,6 +32,12 @@ type Node struct {
 	// and Stats take it; reads load state alone.
 	mu    sync.Mutex
 	since time.Time
+	// wake starts the node's session unless one runs (Want); nil where
+	// none ever covers the node (invalidate=off). idle is set while none
+	// runs: no copy of the node's keys is kept, and the node is asked
+	// nothing but the caller's own commands.
+	wake atomic.Pointer[func()]
+	idle atomic.Bool
 	*breaker.Breaker
 }
 
@@ -73,15 +79,36 @@ func (n *Node) move(now time.Time) {
 	n.state.Add(1)
 }
 
-// UncoveredSince returns when n's last session ended, or when n was made
-// if none has started yet; the zero time while a session is live.
+// UncoveredSince returns when n's last session ended, or when its first
+// was wanted if none has started yet; the zero time while a session is
+// live, and while none is wanted (idle).
 func (n *Node) UncoveredSince() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.state.Load()&1 == 1 {
+	if n.state.Load()&1 == 1 || n.idle.Load() {
 		return time.Time{}
 	}
 	return n.since
+}
+
+// Want says a copy of a key on n is about to be kept: n's session starts
+// unless one runs, and the copy is served once it vouches (the store's
+// Live). A node none of whose keys has a copy has no session: it costs
+// Redis no PING and no invalidation.
+func (n *Node) Want() {
+	if f := n.wake.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// wanted marks n's session wanted from now, or idle again.
+func (n *Node) wanted(now time.Time, yes bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if yes && n.idle.Load() {
+		n.since = now
+	}
+	n.idle.Store(!yes)
 }
 
 // vouch records an answered PING stamped stamp, heard at now, late when
