@@ -623,6 +623,64 @@ func TestAnInstanceWithoutCopiesCostsItsNodeNothing(t *testing.T) {
 	quiet("once the last copy was gone")
 }
 
+// On a cluster, an instance that keeps no copy reads no topology and has
+// no session: the first copy has it read the topology and start the
+// nodes' sessions; once the last copy has been gone for the linger (here
+// 50 ms) it stops both, and forgets the topology, which the next copy
+// reads anew.
+func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := t.Context()
+	clk := fakeclock.New(epoch)
+	short := func(c *Config) { c.linger = 50 * time.Millisecond }
+	c, err := New(cl.Client(t), profileGlue, WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admins []*redis.Client
+	for _, m := range masters {
+		admins = append(admins, m.Client(t))
+	}
+	reads := func() int {
+		n := 0
+		for _, a := range admins {
+			n += redistest.CommandStat(t, a, "cluster|shards", "calls") + redistest.CommandStat(t, a, "ping", "calls")
+		}
+		return n
+	}
+	idle := func(when string) {
+		t.Helper()
+		before := reads()
+		for range 5 {
+			time.Sleep(250 * time.Millisecond) // a poll over the topology's pace: the count may only stay
+		}
+		if got := reads() - before; got != 0 || c.Stats().InvalidationLive != 0 || c.copies.nodes.Followed() {
+			t.Fatalf("%s: %d topology reads and PINGs, %d sessions, topology followed %v; want none", when, got, c.Stats().InvalidationLive, c.copies.nodes.Followed())
+		}
+	}
+	idle("with no copy yet")
+	b, _ := msgpack.Marshal(sample(1, "v1"))
+	if err := cl.Client(t).Set(ctx, "p:1", b, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, c: c, clock: clk, ctx: ctx}
+	e.heat("p:1")
+	waitFor(t, "the topology and the sessions the first copy starts", func() bool {
+		e.get("p:1")
+		return c.copies.nodes.Followed() && c.Stats().InvalidationLive > 0 && servesLocally(c, "p:1")
+	})
+	e.tick(DefaultDemoteEvery) // p:1 cools and is demoted
+	waitFor(t, "the sessions and the topology to stop", func() bool {
+		return c.Stats().InvalidationLive == 0 && !c.copies.nodes.Followed()
+	})
+	idle("once the last copy was gone")
+}
+
 // countingLine is a breaker's line that counts its PINGs in n.
 type countingLine struct {
 	breaker.Line

@@ -51,7 +51,12 @@ func TestWriteOnOneReplicaReachesAnother(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if st := b.Stats(); st.Invalidations == 0 {
-		t.Fatalf("b saw the new value without an invalidation: %+v", st)
+	// The new value may have come from Redis first (a read between two of
+	// the session's vouches asks it); the invalidation still reaches b.
+	for b.Stats().Invalidations == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's write never reached b as an invalidation: %+v", b.Stats())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

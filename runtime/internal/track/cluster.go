@@ -45,12 +45,24 @@ type clusterNode struct {
 // without slots included (followInCluster): a replica hears the writes it
 // replicates, so when it is promoted its session is already live, and a
 // slot's new owner is heard before the next reading.
+//
+// Once no copy has been kept for lingerFor it stops, and forgets the
+// topology: every key is on Nodes.One again, which no session covers, and
+// the next copy has the topology read anew (followFrom) before a session
+// vouches for it. A table kept while nobody read it could send a copy to
+// a node that no longer owns its slot.
 func (h *Hub) followCluster(r *redis.ClusterClient) {
 	known := map[string]*clusterNode{}
 	defer func() {
 		for _, cn := range known {
 			cn.close()
 		}
+		h.mu.Lock()
+		clear(h.cluster)
+		h.follows = false
+		h.mu.Unlock()
+		h.Nodes.slots.Store(nil)
+		h.Nodes.One.wanted(h.opts.Now(), false)
 	}()
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -58,11 +70,15 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 		changed time.Time // when slots last moved
 		pending bool      // copies to reload once the caller's client follows
 	)
+	idle := newLingering(h, nil)
 	for {
 		select {
 		case <-h.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if idle.over() {
+			return
 		}
 		t.Reset(h.topologyPace())
 		if shards, err := readTopology(h.ctx, r, known); err == nil && len(shards) > 0 {
@@ -80,6 +96,21 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 			h.each(func(s Store) { s.Settled(h.ctx) })
 			pending = false
 		}
+	}
+}
+
+// followFrom starts followCluster unless it runs: a copy of a key on
+// Nodes.One is about to be kept.
+func (h *Hub) followFrom(r *redis.ClusterClient) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.follows || h.ctx.Err() != nil {
+		return
+	}
+	h.follows = true
+	h.Nodes.One.wanted(h.opts.Now(), true)
+	if !h.g.Go(func() { h.followCluster(r) }) {
+		h.follows = false
 	}
 }
 

@@ -107,6 +107,7 @@ type Hub struct {
 	gen     uint64                    // moves on when cover grows
 	live    map[*listener]func()      // ends the coverage of each live session
 	cluster map[*listener]struct{}    // a cluster's nodes' (followInCluster)
+	follows bool                      // followCluster runs
 	members atomic.Pointer[[]*member] // the stores now, for the calls to them
 
 	up       atomic.Int32  // live sessions
@@ -231,13 +232,7 @@ func (h *Hub) start() {
 		case *redis.ClusterClient:
 			// Until the topology is read, every key is on Nodes.One, which
 			// no session covers: its first Want starts following it.
-			var once sync.Once
-			wake := func() {
-				once.Do(func() {
-					h.Nodes.One.wanted(h.opts.Now(), true)
-					h.g.Go(func() { h.followCluster(r) })
-				})
-			}
+			wake := func() { h.followFrom(r) }
 			h.Nodes.One.idle.Store(true)
 			h.Nodes.One.wake.Store(&wake)
 		}
