@@ -66,15 +66,21 @@ func (h *Hub) wake(l *listener) {
 
 // idle reports whether no store keeps a copy of a key of n, and, if so,
 // marks l stopped: the caller returns. A copy about to be kept after it
-// does wakes l again.
+// does wakes l again; one whose Want came between the two looks, and found
+// l still running, is seen by the second, which wakes l anew. (holds is
+// not asked under mu: a store's Live holds its member's lock and keeps
+// copies, whose Want takes mu.)
 func (h *Hub) idle(l *listener) bool {
 	if h.holds(l.n) {
 		return false
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	l.running = false
 	l.n.wanted(h.opts.Now(), false)
+	h.mu.Unlock()
+	if h.holds(l.n) {
+		h.wake(l)
+	}
 	return true
 }
 
