@@ -213,7 +213,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	topts := track.Options{
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
-		Line: cfg.probeLine, TopologyEvery: cfg.topologyEvery, Linger: cfg.linger,
+		Line: cfg.probeLine, Track: cfg.trackVia, TopologyEvery: cfg.topologyEvery, Linger: cfg.linger,
 	}
 	c.copies.stamps = topts.Stamps()
 	hub, err := track.Join(rdb, topts, glue.Prefix, &c.copies)

@@ -128,6 +128,17 @@ func (e *env) heat(key string) {
 	if !holds(e.c, key) {
 		e.t.Fatalf("%q hot but not held locally", key)
 	}
+	// A keyed node verifies a copy once its key is tracked: the read
+	// after the confirmation keeps it verified.
+	if n := e.c.copies.nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
+		waitFor(e.t, key+" tracked and served locally", func() bool {
+			ok := servesLocally(e.c, key)
+			if !ok {
+				e.get(key)
+			}
+			return ok
+		})
+	}
 }
 
 // holds reports whether c keeps a local copy of key, without counting a

@@ -161,6 +161,9 @@ type Config struct {
 	// topology; 0 means topologyEvery, and topologyEveryDown while a
 	// master is unreachable.
 	topologyEvery time.Duration
+	// trackVia, for tests, stands between a keyed node's Track and its
+	// session (track.Options.Track).
+	trackVia func(keys []string, track func(keys []string))
 	// linger, for tests, is how long a node's session outlives the last
 	// copy of its keys; 0 means the transport's default.
 	linger time.Duration

@@ -23,7 +23,10 @@ import (
 // Pub/Sub subscription) is acknowledged until the runtime notices it is
 // gone. A copy produced by a Redis command C may be served without asking
 // Redis only if
-//   - C was sent while a session covering the key's node was live,
+//   - C was sent while a session covering the key's node was live, and,
+//     where the session tracks only the keys it is asked for (a keyed
+//     node: a single server or Sentinel with tracking), after it
+//     confirmed it tracks the key (tracking),
 //   - no session of that node has started or ended since C was sent (the
 //     node's state, an epoch), and
 //   - no invalidation of the key has been processed since C was sent (the
@@ -120,6 +123,7 @@ type hotEntry[K comparable] struct {
 	registered bool      // holds a local copy that refresh reloads
 	held       *copyMeta // the local copy's metadata, nil when none was stored
 	failures   int       // consecutive refresh failures
+	tracked    tracking  // on a keyed node, when its session last confirmed it tracks the key
 }
 
 // hotSet is an immutable set of hot keys, swapped whole on every change so
@@ -182,15 +186,45 @@ func (s *copies[K, V]) begin(key string) token {
 // may take the result of a read begun with a.
 func (a token) same(b token) bool { return a == b }
 
-// verifiedState is the state a copy of key made under t is verified for,
-// or 0 when no session covered t's command as it was sent, or the key's
-// slot has moved to another node since. Whether the session has ended
-// since is verified's to tell: a state, once left, never comes back.
-func (s *copies[K, V]) verifiedState(key string, t token) uint64 {
-	if t.state&1 == 1 && s.nodes.Of(key) == t.n {
-		return t.state
+// verifiedState is the state a copy of e's key made under t is verified
+// for, or 0 when no session covered t's command as it was sent, or the
+// key's slot has moved to another node since, or, on a keyed node, the
+// key was not tracked when the command was sent: its tracking is then
+// asked for, and the next copy verified. Whether the session has ended
+// since is verified's to tell: a state, once left, never comes back. The
+// caller holds e.mu.
+func (s *copies[K, V]) verifiedState(e *hotEntry[K], t token) uint64 {
+	if t.state&1 == 0 || s.nodes.Of(e.key) != t.n {
+		return 0
 	}
-	return 0
+	if t.n.Keyed() && e.tracked != (tracking{state: t.state, gen: t.gen}) {
+		t.n.Track(e.key)
+		return 0
+	}
+	return t.state
+}
+
+// tracking is when a keyed node's session confirmed it tracks a key: in
+// the node's state, and the key's generation that confirmation moved it
+// to. A command whose token carries both was sent after Redis tracked the
+// key, and no invalidation of the key was handled since (which would
+// have moved the generation on, and the server forgets a key as it sends
+// its invalidation).
+type tracking struct{ state, gen uint64 }
+
+// Tracked records that n's keyed session tracks keys from now on. The
+// generation moves on first, so no command sent before, which Redis may
+// have run before it tracked the key, keeps a verified copy.
+func (s *copies[K, V]) Tracked(n *track.Node, keys []string) {
+	state, hot := n.State(), s.det.hot.Load()
+	for _, key := range keys {
+		g := s.gens.of(key).Add(1)
+		if e := hot.byName[key]; e != nil {
+			e.mu.Lock()
+			e.tracked = tracking{state: state, gen: g}
+			e.mu.Unlock()
+		}
+	}
 }
 
 // copyMeta is what the runtime knows of a local copy besides its value.
@@ -327,7 +361,7 @@ func (s *copies[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size
 		ttl = min(ttl, s.cfg.NullTTL)
 	}
 	cp := &localCopy[V]{v: v, meta: copyMeta{n: t.n, sum: sum, size: size}}
-	cp.meta.state.Store(s.verifiedState(e.key, t))
+	cp.meta.state.Store(s.verifiedState(e, t))
 	cp.meta.expires.Store(exp)
 	s.local.SetWithTTL(e.k, cp, 1, ttl)
 	e.held = &cp.meta
@@ -348,7 +382,7 @@ func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) 
 		return false
 	}
 	e.held.expires.Store(s.stamps.FromUnixNano(exp))
-	e.held.state.Store(s.verifiedState(e.key, t))
+	e.held.state.Store(s.verifiedState(e, t))
 	e.held.superseded.Store(false)
 	e.held.heard.Store(0)
 	e.failures = 0
@@ -479,6 +513,9 @@ func (s *copies[K, V]) overwritten(e *hotEntry[K]) {
 		e.held.heard.Store(n.Answers() + 1)
 		if down {
 			e.held.superseded.Store(true)
+		}
+		if n.Keyed() && !e.dead {
+			n.Track(e.key) // Redis forgot the key as it sent the invalidation
 		}
 	}
 }

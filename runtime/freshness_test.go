@@ -186,8 +186,7 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 	// one's goroutine is merely slow to take its reply.
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) { c.onInvalidate = func(keys []string) { handled <- keys } })
 	liveSessions(t, e.c, 1)
-	e.put("p:1", sample(1, "v1"))
-	<-handled
+	e.put("p:1", sample(1, "v1")) // unheard: nobody holds p:1 yet
 	e.heat("p:1")
 	e.c.copies.local.Delete("p:1") // as if evicted: the next read misses
 
@@ -211,6 +210,80 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 		t.Fatalf("the older read returned %q", got)
 	}
 	e.wants("p:1", "v2", "after the older read finished")
+}
+
+// On a keyed node a copy is verified only once its key is tracked: one
+// kept before would not hear the writes Redis takes meanwhile. Here the
+// session is never asked to track the key (its requests are dropped):
+// the copy is kept, but no read is served from it, and another program's
+// write is read at once.
+func TestACopyWhoseKeyIsNotTrackedIsNotServed(t *testing.T) {
+	srv := redistest.Start(t)
+	var asked atomic.Int32
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
+		c.trackVia = func([]string, func([]string)) { asked.Add(1) }
+	})
+	liveSessions(t, e.c, 1) // before p:1 is hot: the session starts tracking nothing
+	e.put("p:1", sample(1, "v1"))
+	for range 101 {
+		e.get("p:1")
+	}
+	if !holds(e.c, "p:1") || asked.Load() == 0 || servesLocally(e.c, "p:1") {
+		t.Fatalf("held %v, tracking asked %d times, served locally %v; want held, asked, not served", holds(e.c, "p:1"), asked.Load(), servesLocally(e.c, "p:1"))
+	}
+	e.put("p:1", sample(1, "v2")) // unheard: nobody tracks p:1
+	e.wants("p:1", "v2", "another program's write of a key no session tracks")
+}
+
+// A read begun before its key's tracking was confirmed may have been
+// answered before Redis tracked the key, with a value older than a write
+// Redis took between the two, which no invalidation will ever name: its
+// copy must not be kept verified. The confirmation moves the key's
+// generation on (copies.Tracked), so such a read keeps nothing.
+func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	var held []func()
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) {
+		c.trackVia = func(keys []string, track func([]string)) {
+			mu.Lock()
+			defer mu.Unlock()
+			held = append(held, func() { track(keys) })
+		}
+	})
+	liveSessions(t, e.c, 1)
+	e.put("p:1", sample(1, "v1"))
+	for range 101 {
+		e.get("p:1")
+	}
+	e.c.copies.local.Delete("p:1") // as if evicted: the next read misses
+
+	h := &gateHook{release: make(chan struct{}), replies: true}
+	e.c.rdb.AddHook(h)
+	release := sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(release)
+	old := make(chan string, 1)
+	go func() { v, _ := e.c.Get(e.ctx, "p:1"); old <- v.Name }()
+	waitFor(t, "a read answered with v1", func() bool { return h.gets.Load() == 1 })
+	e.put("p:1", sample(1, "v2")) // before Redis tracks p:1: nobody hears it
+
+	mu.Lock()
+	for _, f := range held {
+		f()
+	}
+	held = nil
+	mu.Unlock()
+	entry := e.c.det.lookup("p:1")
+	waitFor(t, "p:1 tracked", func() bool {
+		entry.mu.Lock()
+		defer entry.mu.Unlock()
+		return entry.tracked.state != 0
+	})
+	release()
+	if got := <-old; got != "v1" {
+		t.Fatalf("the older read returned %q", got)
+	}
+	e.wants("p:1", "v2", "after a read begun before its key was tracked finished")
 }
 
 // Read-your-writes: the same with the instance's own write, which must
@@ -324,33 +397,37 @@ func TestAHeldUpSessionStopsVouching(t *testing.T) {
 func heldUpSession(t *testing.T, mode string) {
 	srv := redistest.Start(t)
 	var holding atomic.Bool
-	hold := make(chan struct{})
+	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
 	held := func(c *Config) {
 		c.onInvalidate = func([]string) {
 			if holding.Load() {
+				inHold <- struct{}{}
 				<-hold
 			}
 		}
 	}
 	e := newEnvOn(t, srv, WithInvalidate(mode), held)
 	t.Cleanup(func() { close(hold) }) // before the Cache closes: cleanups run last-in first-out
-	write := func(name string) { e.put("p:1", sample(1, name)) }
+	write := func(key, name string) { e.put(key, sample(1, name)) }
 	if mode == InvalidatePubSub { // only repositories announce their writes
 		other := newEnvOn(t, srv, WithInvalidate(mode))
-		write = func(name string) {
-			if err := other.c.Set(e.ctx, "p:1", sample(1, name)); err != nil {
+		write = func(key, name string) {
+			if err := other.c.Set(e.ctx, key, sample(1, name)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	liveSessions(t, e.c, 1)
-	write("v1")
+	write("p:1", "v1")
+	write("p:2", "w1")
 	e.heat("p:1")
+	e.heat("p:2")
 
+	// The session handles a write of p:2, and then its goroutine is
+	// held, while p:1's copy is verified.
 	holding.Store(true)
-	write("v2")                                              // handled, and then the goroutine is held
-	e.eventually("p:1", "v2", "a write the session handled") // read from Redis, and kept
-	e.wants("p:1", "v2", "the kept copy")
+	write("p:2", "w2")
+	<-inHold
 	// A session whose next answer is a few milliseconds late still vouches:
 	// a busy moment does not send every hot read to Redis.
 	e.clock.Advance(busy)
@@ -359,7 +436,7 @@ func heldUpSession(t *testing.T, mode string) {
 	}
 	// One held up until a read could no longer be within the 50 ms bound
 	// of a write it did not handle vouches no more.
-	write("v3") // sent by Redis, never handled
+	write("p:1", "v3") // sent by Redis, never handled
 	e.clock.Advance(bound - busy)
 	e.wants("p:1", "v3", "50 ms after the session's last answer, a write it did not handle")
 }

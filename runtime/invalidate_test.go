@@ -51,7 +51,7 @@ func TestTrackingInvalidatesEveryInstance(t *testing.T) {
 	srv := redistest.Start(t)
 	es := instances(t, srv, 3, InvalidateTracking)
 	// Every server of the matrix (make matrix runs this on each) takes
-	// tracking in broadcasting mode: none falls back to Pub/Sub.
+	// tracking on a RESP3 connection: none falls back to Pub/Sub.
 	if got := es[0].c.Stats().Invalidation; got != InvalidateTracking {
 		t.Fatalf("on %s the invalidation in effect is %q, want %q", redistest.ServerName(), got, InvalidateTracking)
 	}
@@ -89,25 +89,29 @@ func TestTrackingInvalidatesEveryInstance(t *testing.T) {
 	}
 }
 
-// TestKeysOutsideThePrefixAreNotTracked: Redis announces writes to the
-// entity's keys only, so other keys' writes cost the session nothing.
-func TestKeysOutsideThePrefixAreNotTracked(t *testing.T) {
+// A session tracks the keys of the copies kept, and nothing else: writes
+// of keys outside the entity's prefix, and of its keys no copy holds,
+// send it nothing, and the first invalidation it handles names the held
+// key written last.
+func TestOnlyTheKeysOfKeptCopiesAreTracked(t *testing.T) {
 	srv := redistest.Start(t)
 	seen := make(chan []string, 100)
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.onInvalidate = func(keys []string) { seen <- keys } })
 	liveSessions(t, e.c, 1)
-	for _, key := range []string{"other:1", "q:1", "p:2"} { // p:2 last: its notification comes after any of the others'
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	for _, key := range []string{"other:1", "q:1", "p:2", "p:1"} { // p:1 last: its invalidation comes after any of the others'
 		if err := e.raw.Set(e.ctx, key, "x", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	select {
 	case keys := <-seen:
-		if !slices.Equal(keys, []string{"p:2"}) {
-			t.Fatalf("the first invalidation named %q; want only p:2, the one key inside the prefix p:", keys)
+		if !slices.Equal(keys, []string{"p:1"}) {
+			t.Fatalf("the first invalidation named %q; want only p:1, the one key a copy holds", keys)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no invalidation of p:2 within 10s")
+		t.Fatal("no invalidation of p:1 within 10s")
 	}
 }
 
@@ -354,11 +358,11 @@ func TestInvalidationReconnectionsBackOffWhileRedisRefuses(t *testing.T) {
 	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidateTracking))
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1") // the first copy asks for a session
-	refused := func() int { return redistest.CommandStat(t, admin, "client|id", "rejected_calls") }
+	refused := func() int { return redistest.CommandStat(t, admin, "client|tracking", "rejected_calls") }
 	waitFor(t, "a first refusal", func() bool { return refused() > 0 })
 	// Over a second: attempts at 0, 0, 50, 150, 350 and 750 ms, each
-	// refused CLIENT ID twice (go-redis tries the subscription twice).
-	// Hundreds without the backoff; 40 leaves a slow machine room.
+	// refused CLIENT TRACKING once. Hundreds without the backoff; 40
+	// leaves a slow machine room.
 	time.Sleep(time.Second)
 	if n := refused(); n > 40 {
 		t.Fatalf("Redis refused the session %d times in about a second, want at most 40: a retry at once, then backing off", n)
@@ -477,6 +481,8 @@ func TestASessionWhoseClientMovedToAnotherServerEnds(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // before the Cache closes
 	liveSessions(t, e.c, 1)
 	e.heat("p:1")
+	e.put("p:hold", sample(2, "held"))
+	e.heat("p:hold") // a session hears only the keys of the copies kept
 
 	// A session whose first check ended it checks no more: a second check
 	// would be its successor's, made after the listener counted the end.
@@ -547,6 +553,48 @@ func TestASessionThatDoesNotKnowItsServerLeavesTheCallersClientAlone(t *testing.
 	}
 	if st := e.c.Stats(); st.InvalidationResets != 0 || st.InvalidationLive != 1 {
 		t.Fatalf("%d sessions ended, %d live; want 0, 1", st.InvalidationResets, st.InvalidationLive)
+	}
+}
+
+// A write of a key no instance holds costs the node the same however
+// many instances hold other keys of its entity: their sessions track the
+// keys of their copies, not the entity's prefix, and the server sends
+// them nothing. A write of a held key sends each holder one
+// invalidation. Counted at the server: with the prefix broadcast of
+// before, each of the eight instances added about 38 bytes to every
+// write.
+func TestAWriteOfAKeyNobodyHoldsSendsTheInstancesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	es := instances(t, srv, 8, InvalidateTracking) // each holds p:1
+	admin := srv.Client(t)
+	out := func() int { return infoStat(t, admin, "stats", "total_net_output_bytes") }
+	const writes = 5000
+	before := out()
+	pipe := admin.Pipeline()
+	for i := range writes {
+		pipe.Set(t.Context(), "p:2", i, 0)
+	}
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Each SET is answered +OK (5 bytes); the slack is the count's own
+	// INFO and the sessions' PINGs meanwhile.
+	if per := float64(out()-before) / writes; per > 5+3 {
+		t.Fatalf("the node sent %.1f bytes per write of a key no instance holds, want the writer's 5 (+3 slack)", per)
+	}
+
+	counts := make([]uint64, len(es))
+	for i, e := range es {
+		counts[i] = e.c.Stats().Invalidations
+	}
+	if err := admin.Set(t.Context(), "p:1", "v2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range es {
+		dropped(t, e, "p:1")
+		if got := e.c.Stats().Invalidations - counts[i]; got != 1 {
+			t.Errorf("instance %d handled %d invalidations of one write of the key it holds, want 1", i, got)
+		}
 	}
 }
 

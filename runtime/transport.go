@@ -13,10 +13,13 @@ import (
 // Invalidation modes: how a write on any instance, or by any other writer,
 // reaches the local copies of every instance.
 const (
-	// InvalidateTracking uses Redis server-assisted client-side caching in
-	// broadcasting mode: every write to a key under the entity's prefix, by
-	// anyone, is announced on __redis__:invalidate. It needs no server
-	// memory per key.
+	// InvalidateTracking uses Redis server-assisted client-side caching:
+	// every write of a key whose copy is kept, by anyone, is announced to
+	// the instances that keep it. On a single server the runtime's own
+	// connection reads each held key to have it tracked (a few bytes of
+	// server memory per key and instance, and no message for a write of a
+	// key nobody holds); a cluster's sessions broadcast the entities'
+	// prefixes.
 	InvalidateTracking = "tracking"
 	// InvalidatePubSub has the repositories' own writes announced on a
 	// channel of the entity's; writes by other programs are not seen.

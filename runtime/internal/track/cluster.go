@@ -231,7 +231,7 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	warmUp(h.ctx, line)
 	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
 	l := &listener{name: addr, n: n, ctx: ctx, dial: func(ctx context.Context, cover []string) (session, error) {
-		return trackingListener(o, cover, nil)(ctx)
+		return trackingListener(o, cover)(ctx)
 	}}
 	h.followInCluster(l)
 	return &clusterNode{n: n, stop: stop, client: client, probe: probe, line: line, l: l}

@@ -37,6 +37,9 @@ type Store interface {
 	// Hot returns the keys the store holds copies of, which the caller's
 	// client must send to the owners the hub knows.
 	Hot() []string
+	// Tracked says n's keyed session tracks keys from now on (Node.Keyed):
+	// a write of one after this is heard, until its invalidation.
+	Tracked(n *Node, keys []string)
 }
 
 // Options are what a hub is made with. Repositories share a hub when
@@ -59,8 +62,11 @@ type Options struct {
 	// copy (lingerFor); 0 means the default.
 	TopologyEvery, Linger time.Duration
 	// Line, for tests, stands between each breaker and its line, to
-	// hold or cut it; a hub made with one is shared with nobody.
-	Line func(breaker.Line) breaker.Line
+	// hold or cut it, and Track between Node.Track and the keyed session
+	// (track), to hold or drop what it asks; a hub made with either is
+	// shared with nobody.
+	Line  func(breaker.Line) breaker.Line
+	Track func(keys []string, track func(keys []string))
 }
 
 // wrap returns the line a breaker pings on: l, unless a test stands
@@ -159,7 +165,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 	}
 	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, topologyEvery: opts.TopologyEvery, linger: opts.Linger}
 	// Shared by identity only: a key of another kind may not even hash.
-	shared := opts.Line == nil && reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
+	shared := opts.Line == nil && opts.Track == nil && reflect.TypeOf(rdb).Kind() == reflect.Pointer &&
 		(opts.Clock == nil || reflect.TypeOf(opts.Clock).Kind() == reflect.Pointer)
 	hubs.Lock()
 	defer hubs.Unlock()
@@ -223,11 +229,14 @@ func (h *Hub) start() {
 	case Tracking:
 		switch r := h.rdb.(type) {
 		case *redis.Client:
-			// A Sentinel failover client's master moves: the session checks
-			// that it still tracks the server the client's own commands reach.
-			o := ConnOptions(r.Options())
-			h.follow(&listener{name: o.Addr, n: h.Nodes.One, ctx: h.ctx, dial: func(ctx context.Context, cover []string) (session, error) {
-				return trackingListener(o, cover, r)(ctx)
+			// A session tracks the keys of the copies kept, each once it
+			// is asked (keyedSession). A Sentinel failover client's master
+			// moves: the session checks that it still tracks the server the
+			// client's own commands reach.
+			o, n := ConnOptions(r.Options()), h.Nodes.One
+			n.keyed.Store(true)
+			h.follow(&listener{name: o.Addr, n: n, ctx: h.ctx, dial: func(ctx context.Context, _ []string) (session, error) {
+				return keyedListener(o, func() []string { return h.hot(n) }, r, h.opts.Track)(ctx)
 			}})
 		case *redis.ClusterClient:
 			// Until the topology is read, every key is on Nodes.One, which
@@ -248,8 +257,8 @@ func (h *Hub) pubsubDial(ctx context.Context, cover []string) (session, error) {
 	return pubsubListener(h.rdb, channels)(ctx)
 }
 
-// add routes the keys under prefix to s. When the sessions do not track
-// prefix yet, their coverage ends here, before any of s's reads can begin,
+// add routes the keys under prefix to s. When the sessions do not listen
+// for prefix yet (Pub/Sub, a cluster's broadcasting sessions), their coverage ends here, before any of s's reads can begin,
 // and they start again tracking it too: a session that did not track the
 // prefix never vouches for s's copies.
 func (h *Hub) add(prefix string, s Store) {
@@ -258,8 +267,8 @@ func (h *Hub) add(prefix string, s Store) {
 	h.stores[s] = &member{prefix: prefix, s: s}
 	h.setMembers()
 	cover := h.coverOf()
-	if slices.Equal(cover, h.cover) {
-		return
+	if slices.Equal(cover, h.cover) || h.Nodes.One.Keyed() {
+		return // a keyed session tracks keys as their copies are kept, whatever their prefix
 	}
 	h.cover = cover
 	h.gen++
@@ -354,11 +363,23 @@ func (h *Hub) Resets() uint64 { return h.resets.Load() }
 // changed routes a batch of invalidated keys to the stores whose prefix
 // each key has, and a flush to every store.
 func (h *Hub) changed(keys []string, flush bool) {
+	if flush {
+		h.each(func(s Store) { s.Changed(nil, true) })
+		return
+	}
+	h.route(keys, func(s Store, mine []string) { s.Changed(mine, false) })
+}
+
+// tracked routes the keys n's keyed session confirmed it tracks to the
+// stores whose prefix each key has.
+func (h *Hub) tracked(n *Node, keys []string) {
+	h.route(keys, func(s Store, mine []string) { s.Tracked(n, mine) })
+}
+
+// route calls f with each store that has keys under its prefix, and
+// those keys.
+func (h *Hub) route(keys []string, f func(s Store, mine []string)) {
 	for _, m := range *h.members.Load() {
-		if flush {
-			m.with(func(s Store) { s.Changed(nil, true) })
-			continue
-		}
 		var mine []string
 		for _, k := range keys {
 			if strings.HasPrefix(k, m.prefix) {
@@ -366,9 +387,24 @@ func (h *Hub) changed(keys []string, flush bool) {
 			}
 		}
 		if len(mine) > 0 {
-			m.with(func(s Store) { s.Changed(mine, false) })
+			m.with(func(s Store) { f(s, mine) })
 		}
 	}
+}
+
+// hot returns the keys of n the stores hold copies of.
+func (h *Hub) hot(n *Node) []string {
+	var keys []string
+	for _, m := range *h.members.Load() {
+		m.with(func(s Store) {
+			for _, k := range s.Hot() {
+				if h.Nodes.Of(k) == n {
+					keys = append(keys, k)
+				}
+			}
+		})
+	}
+	return keys
 }
 
 // each calls f with every store, one at a time.

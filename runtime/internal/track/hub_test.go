@@ -23,6 +23,7 @@ type recorder struct {
 	changed []string
 	flushes int
 	lives   int
+	tracked []string
 	hot     []string
 	got     chan struct{} // signalled on every call
 }
@@ -49,6 +50,13 @@ func (r *recorder) Changed(keys []string, flush bool) {
 func (r *recorder) Live(context.Context, *Node) {
 	r.mu.Lock()
 	r.lives++
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *recorder) Tracked(_ *Node, keys []string) {
+	r.mu.Lock()
+	r.tracked = append(r.tracked, keys...)
 	r.mu.Unlock()
 	r.signal()
 }
@@ -90,7 +98,11 @@ func TestAHubRoutesEachKeyToTheStoresOfItsPrefix(t *testing.T) {
 			if join(t, rdb, mode, "b:", b) != h || join(t, rdb, mode, "a:x:", ax) != h {
 				t.Fatal("stores on one client and options got hubs of their own")
 			}
+			// With tracking a session hears only the keys whose copies are
+			// kept: c:1's write is heard by nobody.
 			a.holding("a:1")
+			b.holding("b:1", "b:2")
+			ax.holding("a:x:1")
 			h.Nodes.One.Want()
 			redistest.WaitFor(t, "live session", func() bool { return h.Live() == 1 && h.Nodes.One.State()&1 == 1 })
 			write := func(key string) {
@@ -130,32 +142,56 @@ func TestAHubRoutesEachKeyToTheStoresOfItsPrefix(t *testing.T) {
 	}
 }
 
-// A store whose prefix the live session does not track must not be
-// vouched for by it: its coverage ends before Join returns, and a new
-// session tracking both prefixes starts.
-func TestAStoreWithANewPrefixEndsTheSessionThatDoesNotTrackIt(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	a, b := newRecorder(), newRecorder()
-	h := join(t, rdb, Tracking, "a:", a)
-	a.holding("a:1")
-	h.Nodes.One.Want()
-	redistest.WaitFor(t, "live session", func() bool { return h.Nodes.One.State()&1 == 1 })
-	before := h.Nodes.One.State()
-	join(t, rdb, Tracking, "b:", b)
-	if s := h.Nodes.One.State(); s == before {
-		t.Fatal("the session that does not track b: still covers the node after b's store joined")
-	}
-	redistest.WaitFor(t, "a session tracking both", func() bool { return h.Nodes.One.State()&1 == 1 })
-	rdb.Set(t.Context(), "b:1", "v", 0)
-	rdb.Set(t.Context(), "a:1", "v", 0)
-	redistest.WaitFor(t, "both writes heard", func() bool { return len(a.keys()) == 1 && len(b.keys()) == 1 })
+// A store whose prefix the live session does not listen for must not be
+// vouched for by it: with Pub/Sub its coverage ends before Join returns,
+// and a new session listening to both channels starts. A keyed session
+// (tracking on a single server) listens for keys, not prefixes: a new
+// store's copies are tracked as they are kept, and nothing restarts.
+func TestAStoreWithANewPrefixEndsTheSessionThatDoesNotListenForIt(t *testing.T) {
+	for _, tc := range []struct {
+		mode    string
+		restart bool
+	}{
+		{PubSub, true},
+		{Tracking, false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			rdb := srv.Client(t)
+			a, b := newRecorder(), newRecorder()
+			h := join(t, rdb, tc.mode, "a:", a)
+			a.holding("a:1")
+			n := h.Nodes.One
+			n.Want()
+			redistest.WaitFor(t, "live session", func() bool { return n.State()&1 == 1 })
+			before := n.State()
+			join(t, rdb, tc.mode, "b:", b)
+			if moved := n.State() != before; moved != tc.restart {
+				t.Fatalf("the session's coverage ended as b's store joined: %v, want %v", moved, tc.restart)
+			}
+			redistest.WaitFor(t, "a session covering both", func() bool { return n.State()&1 == 1 })
+			b.holding("b:1")
+			n.Track("b:1")
+			redistest.WaitFor(t, "b:1 tracked, or listened for", func() bool {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				return tc.mode == PubSub || slices.Contains(b.tracked, "b:1")
+			})
+			for _, k := range []string{"b:1", "a:1"} {
+				rdb.Set(t.Context(), k, "v", 0)
+				if tc.mode == PubSub {
+					rdb.Publish(t.Context(), Channel(k[:2]), k)
+				}
+			}
+			redistest.WaitFor(t, "both writes heard", func() bool { return len(a.keys()) == 1 && len(b.keys()) == 1 })
 
-	// A prefix already covered restarts nothing.
-	now := h.Nodes.One.State()
-	join(t, rdb, Tracking, "a:y:", newRecorder())
-	if s := h.Nodes.One.State(); s != now {
-		t.Fatalf("state moved from %d to %d for a prefix the session already tracks", now, s)
+			// A third store restarts a channel listener, not a keyed one.
+			now := n.State()
+			join(t, rdb, tc.mode, "a:y:", newRecorder())
+			if moved := n.State() != now; moved != tc.restart {
+				t.Fatalf("the session's coverage ended as a third store joined: %v, want %v", moved, tc.restart)
+			}
+		})
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Vouching timing: a session PINGs every VouchEvery, and the freshness
@@ -34,6 +32,9 @@ type voucher struct {
 	stamps Stamps
 	n      *Node
 	heard  func(err error, now time.Time)
+	// tracked takes the keys a keyed session's node confirmed it tracks
+	// (Store.Tracked); nil for the sessions that broadcast.
+	tracked func(keys []string)
 }
 
 // keepingUp paces a session's stamped PINGs, which vouch for its node,
@@ -53,10 +54,16 @@ type keepingUp struct {
 // sending more (breaker.MaxOut).
 const maxOut = breaker.MaxOut
 
+// pinger is a session's connection: a subscription, or a keyed
+// session's own.
+type pinger interface {
+	Ping(ctx context.Context, payload ...string) error
+}
+
 // ping sends a stamped PING on ps when VouchEvery has passed since the
 // last. A half-open connection is noticed the same way: the answers stop,
 // and with them the vouching.
-func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
+func (k *keepingUp) ping(ctx context.Context, ps pinger) error {
 	if k.v == nil || time.Since(k.pinged) < VouchEvery || k.n == maxOut {
 		return nil
 	}
@@ -73,11 +80,11 @@ func (k *keepingUp) ping(ctx context.Context, ps *redis.PubSub) error {
 // pong takes the answer to a PING: it vouches for the node up to its
 // stamp, and one answered within breaker.AnswerWithin says the node
 // answers.
-func (k *keepingUp) pong(m *redis.Pong) {
+func (k *keepingUp) pong(payload string) {
 	if k.v == nil {
 		return
 	}
-	stamp, err := strconv.ParseInt(m.Payload, 10, 64)
+	stamp, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil {
 		return // not ours
 	}

@@ -140,7 +140,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 		{
 			rule:  "an unarmed session takes no answer",
 			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong(f.stamp(time.Millisecond)) },
 			check: func(t *testing.T, f *keepFixture) {
 				if v := f.n.Vouched(); v != prior || f.n.Answers() != 0 || f.k.n != 1 {
 					t.Fatalf("vouched %d, answers %d, outstanding %d; want %d, 0, 1", v, f.n.Answers(), f.k.n, prior)
@@ -151,7 +151,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			rule:  "the answer to a PING vouches for the node up to its stamp, and counts as heard from it",
 			armed: true,
 			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(time.Millisecond)}) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong(f.stamp(time.Millisecond)) },
 			check: func(t *testing.T, f *keepFixture) {
 				want := f.clock.Now().Add(-time.Millisecond).UnixNano()
 				if v := f.n.Vouched(); v != want || f.n.Answers() != 1 || f.k.n != 0 {
@@ -163,7 +163,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			rule:  "an answer that carries no stamp of ours (go-redis's own PING) vouches for nothing",
 			armed: true,
 			setup: func(f *keepFixture) { f.send(time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: ""}) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong("") },
 			check: func(t *testing.T, f *keepFixture) {
 				if v := f.n.Vouched(); v != prior || f.n.Answers() != 0 || f.k.n != 1 || len(f.verdicts) != 0 {
 					t.Fatalf("vouched %d, answers %d, outstanding %d, verdicts %v; want %d, 0, 1, none", v, f.n.Answers(), f.k.n, f.verdicts, prior)
@@ -174,7 +174,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			rule:  "an answer takes its PING and every older one out of the unanswered; the later stay",
 			armed: true,
 			setup: func(f *keepFixture) { f.send(3*time.Millisecond, 2*time.Millisecond, time.Millisecond) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(2 * time.Millisecond)}) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong(f.stamp(2 * time.Millisecond)) },
 			check: func(t *testing.T, f *keepFixture) {
 				if got, want := f.outstanding(), []int64{f.clock.Now().Add(-time.Millisecond).UnixNano()}; !slices.Equal(got, want) {
 					t.Fatalf("outstanding %v, want %v", got, want)
@@ -186,7 +186,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			armed: true,
 			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin - time.Nanosecond) },
 			act: func(t *testing.T, f *keepFixture) {
-				f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin - time.Nanosecond)})
+				f.k.pong(f.stamp(breaker.AnswerWithin - time.Nanosecond))
 			},
 			check: func(t *testing.T, f *keepFixture) {
 				if len(f.verdicts) != 1 || f.verdicts[0] != nil || !f.at[0].Equal(f.clock.Now()) {
@@ -198,7 +198,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			rule:  "an answer AnswerWithin or more after its PING still vouches, but says nothing of whether the node answers",
 			armed: true,
 			setup: func(f *keepFixture) { f.send(breaker.AnswerWithin) },
-			act:   func(t *testing.T, f *keepFixture) { f.k.pong(&redis.Pong{Payload: f.stamp(breaker.AnswerWithin)}) },
+			act:   func(t *testing.T, f *keepFixture) { f.k.pong(f.stamp(breaker.AnswerWithin)) },
 			check: func(t *testing.T, f *keepFixture) {
 				want := f.clock.Now().Add(-breaker.AnswerWithin).UnixNano()
 				if v := f.n.Vouched(); v != want || len(f.verdicts) != 0 {

@@ -209,6 +209,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 			// CLIENT renamed away): announce our own writes instead.
 			h.opts.Log.Warn("hotkey: Redis does not support client tracking; invalidating through Pub/Sub, which sees only the repositories' own writes", "via", l.name, "err", err)
 			restart()
+			l.n.keyed.Store(false)
 			h.mu.Lock()
 			h.fallback.Store(true)
 			h.cover = h.coverOf()
@@ -235,7 +236,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 				// gives up redialling.
 				end()
 				h.g.Go(func() { l.n.Suspect(errRedial) })
-			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard})
+			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard, tracked: func(keys []string) { h.tracked(l.n, keys) }})
 			h.each(func(st Store) { st.Live(sctx, l.n) })
 			err = h.receive(sctx, s, idle)
 			h.mu.Lock()

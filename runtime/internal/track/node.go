@@ -38,6 +38,12 @@ type Node struct {
 	// nothing but the caller's own commands.
 	wake atomic.Pointer[func()]
 	idle atomic.Bool
+	// keyed is set while the node's sessions track the keys they are
+	// asked for (Track), not every key of a prefix: a copy is then
+	// verified only once its key is tracked. tracker is the live keyed
+	// session's, nil while none is.
+	keyed   atomic.Bool
+	tracker atomic.Pointer[func(keys []string)]
 	*breaker.Breaker
 }
 
@@ -98,6 +104,22 @@ func (n *Node) UncoveredSince() time.Time {
 func (n *Node) Want() {
 	if f := n.wake.Load(); f != nil {
 		(*f)()
+	}
+}
+
+// Keyed reports whether n's sessions track only the keys asked for
+// (Track): a copy of a key is verified only once the key's tracking is
+// confirmed (Store.Tracked) under the state the copy's command was sent
+// in, and not invalidated since.
+func (n *Node) Keyed() bool { return n.keyed.Load() }
+
+// Track asks n's live keyed session to track keys, whose copies are about
+// to be kept: the confirmation comes as Store.Tracked. Without a live
+// session it does nothing: a session tracks the kept copies' keys as it
+// starts. It does not wait.
+func (n *Node) Track(keys ...string) {
+	if f := n.tracker.Load(); f != nil {
+		(*f)(keys)
 	}
 }
 

@@ -49,7 +49,7 @@ func (s *pubsubSession) next(ctx context.Context) ([]string, bool, error) {
 	}
 	switch m := msg.(type) {
 	case *redis.Pong:
-		s.keep.pong(m)
+		s.keep.pong(m.Payload)
 	case *redis.Subscription:
 		if s.subs++; s.subs > s.want {
 			return nil, false, errors.New("the subscriber reconnected")

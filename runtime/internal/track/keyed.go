@@ -1,0 +1,361 @@
+package track
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// keyedSession tracks, on one RESP3 connection, only the keys this
+// process keeps copies of: CLIENT TRACKING in its default mode, where the
+// server remembers which keys the connection read and tells it, once,
+// when one of them is written. It reads a key with EXISTS to have it
+// tracked (Node.Track); the server forgets the key when it sends its
+// invalidation, so a copy kept after is tracked anew. A write of a key
+// no instance holds costs the server a lookup in its tracking table and
+// no message, however many instances there are; a write of a held key,
+// one message to each holder, and one EXISTS back from each that keeps
+// it still.
+//
+// Tracking, invalidations and the stamped PINGs that vouch for the node
+// share the one connection, so the server's order of them is the order
+// the session handles them in: a key's EXISTS answer comes after every
+// invalidation of it sent before, and a PING's after every invalidation
+// of a write applied before it was read. Losing the connection loses
+// all three at once, and the session ends.
+//
+// The connection is subscribed to __redis__:invalidate, on which nothing
+// comes in RESP3, so that the server counts it among Pub/Sub clients as
+// it did the RESP2 session: exempt from the idle timeout, and ended by
+// CLIENT KILL TYPE pubsub.
+type keyedSession struct {
+	w    *wire
+	sock breaker.Socket
+	keep keepingUp
+	// rest bounds how long a reply, once begun, may take to arrive whole,
+	// and a write to be taken: the client's read timeout.
+	rest time.Duration
+	// initial are the keys tracked as the session started; arm has them
+	// counted tracked once the session is live.
+	initial []string
+	// mu guards queued, the keys Track asked for that were not sent yet,
+	// pending, those queued or sent and not answered (a key is asked once
+	// until its answer), and flushing, set while a goroutine sends them.
+	mu       sync.Mutex
+	queued   []string
+	pending  map[string]struct{}
+	flushing bool
+	closed   bool // no flush starts after close
+	flushes  sync.WaitGroup
+	// wmu orders the writes on the connection (the session's PINGs, the
+	// flushes' EXISTS) and guards sent, the EXISTS batches whose answers
+	// are due, oldest first.
+	wmu  sync.Mutex
+	sent [][]string
+	// tracker is what Node.Track calls while this session is the node's.
+	tracker func(keys []string)
+	end     atomic.Pointer[func()]
+	follow  following
+}
+
+// keyedWithin bounds the handshake, and a reply once begun, when the
+// client sets no read timeout.
+const keyedWithin = 3 * time.Second
+
+// keyedListener connects keyed sessions to the server o reaches, tracking
+// keys (the copies kept as it starts) at once. follow is the caller's
+// client, checked when it is a Sentinel failover client (see following);
+// via, for tests, stands between Node.Track and the session.
+func keyedListener(o *redis.Options, keys func() []string, follow *redis.Client, via func([]string, func([]string))) func(context.Context) (session, error) {
+	return func(ctx context.Context) (session, error) {
+		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin}
+		if o.ReadTimeout > 0 {
+			s.rest = o.ReadTimeout
+		}
+		s.keep.sock = &s.sock
+		dial := o.Dialer
+		if dial == nil {
+			dial = redis.NewDialer(o)
+		}
+		network := o.Network
+		if network == "" {
+			network = "tcp"
+		}
+		cn, err := s.sock.Dialer(dial)(ctx, network, o.Addr)
+		if err != nil {
+			return nil, err
+		}
+		s.w = newWire(cn)
+		context.AfterFunc(ctx, func() { cn.Close() }) // interrupts a read; close waits for nothing
+		s.initial = keys()
+		if err := s.handshake(ctx, o, follow); err != nil {
+			cn.Close()
+			return nil, err
+		}
+		s.tracker = s.track
+		if via != nil {
+			s.tracker = func(keys []string) { via(keys, s.track) }
+		}
+		s.follow.start(ctx, follow, s.lost)
+		return s, nil
+	}
+}
+
+// handshake sends, in one round trip, HELLO 3 with the client's
+// credentials and name, SELECT, CLIENT TRACKING on, the subscription, an
+// EXISTS of the initial keys, and for a Sentinel client INFO, and reads
+// their answers.
+func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *redis.Client) error {
+	hello := []string{"HELLO", "3"}
+	user, pass, err := credentials(ctx, o)
+	if err != nil {
+		return err
+	}
+	if pass != "" {
+		if user == "" {
+			user = "default"
+		}
+		hello = append(hello, "AUTH", user, pass)
+	}
+	if o.ClientName != "" {
+		hello = append(hello, "SETNAME", o.ClientName)
+	}
+	cmds := [][]string{hello}
+	if o.DB != 0 {
+		cmds = append(cmds, []string{"SELECT", strconv.Itoa(o.DB)})
+	}
+	cmds = append(cmds, []string{"CLIENT", "TRACKING", "on"}, []string{"SUBSCRIBE", "__redis__:invalidate"})
+	if len(s.initial) > 0 {
+		cmds = append(cmds, append([]string{"EXISTS"}, s.initial...))
+	}
+	follows := isFailover(follow)
+	if follows {
+		cmds = append(cmds, []string{"INFO", "server"})
+	}
+	d := s.rest
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl))
+	}
+	if err := s.w.send(d, cmds...); err != nil {
+		return err
+	}
+	for i, cmd := range cmds {
+		r, err := s.w.next(d, d)
+		if err != nil {
+			return err
+		}
+		if err := r.err(); err != nil {
+			err = fmt.Errorf("%s: %w", strings.Join(cmd[:min(len(cmd), 2)], " "), err)
+			if i == 0 || cmd[0] == "CLIENT" {
+				return refusedMsg(err, string(r.str))
+			}
+			if cmd[0] == "INFO" {
+				continue // without INFO (renamed away) the check is skipped (see following)
+			}
+			return err
+		}
+		if cmd[0] == "INFO" {
+			if id, ok := runID(r.str); ok {
+				s.follow.runID = id
+			}
+		}
+	}
+	return nil
+}
+
+// credentials returns the user and password the client would send.
+func credentials(ctx context.Context, o *redis.Options) (user, pass string, err error) {
+	switch {
+	case o.CredentialsProviderContext != nil:
+		return o.CredentialsProviderContext(ctx)
+	case o.CredentialsProvider != nil:
+		user, pass = o.CredentialsProvider()
+		return user, pass, nil
+	case o.StreamingCredentialsProvider != nil:
+		return "", "", errors.New("a StreamingCredentialsProvider is not supported by invalidate=tracking on a single server; use CredentialsProviderContext, or invalidate=pubsub")
+	}
+	return o.Username, o.Password, nil
+}
+
+// refusedMsg wraps err as noTracking when the server answered msg, that
+// it does not know the command (HELLO before Redis 6) or subcommand.
+func refusedMsg(err error, msg string) error {
+	msg = strings.ToLower(msg)
+	if strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand") {
+		return noTracking{err}
+	}
+	return err
+}
+
+// track asks for keys to be tracked, at once: a goroutine sends them
+// while the session waits for Redis. Any goroutine may call it; it does
+// not wait.
+func (s *keyedSession) track(keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if _, ok := s.pending[k]; !ok {
+			s.pending[k] = struct{}{}
+			s.queued = append(s.queued, k)
+		}
+	}
+	if len(s.queued) > 0 && !s.flushing && !s.closed {
+		s.flushing = true
+		s.flushes.Go(s.flush)
+	}
+}
+
+// maxTrack is how many keys one EXISTS asks for.
+const maxTrack = 512
+
+// flush sends the keys asked for until none is left. A write that fails
+// closes the connection: the session ends, and with it what it tracked.
+func (s *keyedSession) flush() {
+	for {
+		s.mu.Lock()
+		keys := s.queued
+		s.queued = nil
+		if len(keys) == 0 {
+			s.flushing = false
+		}
+		s.mu.Unlock()
+		if len(keys) == 0 {
+			return
+		}
+		for len(keys) > 0 {
+			batch := keys[:min(len(keys), maxTrack)]
+			keys = keys[len(batch):]
+			if err := s.send(batch, append([]string{"EXISTS"}, batch...)); err != nil {
+				s.w.cn.Close()
+				return
+			}
+		}
+	}
+}
+
+// send writes cmd, an EXISTS of keys when keys is not nil.
+func (s *keyedSession) send(keys []string, cmd []string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if keys != nil {
+		s.sent = append(s.sent, keys)
+	}
+	return s.w.send(s.rest, cmd)
+}
+
+// answered returns the keys of the oldest EXISTS not answered yet.
+func (s *keyedSession) answered() ([]string, bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(s.sent) == 0 {
+		return nil, false
+	}
+	keys := s.sent[0]
+	s.sent = s.sent[1:]
+	return keys, true
+}
+
+// Ping writes a stamped PING (keepingUp.ping).
+func (s *keyedSession) Ping(_ context.Context, payload ...string) error {
+	return s.send(nil, append([]string{"PING"}, payload...))
+}
+
+func (s *keyedSession) arm(end func(), v voucher) {
+	s.end.Store(&end)
+	s.keep.v = &v
+	v.n.tracker.Store(&s.tracker)
+	if len(s.initial) > 0 && v.tracked != nil {
+		v.tracked(s.initial)
+	}
+}
+
+// lost ends the session's coverage at once: following saw the client's
+// commands reach another server.
+func (s *keyedSession) lost() {
+	if end := s.end.Load(); end != nil {
+		(*end)()
+	}
+	s.w.cn.Close() // next returns
+}
+
+func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
+	if err := s.keep.ping(ctx, s); err != nil {
+		return nil, false, err
+	}
+	d := s.keep.window()
+	asked := s.keep.asked(d)
+	r, err := s.w.next(d, s.rest)
+	if s.follow.moved.Load() {
+		return nil, false, errMoved
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout() && s.w.r.Buffered() == 0:
+		s.keep.quiet(asked)
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case r.err() != nil:
+		return nil, false, r.err()
+	}
+	switch r.kind {
+	case '>':
+		return s.push(r)
+	case '$', '+':
+		s.keep.pong(r.str)
+	case ':':
+		keys, ok := s.answered()
+		if !ok {
+			return nil, false, fmt.Errorf("%w: an answer to no EXISTS", errWire)
+		}
+		s.mu.Lock()
+		for _, k := range keys {
+			delete(s.pending, k)
+		}
+		s.mu.Unlock()
+		if v := s.keep.v; v != nil && v.tracked != nil {
+			v.tracked(keys)
+		}
+	}
+	return nil, false, nil
+}
+
+// push returns the keys an invalidation names, or flush for the null
+// one FLUSHALL and FLUSHDB send; other pushes (the subscription's) say
+// nothing.
+func (s *keyedSession) push(r reply) ([]string, bool, error) {
+	if len(r.elems) != 2 || r.elems[0].str != "invalidate" {
+		return nil, false, nil
+	}
+	keys := r.elems[1]
+	if keys.null {
+		return nil, true, nil
+	}
+	out := make([]string, 0, len(keys.elems))
+	for _, k := range keys.elems {
+		out = append(out, k.str)
+	}
+	return out, false, nil
+}
+
+func (s *keyedSession) close() {
+	if s.keep.v != nil {
+		s.keep.v.n.tracker.CompareAndSwap(&s.tracker, nil)
+	}
+	s.follow.stop()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.w.cn.Close()
+	s.flushes.Wait()
+}
