@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
@@ -198,11 +199,17 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
 			w.size = len(layout.Null)
 		case v != nil:
-			if b, err := c.codec.encode(v); err == nil {
-				w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
-				w.size = len(b)
-				c.writer.AddTo(ctx, pipe, p.key)
+			b, err := c.codec.encode(v)
+			if err == nil {
+				err = c.checkSize("write", p.key, len(b))
 			}
+			if err != nil {
+				c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
+				break
+			}
+			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
+			w.size = len(b)
+			c.writer.AddTo(ctx, pipe, p.key)
 		}
 		written[p.k] = w
 	}

@@ -88,6 +88,41 @@ func TestDegradeNeedsALoader(t *testing.T) {
 	}
 }
 
+// A value above max_value_bytes_hard is never stored, whichever write
+// would store it: the repository's Set fails with ErrValueTooLarge, and a
+// loader's or a batch loader's row is returned to its caller without
+// being written back.
+func TestAValueAboveTheHardLimitIsStoredByNoWrite(t *testing.T) {
+	huge := func() *profile { return sample(1, strings.Repeat("x", 2000)) }
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		write func(e *env) error
+		want  error // what the caller is told
+	}{
+		{"Set", nil, func(e *env) error { return e.c.Set(e.ctx, "p:1", huge()) }, ErrValueTooLarge},
+		{"a loader's write-back", []Option{WithLoader(func(context.Context, string) (*profile, error) { return huge(), nil })},
+			func(e *env) error { _, err := e.c.Get(e.ctx, "p:1"); return err }, nil},
+		{"a batch loader's write-back", []Option{WithBatchLoader(func(_ context.Context, ks []string) (map[string]*profile, error) {
+			rows := map[string]*profile{}
+			for _, k := range ks {
+				rows[k] = huge()
+			}
+			return rows, nil
+		})}, func(e *env) error { _, err := e.c.GetMany(e.ctx, []string{"p:1"}); return err }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, append([]Option{WithMaxValueBytesHard(1000)}, tc.opts...)...)
+			if err := tc.write(e); !errors.Is(err, tc.want) {
+				t.Fatalf("%s of a 2 KB value: %v, want %v", tc.name, err, tc.want)
+			}
+			if n := e.raw.Exists(context.Background(), "p:1").Val(); n != 0 {
+				t.Fatalf("%s stored a value above max_value_bytes_hard", tc.name)
+			}
+		})
+	}
+}
+
 func TestBigValuesWarnOncePerMinuteAndHardLimitRejects(t *testing.T) {
 	var logs syncBuffer
 	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithMaxValueBytes(100), WithMaxValueBytesHard(1000))
