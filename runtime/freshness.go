@@ -213,17 +213,22 @@ func (s *copies[K, V]) verifiedState(e *hotEntry[K], t token) uint64 {
 type tracking struct{ state, gen uint64 }
 
 // Tracked records that n's keyed session tracks keys from now on. The
-// generation moves on first, so no command sent before, which Redis may
-// have run before it tracked the key, keeps a verified copy.
+// generation moves on, so no command sent before, which Redis may have
+// run before it tracked the key, keeps a verified copy; it moves under
+// the entry's lock, with the record, so that a command sent after it
+// finds the record when it keeps its copy (else it would keep it
+// unverified, in place of a verified one, and ask for tracking again).
 func (s *copies[K, V]) Tracked(n *track.Node, keys []string) {
 	state, hot := n.State(), s.det.hot.Load()
 	for _, key := range keys {
-		g := s.gens.of(key).Add(1)
-		if e := hot.byName[key]; e != nil {
-			e.mu.Lock()
-			e.tracked = tracking{state: state, gen: g}
-			e.mu.Unlock()
+		e := hot.byName[key]
+		if e == nil {
+			s.gens.of(key).Add(1)
+			continue
 		}
+		e.mu.Lock()
+		e.tracked = tracking{state: state, gen: s.gens.of(key).Add(1)}
+		e.mu.Unlock()
 	}
 }
 
