@@ -27,8 +27,9 @@ type pending[K comparable, V any] struct {
 
 // GetMany returns the values of ks, aligned with ks: nil where a key is
 // absent. Hot keys are served locally; the rest are read in as few round
-// trips as the topology allows (MGET in chunks of 500 on one node, a
-// pipeline of GETs on a cluster, whose keys live on many nodes), and keys
+// trips as the topology allows (MGET in chunks of 500 on one node; on a
+// cluster an MGET per hash slot, in one pipeline per node, the nodes in
+// parallel: reads.Reader.Many), and keys
 // missing from Redis go to the batch loader, or the loader, when one is
 // set. Each value returned is the caller's own.
 func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {

@@ -11,7 +11,9 @@ import (
 // (runtime/internal/rebuild). While another process holds it, lockOrWait
 // polls key instead, and returns what that process wrote (found true) and
 // the expiry of a copy of it. It gives up waiting once the lock could have
-// expired twice, and returns a release func that is a no-op if the lock
+// expired twice, by the wall clock (time.Now): Redis expires the lock in
+// its own time, which a Cache's Clock, stopped in tests, does not follow.
+// It returns a release func that is a no-op if the lock
 // was never taken; a Redis error skips locking, since loading without the
 // lock is safer than not loading.
 func (c *Cache[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int64, found bool, release func(), err error) {
