@@ -14,6 +14,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/auth"
 )
 
 // keyedSession tracks, on one RESP3 connection, only the keys this
@@ -173,19 +174,36 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 	return nil
 }
 
-// credentials returns the user and password the client would send.
+// credentials returns the user and password the client would send, in
+// go-redis's order. A streaming provider's are taken once, as the session
+// connects: a token renewed later is the next session's.
 func credentials(ctx context.Context, o *redis.Options) (user, pass string, err error) {
 	switch {
+	case o.StreamingCredentialsProvider != nil:
+		creds, unsubscribe, err := o.StreamingCredentialsProvider.Subscribe(onceOnly{})
+		if err != nil {
+			return "", "", fmt.Errorf("credentials: %w", err)
+		}
+		if unsubscribe != nil {
+			defer unsubscribe()
+		}
+		user, pass = creds.BasicAuth()
+		return user, pass, nil
 	case o.CredentialsProviderContext != nil:
 		return o.CredentialsProviderContext(ctx)
 	case o.CredentialsProvider != nil:
 		user, pass = o.CredentialsProvider()
 		return user, pass, nil
-	case o.StreamingCredentialsProvider != nil:
-		return "", "", errors.New("a StreamingCredentialsProvider is not supported by invalidate=tracking on a single server; use CredentialsProviderContext, or invalidate=pubsub")
 	}
 	return o.Username, o.Password, nil
 }
+
+// onceOnly listens to a streaming credentials provider for nothing but
+// its current credentials.
+type onceOnly struct{}
+
+func (onceOnly) OnNext(auth.Credentials) {}
+func (onceOnly) OnError(error)           {}
 
 // refusedMsg wraps err as noTracking when the server answered msg, that
 // it does not know the command (HELLO before Redis 6) or subcommand.
