@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,14 +151,20 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 	if err := s.w.send(d, cmds...); err != nil {
 		return err
 	}
-	for i, cmd := range cmds {
+	for i := 0; i < len(cmds); {
 		r, err := s.w.next(d, d)
 		if err != nil {
 			return err
 		}
+		if keys, flush, ok := invalidation(r); ok {
+			s.untrack(keys, flush)
+			continue // a push between two answers, not one
+		}
+		cmd := cmds[i]
+		i++
 		if err := r.err(); err != nil {
 			err = fmt.Errorf("%s: %w", strings.Join(cmd[:min(len(cmd), 2)], " "), err)
-			if i == 0 || cmd[0] == "CLIENT" {
+			if cmd[0] == "HELLO" || cmd[0] == "CLIENT" {
 				return refusedMsg(err, string(r.str))
 			}
 			if cmd[0] == "INFO" {
@@ -172,6 +179,18 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 		}
 	}
 	return nil
+}
+
+// untrack drops from the initial keys those an invalidation that came
+// during the handshake names, or all of them for a flush's: the server
+// forgot them as it sent it, and their copies were kept before the
+// session, unverified. Each is tracked anew when its next copy is kept.
+func (s *keyedSession) untrack(keys []string, flush bool) {
+	if flush {
+		s.initial = nil
+		return
+	}
+	s.initial = slices.DeleteFunc(s.initial, func(k string) bool { return slices.Contains(keys, k) })
 }
 
 // credentials returns the user and password the client would send, in
@@ -326,9 +345,10 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	case r.err() != nil:
 		return nil, false, r.err()
 	}
+	if keys, flush, ok := invalidation(r); ok {
+		return keys, flush, nil
+	}
 	switch r.kind {
-	case '>':
-		return s.push(r)
 	case '$', '+':
 		s.keep.pong(r.str)
 	case ':':
@@ -348,22 +368,22 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	return nil, false, nil
 }
 
-// push returns the keys an invalidation names, or flush for the null
-// one FLUSHALL and FLUSHDB send; other pushes (the subscription's) say
-// nothing.
-func (s *keyedSession) push(r reply) ([]string, bool, error) {
-	if len(r.elems) != 2 || r.elems[0].str != "invalidate" {
-		return nil, false, nil
+// invalidation returns the keys an invalidation push names, or flush for
+// the null one FLUSHALL and FLUSHDB send; ok is false for any other reply
+// or push (the subscription's).
+func invalidation(r reply) (keys []string, flush, ok bool) {
+	if r.kind != '>' || len(r.elems) != 2 || r.elems[0].str != "invalidate" {
+		return nil, false, false
 	}
-	keys := r.elems[1]
-	if keys.null {
-		return nil, true, nil
+	named := r.elems[1]
+	if named.null {
+		return nil, true, true
 	}
-	out := make([]string, 0, len(keys.elems))
-	for _, k := range keys.elems {
-		out = append(out, k.str)
+	keys = make([]string, 0, len(named.elems))
+	for _, k := range named.elems {
+		keys = append(keys, k.str)
 	}
-	return out, false, nil
+	return keys, false, true
 }
 
 func (s *keyedSession) close() {

@@ -2,6 +2,9 @@ package track
 
 import (
 	"context"
+	"io"
+	"net"
+	"slices"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -50,5 +53,38 @@ func TestAKeyedSessionAuthenticatesAsItsClientWould(t *testing.T) {
 	}
 	if open != 0 {
 		t.Fatalf("%d subscriptions to the streaming provider left open", open)
+	}
+}
+
+// An invalidation that comes during the handshake, between two of its
+// answers, is not taken for an answer: the keys it names, which the
+// server forgot as it sent it, are not counted tracked when the session
+// starts (all of them for a flush's), and each answer still goes to its
+// command. A server scripted on a pipe sends the push between the
+// subscription's answer and EXISTS's.
+func TestAnInvalidationDuringTheHandshakeUntracksItsKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, push string
+		tracked    []string
+	}{
+		{"of a key", ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\na:1\r\n", []string{"a:2"}},
+		{"of a flush", ">2\r\n$10\r\ninvalidate\r\n_\r\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			t.Cleanup(func() { server.Close() })
+			go io.Copy(io.Discard, server) // the commands
+			go server.Write([]byte("%1\r\n+proto\r\n:3\r\n" + "+OK\r\n" + ">3\r\n+subscribe\r\n+__redis__:invalidate\r\n:1\r\n" + tc.push + ":2\r\n"))
+			o := &redis.Options{Addr: "scripted", Dialer: func(context.Context, string, string) (net.Conn, error) { return client, nil }}
+			ss, err := keyedListener(o, func() []string { return []string{"a:1", "a:2"} }, nil, nil)(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ss.(*keyedSession)
+			defer s.close()
+			if !slices.Equal(s.initial, tc.tracked) {
+				t.Fatalf("tracked as the session starts: %q, want %q", s.initial, tc.tracked)
+			}
+		})
 	}
 }
