@@ -165,7 +165,7 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 		if err := r.err(); err != nil {
 			err = fmt.Errorf("%s: %w", strings.Join(cmd[:min(len(cmd), 2)], " "), err)
 			if cmd[0] == "HELLO" || cmd[0] == "CLIENT" {
-				return refusedMsg(err, string(r.str))
+				return refused(err)
 			}
 			if cmd[0] == "INFO" {
 				continue // without INFO (renamed away) the check is skipped (see following)
@@ -223,16 +223,6 @@ type onceOnly struct{}
 
 func (onceOnly) OnNext(auth.Credentials) {}
 func (onceOnly) OnError(error)           {}
-
-// refusedMsg wraps err as noTracking when the server answered msg, that
-// it does not know the command (HELLO before Redis 6) or subcommand.
-func refusedMsg(err error, msg string) error {
-	msg = strings.ToLower(msg)
-	if strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand") {
-		return noTracking{err}
-	}
-	return err
-}
 
 // track asks for keys to be tracked, at once: a goroutine sends them
 // while the session waits for Redis. Any goroutine may call it; it does
