@@ -422,3 +422,78 @@ func TestAnInstanceLateToAPromotionServesNoOverwrittenCopy(t *testing.T) {
 	}
 	t.Logf("reads after the write: %v", seen)
 }
+
+// On a cluster too a write of a key no instance holds costs the nodes
+// nothing for the instances, however many hold other keys of its master:
+// the sessions of the master and of its replica track only the keys of
+// the copies kept. A write of a held key reaches each holder from the
+// master and from the replica that would take its place, once each.
+func TestAWriteOfAKeyNobodyHoldsSendsTheClusterInstancesNothing(t *testing.T) {
+	cl := startReplicated(t)
+	ctx := t.Context()
+	var es []*env
+	for range 8 {
+		c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		es = append(es, &env{t: t, c: c, ctx: ctx})
+	}
+	if err := es[0].c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		waitFor(t, "p:1 served from memory", func() bool {
+			e.eventually("p:1", "v1", "before the writes")
+			return servesLocally(e.c, "p:1")
+		})
+	}
+	sh, err := cl.ShardOf(ctx, int(track.HashSlot("p:1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unheld := "" // a key of the same master
+	for i := 2; unheld == ""; i++ {
+		if k := "p:" + strconv.Itoa(i); sh.Owns(int(track.HashSlot(k))) {
+			unheld = k
+		}
+	}
+	master, replica := sh.Master.Client(t), sh.Replicas[0].Client(t)
+	waitFor(t, "the replica to track p:1", func() bool { return infoStat(t, replica, "stats", "tracking_total_keys") == 1 })
+	out := func() int {
+		return infoStat(t, master, "stats", "total_net_output_bytes") + infoStat(t, replica, "stats", "total_net_output_bytes")
+	}
+	const writes = 5000
+	before := out()
+	pipe := master.Pipeline()
+	for i := range writes {
+		pipe.Set(ctx, unheld, i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Each SET is answered +OK (5 bytes) and sent to the replica (about
+	// 33); the slack is the count's own INFO and the sessions' PINGs.
+	per := float64(out()-before) / writes
+	t.Logf("%.1f bytes out per write", per)
+	if per > 5+45+3 {
+		t.Fatalf("the master and its replica sent %.1f bytes per write of a key no instance holds, want the writer's 5 and the replica's stream (45 at most, +3 slack)", per)
+	}
+
+	counts := make([]uint64, len(es))
+	for i, e := range es {
+		counts[i] = e.c.Stats().Invalidations
+	}
+	b, _ := msgpack.Marshal(sample(1, "v2"))
+	if err := master.Set(ctx, "p:1", b, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range es {
+		dropped(t, e, "p:1")
+		waitFor(t, "the replica's invalidation", func() bool { return e.c.Stats().Invalidations-counts[i] >= 2 })
+		if got := e.c.Stats().Invalidations - counts[i]; got != 2 {
+			t.Errorf("instance %d handled %d invalidations of one write of the key it holds, want 2: the master's and the replica's", i, got)
+		}
+	}
+}

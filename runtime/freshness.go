@@ -25,8 +25,8 @@ import (
 // Redis only if
 //   - C was sent while a session covering the key's node was live, and,
 //     where the session tracks only the keys it is asked for (a keyed
-//     node: a single server or Sentinel with tracking), after it
-//     confirmed it tracks the key (tracking),
+//     node: any node with tracking), after it confirmed it tracks the
+//     key (tracking),
 //   - no session of that node has started or ended since C was sent (the
 //     node's state, an epoch), and
 //   - no invalidation of the key has been processed since C was sent (the
@@ -197,20 +197,23 @@ func (s *copies[K, V]) verifiedState(e *hotEntry[K], t token) uint64 {
 	if t.state&1 == 0 || s.nodes.Of(e.key) != t.n {
 		return 0
 	}
-	if t.n.Keyed() && e.tracked != (tracking{state: t.state, gen: t.gen}) {
+	if t.n.Keyed() && e.tracked != (tracking{n: t.n, state: t.state, gen: t.gen}) {
 		t.n.Track(e.key)
 		return 0
 	}
 	return t.state
 }
 
-// tracking is when a keyed node's session confirmed it tracks a key: in
-// the node's state, and the key's generation that confirmation moved it
-// to. A command whose token carries both was sent after Redis tracked the
-// key, and no invalidation of the key was handled since (which would
-// have moved the generation on, and the server forgets a key as it sends
-// its invalidation).
-type tracking struct{ state, gen uint64 }
+// tracking is when a keyed node's session confirmed it tracks a key: the
+// node (a cluster's slot moves), its state, and the key's generation
+// that confirmation moved it to. A command whose token carries all three
+// was sent after Redis tracked the key, and no invalidation of the key
+// was handled since (which would have moved the generation on, and the
+// server forgets a key as it sends its invalidation).
+type tracking struct {
+	n          *track.Node
+	state, gen uint64
+}
 
 // Tracked records that n's keyed session tracks keys from now on. The
 // generation moves on, so no command sent before, which Redis may have
@@ -227,7 +230,7 @@ func (s *copies[K, V]) Tracked(n *track.Node, keys []string) {
 			continue
 		}
 		e.mu.Lock()
-		e.tracked = tracking{state: state, gen: s.gens.of(key).Add(1)}
+		e.tracked = tracking{n: n, state: state, gen: s.gens.of(key).Add(1)}
 		e.mu.Unlock()
 	}
 }

@@ -15,11 +15,10 @@ import (
 const (
 	// InvalidateTracking uses Redis server-assisted client-side caching:
 	// every write of a key whose copy is kept, by anyone, is announced to
-	// the instances that keep it. On a single server the runtime's own
-	// connection reads each held key to have it tracked (a few bytes of
-	// server memory per key and instance, and no message for a write of a
-	// key nobody holds); a cluster's sessions broadcast the entities'
-	// prefixes.
+	// the instances that keep it. The runtime's own connection to the
+	// key's server (on a cluster, to its master and each replica) reads
+	// each held key to have it tracked: a few bytes of server memory per
+	// key and instance, and no message for a write of a key nobody holds.
 	InvalidateTracking = "tracking"
 	// InvalidatePubSub has the repositories' own writes announced on a
 	// channel of the entity's; writes by other programs are not seen.

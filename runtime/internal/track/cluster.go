@@ -11,12 +11,22 @@ import (
 
 // Topology timing: the hub reads a cluster's topology every
 // topologyEvery, so a slot that moves is attributed to its new owner
-// within that long; writes on the new owner are heard before that, since
-// while a copy is kept every node of the cluster, replicas and masters
-// without slots included, has a session of its own. While a master that owns slots cannot be
-// reached it reads every topologyEveryDown: its replica may be promoted
-// at any moment, and until the hub knows, the dead master's keys fail
-// fast instead of being read from their new owner.
+// within that long. Writes on the new owner are heard before that, or
+// the copies are not served:
+//   - a slot moved by resharding leaves its old master key by key, each
+//     deleted there as MIGRATE moves it (a master refuses to give a slot
+//     up while it holds keys of it), which sends the key's invalidation;
+//     asked to track the key again, the old master answers ASK or MOVED,
+//     and no copy of it is verified until the hub names the new owner
+//     and that owner's session confirms it tracks the key;
+//   - a replica promoted in its master's place tracked the master's held
+//     keys already (Node.Track asks the replicas too), and hears their
+//     writes from its first.
+//
+// While a master that owns slots cannot be reached it reads every
+// topologyEveryDown: its replica may be promoted at any moment, and until
+// the hub knows, the dead master's keys fail fast instead of being read
+// from their new owner.
 const (
 	topologyEvery     = 250 * time.Millisecond
 	topologyEveryDown = 25 * time.Millisecond
@@ -42,9 +52,9 @@ type clusterNode struct {
 // keys whose slot changed owner unverified until the new owner's session
 // has vouched for them (reloaded once the caller's client follows).
 // While any copy is kept, every node has a session, replicas and masters
-// without slots included (followInCluster): a replica hears the writes it
-// replicates, so when it is promoted its session is already live, and a
-// slot's new owner is heard before the next reading.
+// without slots included (followInCluster): a replica tracks its master's
+// held keys, so when it is promoted its session already hears them, and a
+// slot's new owner tracks its keys as soon as the hub names it.
 //
 // Once no copy has been kept for lingerFor it stops, and forgets the
 // topology: every key is on Nodes.One again, which no session covers, and
@@ -154,7 +164,10 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 		table[i] = h.Nodes.One
 	}
 	present := map[string]bool{}
+	var joined []*Node // replicas new to their master: they track its keys
 	for _, sh := range shards {
+		var master *Node
+		var replicas []*Node
 		for i, addr := range sh.Addrs {
 			cn := known[addr]
 			if cn == nil {
@@ -162,16 +175,30 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 				known[addr] = cn
 			}
 			present[addr] = true
-			if i > 0 {
+			if i == 0 {
+				master = cn.n
+				for _, r := range sh.Slots {
+					for s := max(r[0], 0); s <= min(r[1], SlotCount-1); s++ {
+						table[s] = cn.n
+					}
+				}
 				continue
 			}
-			for _, r := range sh.Slots {
-				for s := max(r[0], 0); s <= min(r[1], SlotCount-1); s++ {
-					table[s] = cn.n
-				}
+			replicas = append(replicas, cn.n)
+			if cn.n.master.Swap(master) != master {
+				joined = append(joined, cn.n)
 			}
 		}
+		if master != nil {
+			master.master.Store(nil)
+			master.replicas.Store(&replicas)
+		}
 	}
+	defer func() {
+		for _, r := range joined {
+			r.trackHere(h.hot(r))
+		}
+	}()
 	for addr, cn := range known {
 		if !present[addr] {
 			cn.close()
@@ -230,9 +257,13 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	line := socketLine{probe.Subscribe(h.ctx), sock}
 	warmUp(h.ctx, line)
 	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
-	l := &listener{name: addr, n: n, ctx: ctx, dial: func(ctx context.Context, cover []string) (session, error) {
-		return trackingListener(o, cover)(ctx)
+	n.keyed.Store(!h.fallback.Load())
+	l := &listener{name: addr, n: n, ctx: ctx, dial: func(ctx context.Context, _ []string) (session, error) {
+		return keyed{o: o, keys: func() []string { return h.hot(n) }, via: h.opts.Track, cluster: true}.listener()(ctx)
 	}}
+	if h.fallback.Load() {
+		l.dial = h.pubsubDial
+	}
 	h.followInCluster(l)
 	return &clusterNode{n: n, stop: stop, client: client, probe: probe, line: line, l: l}
 }

@@ -236,7 +236,7 @@ func (h *Hub) start() {
 			o, n := ConnOptions(r.Options()), h.Nodes.One
 			n.keyed.Store(true)
 			h.follow(&listener{name: o.Addr, n: n, ctx: h.ctx, dial: func(ctx context.Context, _ []string) (session, error) {
-				return keyedListener(o, func() []string { return h.hot(n) }, r, h.opts.Track)(ctx)
+				return keyed{o: o, keys: func() []string { return h.hot(n) }, follow: r, via: h.opts.Track}.listener()(ctx)
 			}})
 		case *redis.ClusterClient:
 			// Until the topology is read, every key is on Nodes.One, which
@@ -258,16 +258,17 @@ func (h *Hub) pubsubDial(ctx context.Context, cover []string) (session, error) {
 }
 
 // add routes the keys under prefix to s. When the sessions do not listen
-// for prefix yet (Pub/Sub, a cluster's broadcasting sessions), their coverage ends here, before any of s's reads can begin,
-// and they start again tracking it too: a session that did not track the
-// prefix never vouches for s's copies.
+// for prefix yet (Pub/Sub's channels), their coverage ends here, before
+// any of s's reads can begin, and they start again listening for it too:
+// a session that did not listen for the prefix never vouches for s's
+// copies.
 func (h *Hub) add(prefix string, s Store) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stores[s] = &member{prefix: prefix, s: s}
 	h.setMembers()
 	cover := h.coverOf()
-	if slices.Equal(cover, h.cover) || h.Nodes.One.Keyed() {
+	if slices.Equal(cover, h.cover) || h.opts.Mode == Tracking && !h.fallback.Load() {
 		return // a keyed session tracks keys as their copies are kept, whatever their prefix
 	}
 	h.cover = cover
@@ -371,8 +372,11 @@ func (h *Hub) changed(keys []string, flush bool) {
 }
 
 // tracked routes the keys n's keyed session confirmed it tracks to the
-// stores whose prefix each key has.
+// stores whose prefix each key has: those n owns, whose copies it
+// vouches for. A cluster replica's confirmations are its own: they make
+// no copy verified.
 func (h *Hub) tracked(n *Node, keys []string) {
+	keys = slices.DeleteFunc(keys, func(k string) bool { return h.Nodes.Of(k) != n })
 	h.route(keys, func(s Store, mine []string) { s.Tracked(n, mine) })
 }
 
@@ -392,8 +396,12 @@ func (h *Hub) route(keys []string, f func(s Store, mine []string)) {
 	}
 }
 
-// hot returns the keys of n the stores hold copies of.
+// hot returns the keys of n the stores hold copies of: of n's master,
+// for a cluster replica.
 func (h *Hub) hot(n *Node) []string {
+	if m := n.master.Load(); m != nil {
+		n = m
+	}
 	var keys []string
 	for _, m := range *h.members.Load() {
 		m.with(func(s Store) {

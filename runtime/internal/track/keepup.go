@@ -33,7 +33,7 @@ type voucher struct {
 	n      *Node
 	heard  func(err error, now time.Time)
 	// tracked takes the keys a keyed session's node confirmed it tracks
-	// (Store.Tracked); nil for the sessions that broadcast.
+	// (Store.Tracked); nil for Pub/Sub's.
 	tracked func(keys []string)
 }
 

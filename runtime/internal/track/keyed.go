@@ -48,8 +48,13 @@ type keyedSession struct {
 	// and a write to be taken: the client's read timeout.
 	rest time.Duration
 	// initial are the keys tracked as the session started; arm has them
-	// counted tracked once the session is live.
+	// counted tracked once the session is live. keys returns the keys it
+	// must track (the copies kept now).
 	initial []string
+	keys    func() []string
+	// perKey has each EXISTS ask for one key: a cluster node refuses a
+	// command whose keys are in different slots.
+	perKey bool
 	// mu guards queued, the keys Track asked for that were not sent yet,
 	// pending, those queued or sent and not answered (a key is asked once
 	// until its answer), and flushing, set while a goroutine sends them.
@@ -60,8 +65,8 @@ type keyedSession struct {
 	closed   bool // no flush starts after close
 	flushes  sync.WaitGroup
 	// wmu orders the writes on the connection (the session's PINGs, the
-	// flushes' EXISTS) and guards sent, the EXISTS batches whose answers
-	// are due, oldest first.
+	// flushes' EXISTS) and guards sent, the commands whose answers are
+	// due, oldest first: the keys of an EXISTS, nil for a PING.
 	wmu  sync.Mutex
 	sent [][]string
 	// tracker is what Node.Track calls while this session is the node's.
@@ -74,13 +79,29 @@ type keyedSession struct {
 // client sets no read timeout.
 const keyedWithin = 3 * time.Second
 
-// keyedListener connects keyed sessions to the server o reaches, tracking
-// keys (the copies kept as it starts) at once. follow is the caller's
-// client, checked when it is a Sentinel failover client (see following);
-// via, for tests, stands between Node.Track and the session.
-func keyedListener(o *redis.Options, keys func() []string, follow *redis.Client, via func([]string, func([]string))) func(context.Context) (session, error) {
+// keyed says what a keyed session tracks and checks.
+type keyed struct {
+	o *redis.Options
+	// keys returns the keys to track: the copies kept of the node's keys
+	// (of its master's, for a cluster replica).
+	keys func() []string
+	// follow is the caller's client, checked when it is a Sentinel
+	// failover client (see following); nil on a cluster.
+	follow *redis.Client
+	// via, for tests, stands between Node.Track and the session.
+	via func([]string, func([]string))
+	// cluster: the server is a cluster node, perhaps a replica, which
+	// answers reads of its master's keys after READONLY, and one slot's
+	// keys per command.
+	cluster bool
+}
+
+// listener connects keyed sessions to the server k.o reaches, tracking
+// k.keys at once.
+func (k keyed) listener() func(context.Context) (session, error) {
+	o := k.o
 	return func(ctx context.Context) (session, error) {
-		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin}
+		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin, keys: k.keys, perKey: k.cluster}
 		if o.ReadTimeout > 0 {
 			s.rest = o.ReadTimeout
 		}
@@ -99,25 +120,27 @@ func keyedListener(o *redis.Options, keys func() []string, follow *redis.Client,
 		}
 		s.w = newWire(cn)
 		context.AfterFunc(ctx, func() { cn.Close() }) // interrupts a read; close waits for nothing
-		s.initial = keys()
-		if err := s.handshake(ctx, o, follow); err != nil {
+		s.initial = k.keys()
+		if err := s.handshake(ctx, o, k.follow, k.cluster); err != nil {
 			cn.Close()
 			return nil, err
 		}
 		s.tracker = s.track
-		if via != nil {
-			s.tracker = func(keys []string) { via(keys, s.track) }
+		if k.via != nil {
+			s.tracker = func(keys []string) { k.via(keys, s.track) }
 		}
-		s.follow.start(ctx, follow, s.lost)
+		s.follow.start(ctx, k.follow, s.lost)
 		return s, nil
 	}
 }
 
 // handshake sends, in one round trip, HELLO 3 with the client's
-// credentials and name, SELECT, CLIENT TRACKING on, the subscription, an
-// EXISTS of the initial keys, and for a Sentinel client INFO, and reads
-// their answers.
-func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *redis.Client) error {
+// credentials and name, SELECT, on a cluster READONLY, CLIENT TRACKING
+// on, the subscription, EXISTS of the initial keys, and for a Sentinel
+// client INFO, and reads their answers. A key whose EXISTS is refused (a
+// cluster node that does not serve its slot answers MOVED or ASK) is not
+// tracked.
+func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *redis.Client, cluster bool) error {
 	hello := []string{"HELLO", "3"}
 	user, pass, err := credentials(ctx, o)
 	if err != nil {
@@ -136,9 +159,12 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 	if o.DB != 0 {
 		cmds = append(cmds, []string{"SELECT", strconv.Itoa(o.DB)})
 	}
+	if cluster {
+		cmds = append(cmds, []string{"READONLY"})
+	}
 	cmds = append(cmds, []string{"CLIENT", "TRACKING", "on"}, []string{"SUBSCRIBE", "__redis__:invalidate"})
-	if len(s.initial) > 0 {
-		cmds = append(cmds, append([]string{"EXISTS"}, s.initial...))
+	for batch := range s.batches(s.initial) {
+		cmds = append(cmds, append([]string{"EXISTS"}, batch...))
 	}
 	follows := isFailover(follow)
 	if follows {
@@ -163,6 +189,10 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 		cmd := cmds[i]
 		i++
 		if err := r.err(); err != nil {
+			if cmd[0] == "EXISTS" {
+				s.untrack(cmd[1:], false)
+				continue
+			}
 			err = fmt.Errorf("%s: %w", strings.Join(cmd[:min(len(cmd), 2)], " "), err)
 			if cmd[0] == "HELLO" || cmd[0] == "CLIENT" {
 				return refused(err)
@@ -245,6 +275,16 @@ func (s *keyedSession) track(keys []string) {
 // maxTrack is how many keys one EXISTS asks for.
 const maxTrack = 512
 
+// batches splits keys into the key lists of EXISTS commands: one key
+// each on a cluster node, else up to maxTrack.
+func (s *keyedSession) batches(keys []string) func(yield func([]string) bool) {
+	size := maxTrack
+	if s.perKey {
+		size = 1
+	}
+	return slices.Chunk(keys, size)
+}
+
 // flush sends the keys asked for until none is left. A write that fails
 // closes the connection: the session ends, and with it what it tracked.
 func (s *keyedSession) flush() {
@@ -259,9 +299,7 @@ func (s *keyedSession) flush() {
 		if len(keys) == 0 {
 			return
 		}
-		for len(keys) > 0 {
-			batch := keys[:min(len(keys), maxTrack)]
-			keys = keys[len(batch):]
+		for batch := range s.batches(keys) {
 			if err := s.send(batch, append([]string{"EXISTS"}, batch...)); err != nil {
 				s.w.cn.Close()
 				return
@@ -270,17 +308,16 @@ func (s *keyedSession) flush() {
 	}
 }
 
-// send writes cmd, an EXISTS of keys when keys is not nil.
+// send writes cmd, an EXISTS of keys, or a PING when keys is nil.
 func (s *keyedSession) send(keys []string, cmd []string) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if keys != nil {
-		s.sent = append(s.sent, keys)
-	}
+	s.sent = append(s.sent, keys)
 	return s.w.send(s.rest, cmd)
 }
 
-// answered returns the keys of the oldest EXISTS not answered yet.
+// answered returns the keys of the oldest command not answered yet: an
+// EXISTS's, or nil for a PING's.
 func (s *keyedSession) answered() ([]string, bool) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -303,6 +340,16 @@ func (s *keyedSession) arm(end func(), v voucher) {
 	v.n.tracker.Store(&s.tracker)
 	if len(s.initial) > 0 && v.tracked != nil {
 		v.tracked(s.initial)
+	}
+	// A copy kept since keys was read, whose Track found no session.
+	var late []string
+	for _, k := range s.keys() {
+		if !slices.Contains(s.initial, k) {
+			late = append(late, k)
+		}
+	}
+	if len(late) > 0 {
+		s.track(late)
 	}
 }
 
@@ -332,25 +379,33 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 		return nil, false, nil
 	case err != nil:
 		return nil, false, err
-	case r.err() != nil:
-		return nil, false, r.err()
 	}
 	if keys, flush, ok := invalidation(r); ok {
 		return keys, flush, nil
 	}
-	switch r.kind {
-	case '$', '+':
+	if r.kind == '>' {
+		return nil, false, nil // the subscription's
+	}
+	keys, ok := s.answered()
+	switch {
+	case !ok:
+		return nil, false, fmt.Errorf("%w: an answer to no command", errWire)
+	case keys == nil && r.err() != nil:
+		return nil, false, r.err()
+	case keys == nil:
 		s.keep.pong(r.str)
-	case ':':
-		keys, ok := s.answered()
-		if !ok {
-			return nil, false, fmt.Errorf("%w: an answer to no EXISTS", errWire)
-		}
-		s.mu.Lock()
-		for _, k := range keys {
-			delete(s.pending, k)
-		}
-		s.mu.Unlock()
+		return nil, false, nil
+	}
+	s.mu.Lock()
+	for _, k := range keys {
+		delete(s.pending, k)
+	}
+	s.mu.Unlock()
+	// An EXISTS refused (MOVED or ASK from a cluster node that does not
+	// serve the slot now) tracks nothing: the key's copies stay
+	// unverified, and the next one asks again, of the node the topology
+	// then names.
+	if r.kind == ':' {
 		if v := s.keep.v; v != nil && v.tracked != nil {
 			v.tracked(keys)
 		}

@@ -76,7 +76,7 @@ func TestAnInvalidationDuringTheHandshakeUntracksItsKeys(t *testing.T) {
 			go io.Copy(io.Discard, server) // the commands
 			go server.Write([]byte("%1\r\n+proto\r\n:3\r\n" + "+OK\r\n" + ">3\r\n+subscribe\r\n+__redis__:invalidate\r\n:1\r\n" + tc.push + ":2\r\n"))
 			o := &redis.Options{Addr: "scripted", Dialer: func(context.Context, string, string) (net.Conn, error) { return client, nil }}
-			ss, err := keyedListener(o, func() []string { return []string{"a:1", "a:2"} }, nil, nil)(t.Context())
+			ss, err := keyed{o: o, keys: func() []string { return []string{"a:1", "a:2"} }}.listener()(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,6 +44,11 @@ type Node struct {
 	// session's, nil while none is.
 	keyed   atomic.Bool
 	tracker atomic.Pointer[func(keys []string)]
+	// On a cluster (applyTopology): replicas are the nodes that replicate
+	// n, which track n's keys too, and master the node n replicates, nil
+	// for a master.
+	replicas atomic.Pointer[[]*Node]
+	master   atomic.Pointer[Node]
 	*breaker.Breaker
 }
 
@@ -117,7 +122,23 @@ func (n *Node) Keyed() bool { return n.keyed.Load() }
 // to be kept: the confirmation comes as Store.Tracked. Without a live
 // session it does nothing: a session tracks the kept copies' keys as it
 // starts. It does not wait.
+//
+// On a cluster n's replicas are asked too, first: the one promoted in
+// n's place then hears the keys' writes from its first. Their EXISTS is
+// written before n's, which must be answered before a copy is verified;
+// a promotion takes the cluster several round trips between nodes, which
+// start after the replica has read what was written to it before.
 func (n *Node) Track(keys ...string) {
+	if rs := n.replicas.Load(); rs != nil {
+		for _, r := range *rs {
+			r.trackHere(keys)
+		}
+	}
+	n.trackHere(keys)
+}
+
+// trackHere asks n's own live keyed session to track keys.
+func (n *Node) trackHere(keys []string) {
 	if f := n.tracker.Load(); f != nil {
 		(*f)(keys)
 	}

@@ -54,10 +54,3 @@ func refused(err error) error {
 	}
 	return err
 }
-
-// isFlush recognises the invalidation FLUSHALL and FLUSHDB send: a message
-// whose payload is null, which go-redis reports as an error after reading
-// it whole (the connection stays usable).
-func isFlush(err error) bool {
-	return strings.Contains(err.Error(), "unsupported pubsub message payload: <nil>")
-}
