@@ -79,9 +79,10 @@ func (c *Cluster) Stop() {
 }
 
 // waitReady waits until every node reports the cluster up and agrees on
-// the slots, and every replica has a live link to its master, so the
-// first command of a test does not meet a half-formed cluster and a
-// failover has a replica to promote.
+// the slots, and every replica has a live link to its master and is known
+// as a replica by every node, so the first command of a test does not
+// meet a half-formed cluster, a topology read from any node lists the
+// replicas, and a failover has a replica to promote.
 func (c *Cluster) waitReady(replicas int) error {
 	return poll("cluster on "+strings.Join(c.Addrs, ",")+" to be ready", func(ctx context.Context) bool {
 		synced := 0
@@ -89,8 +90,12 @@ func (c *Cluster) waitReady(replicas int) error {
 			rdb := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
 			info, err := rdb.ClusterInfo(ctx).Result()
 			repl, rerr := rdb.Info(ctx, "replication").Result()
+			nodes, nerr := rdb.ClusterNodes(ctx).Result()
 			rdb.Close()
-			if err != nil || rerr != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) {
+			if err != nil || rerr != nil || nerr != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) {
+				return false
+			}
+			if strings.Count(nodes, "slave") != replicas {
 				return false
 			}
 			if strings.Contains(repl, "master_link_status:up") {

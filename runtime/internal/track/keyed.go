@@ -85,7 +85,7 @@ type keyed struct {
 	// keys returns the keys to track: the copies kept of the node's keys
 	// (of its master's, for a cluster replica).
 	keys func() []string
-	// follow is the caller's client, checked when it is a Sentinel
+	// follow is the caller's client, followed when it is a Sentinel
 	// failover client (see following); nil on a cluster.
 	follow *redis.Client
 	// via, for tests, stands between Node.Track and the session.
@@ -120,8 +120,12 @@ func (k keyed) listener() func(context.Context) (session, error) {
 		}
 		s.w = newWire(cn)
 		context.AfterFunc(ctx, func() { cn.Close() }) // interrupts a read; close waits for nothing
+		// Followed from the dial on: a client's dial elsewhere during the
+		// handshake ends the session as soon as it is armed.
+		s.follow.start(ctx, k.follow, cn.RemoteAddr().String(), s.lost)
 		s.initial = k.keys()
-		if err := s.handshake(ctx, o, k.follow, k.cluster); err != nil {
+		if err := s.handshake(ctx, o, k.cluster); err != nil {
+			s.follow.stop()
 			cn.Close()
 			return nil, err
 		}
@@ -129,18 +133,17 @@ func (k keyed) listener() func(context.Context) (session, error) {
 		if k.via != nil {
 			s.tracker = func(keys []string) { k.via(keys, s.track) }
 		}
-		s.follow.start(ctx, k.follow, s.lost)
 		return s, nil
 	}
 }
 
 // handshake sends, in one round trip, HELLO 3 with the client's
 // credentials and name, SELECT, on a cluster READONLY, CLIENT TRACKING
-// on, the subscription, EXISTS of the initial keys, and for a Sentinel
-// client INFO, and reads their answers. A key whose EXISTS is refused (a
+// on, the subscription and EXISTS of the initial keys, and reads their
+// answers. A key whose EXISTS is refused (a
 // cluster node that does not serve its slot answers MOVED or ASK) is not
 // tracked.
-func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *redis.Client, cluster bool) error {
+func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, cluster bool) error {
 	hello := []string{"HELLO", "3"}
 	user, pass, err := credentials(ctx, o)
 	if err != nil {
@@ -165,10 +168,6 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 	cmds = append(cmds, []string{"CLIENT", "TRACKING", "on"}, []string{"SUBSCRIBE", "__redis__:invalidate"})
 	for batch := range s.batches(s.initial) {
 		cmds = append(cmds, append([]string{"EXISTS"}, batch...))
-	}
-	follows := isFailover(follow)
-	if follows {
-		cmds = append(cmds, []string{"INFO", "server"})
 	}
 	d := s.rest
 	if dl, ok := ctx.Deadline(); ok {
@@ -197,15 +196,7 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, follow *
 			if cmd[0] == "HELLO" || cmd[0] == "CLIENT" {
 				return refused(err)
 			}
-			if cmd[0] == "INFO" {
-				continue // without INFO (renamed away) the check is skipped (see following)
-			}
 			return err
-		}
-		if cmd[0] == "INFO" {
-			if id, ok := runID(r.str); ok {
-				s.follow.runID = id
-			}
 		}
 	}
 	return nil
@@ -336,6 +327,9 @@ func (s *keyedSession) Ping(_ context.Context, payload ...string) error {
 
 func (s *keyedSession) arm(end func(), v voucher) {
 	s.end.Store(&end)
+	if s.follow.moved.Load() { // lost came before end was stored
+		end()
+	}
 	s.keep.v = &v
 	v.n.tracker.Store(&s.tracker)
 	if len(s.initial) > 0 && v.tracked != nil {
@@ -353,8 +347,8 @@ func (s *keyedSession) arm(end func(), v voucher) {
 	}
 }
 
-// lost ends the session's coverage at once: following saw the client's
-// commands reach another server.
+// lost ends the session's coverage at once: following saw the client
+// dial another server.
 func (s *keyedSession) lost() {
 	if end := s.end.Load(); end != nil {
 		(*end)()
@@ -381,6 +375,7 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 		return nil, false, err
 	}
 	if keys, flush, ok := invalidation(r); ok {
+		s.retrack(keys, flush)
 		return keys, flush, nil
 	}
 	if r.kind == '>' {
@@ -411,6 +406,23 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 		}
 	}
 	return nil, false, nil
+}
+
+// retrack has a cluster replica's session track again the keys it was
+// told of: a replica tracks its master's held keys for the promotion that
+// may come, and forgets each as it sends its invalidation, which it sends
+// when it applies the replicated write, after the master's. Asked again
+// only when the master's invalidation was handled (Node.Track from the
+// copy's next keep), its EXISTS could come after the master's answer, and
+// the copy be verified while the replica tracks nothing.
+func (s *keyedSession) retrack(keys []string, flush bool) {
+	if v := s.keep.v; v == nil || v.n.master.Load() == nil {
+		return
+	}
+	if flush {
+		keys = s.keys()
+	}
+	s.track(keys)
 }
 
 // invalidation returns the keys an invalidation push names, or flush for

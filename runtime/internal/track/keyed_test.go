@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/auth"
@@ -84,6 +85,78 @@ func TestAnInvalidationDuringTheHandshakeUntracksItsKeys(t *testing.T) {
 			defer s.close()
 			if !slices.Equal(s.initial, tc.tracked) {
 				t.Fatalf("tracked as the session starts: %q, want %q", s.initial, tc.tracked)
+			}
+		})
+	}
+}
+
+// A cluster replica's session tracks again, at once, the keys it is told
+// of: Redis forgets a key as it sends its invalidation, and a replica
+// sends its own when it applies the replicated write, after the master's,
+// whose handling may already have asked for the key (Node.Track) before
+// the replica forgot it. A master's session leaves that to the copies,
+// whose next keep asks it (Node.Track). A server scripted on a pipe
+// pushes the invalidation.
+func TestAReplicasSessionTracksAgainWhatItIsToldOf(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replica bool
+	}{
+		{"a replica", true},
+		{"a master", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			t.Cleanup(func() { server.Close() })
+			got := make(chan []string, 16) // the commands the session sends
+			go func() {
+				w := newWire(server)
+				for {
+					r, err := w.next(time.Hour, time.Hour)
+					if err != nil {
+						return
+					}
+					var cmd []string
+					for _, e := range r.elems {
+						cmd = append(cmd, e.str)
+					}
+					got <- cmd
+				}
+			}()
+			go server.Write([]byte("%1\r\n+proto\r\n:3\r\n" + "+OK\r\n" + "+OK\r\n" + ">3\r\n+subscribe\r\n+__redis__:invalidate\r\n:1\r\n" +
+				">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\na:1\r\n"))
+			o := &redis.Options{Addr: "scripted", Dialer: func(context.Context, string, string) (net.Conn, error) { return client, nil }}
+			ss, err := keyed{o: o, keys: func() []string { return nil }, cluster: true}.listener()(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ss.(*keyedSession)
+			defer s.close()
+			n := &Node{Name: "node"}
+			if tc.replica {
+				n.master.Store(&Node{Name: "its master"})
+			}
+			s.arm(func() {}, voucher{now: time.Now, n: n, heard: func(error, time.Time) {}})
+			keys, _, err := s.next(t.Context())
+			for err == nil && len(keys) == 0 { // a PING's turn
+				keys, _, err = s.next(t.Context())
+			}
+			if err != nil || !slices.Equal(keys, []string{"a:1"}) {
+				t.Fatalf("next: %q, %v; want the invalidation of a:1", keys, err)
+			}
+			s.mu.Lock()
+			_, asked := s.pending["a:1"]
+			s.mu.Unlock()
+			if asked != tc.replica {
+				t.Fatalf("a:1 asked again: %v, want %v", asked, tc.replica)
+			}
+			if !tc.replica {
+				return
+			}
+			for cmd := range got {
+				if slices.Equal(cmd, []string{"EXISTS", "a:1"}) {
+					return
+				}
 			}
 		})
 	}
