@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -494,6 +496,62 @@ func TestAWriteOfAKeyNobodyHoldsSendsTheClusterInstancesNothing(t *testing.T) {
 		waitFor(t, "the replica's invalidation", func() bool { return e.c.Stats().Invalidations-counts[i] >= 2 })
 		if got := e.c.Stats().Invalidations - counts[i]; got != 2 {
 			t.Errorf("instance %d handled %d invalidations of one write of the key it holds, want 2: the master's and the replica's", i, got)
+		}
+	}
+}
+
+// An instance holding a copy of one key on a cluster vouches for it on
+// the key's master alone: the sessions of the other masters, and of the
+// replicas, which track the master's keys for a promotion, send no PING.
+// Counted at each node over the time the key's master takes 25 PINGs of
+// the session, less those of the breakers' watchers (which ping a node
+// only while it is in doubt); a replica also executes its master's
+// replication PING, one every 10 s.
+func TestAClusterInstanceVouchesOnlyOnTheMastersOfItsCopies(t *testing.T) {
+	cl := startReplicated(t)
+	ctx := t.Context()
+	watcher := new(atomic.Int64)
+	counted := func(c *Config) {
+		c.probeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
+	}
+	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e := &env{t: t, c: c, ctx: ctx}
+	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "p:1 served from memory", func() bool {
+		e.eventually("p:1", "v1", "held")
+		return servesLocally(c, "p:1")
+	})
+	sh, err := cl.ShardOf(ctx, int(track.HashSlot("p:1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pings := func(s *redistest.Server) int { return redistest.CommandStat(t, s.Client(t), "ping", "calls") }
+	others := map[*redistest.Server]int{}
+	for _, n := range cl.Nodes {
+		if n != sh.Master {
+			others[n] = pings(n)
+		}
+	}
+	before, watched := pings(sh.Master), watcher.Load()
+	waitFor(t, "25 PINGs at the master of p:1", func() bool { return pings(sh.Master)-before >= 25 })
+	spare := watcher.Load() - watched
+	for n, at := range others {
+		got := pings(n) - at
+		if !slices.Contains(masters, n) {
+			got-- // its master's replication PING, perhaps
+		}
+		if int64(got) > spare {
+			t.Errorf("%s took %d PINGs while p:1's master took 25 (the watchers sent %d); want none of the instance's", n.Addr, got, spare)
 		}
 	}
 }

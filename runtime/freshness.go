@@ -374,7 +374,9 @@ func (s *copies[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size
 	s.local.SetWithTTL(e.k, cp, 1, ttl)
 	e.held = &cp.meta
 	e.registered = true
-	if n := s.nodes.Of(e.key); n.State()&1 == 0 {
+	n := s.nodes.Of(e.key)
+	n.Holding() // its session vouches for the copy
+	if n.State()&1 == 0 {
 		n.Want() // no session covers the node yet: it starts, and vouches for the copy (Live)
 	}
 }

@@ -90,15 +90,16 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 func TestASentinelClientsSessionAsksTheNodeNothingToFollowIt(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	rdb := sn.Client(t)
-	c, err := New(rdb, profileGlue, WithLogger(quiet), WithInvalidate(InvalidateTracking))
+	c, err := New(rdb, profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if err := rdb.Ping(t.Context()).Err(); err != nil { // a pooled connection, as a service's
+	e := &env{t: t, c: c, ctx: t.Context()}
+	if err := c.Set(e.ctx, "p:1", sample(1, "v1")); err != nil { // and a pooled connection, as a service's
 		t.Fatal(err)
 	}
-	liveSessions(t, c, 1)
+	e.heat("p:1") // the session vouches while a copy is kept
 	sent := new(calls)
 	rdb.AddHook(sent)
 	master := sn.Master.Client(t)

@@ -61,10 +61,11 @@ type pinger interface {
 }
 
 // ping sends a stamped PING on ps when VouchEvery has passed since the
-// last. A half-open connection is noticed the same way: the answers stop,
-// and with them the vouching.
+// last, while a copy of the node's keys is kept (Node.Holding). A
+// half-open connection is noticed the same way: the answers stop, and
+// with them the vouching.
 func (k *keepingUp) ping(ctx context.Context, ps pinger) error {
-	if k.v == nil || time.Since(k.pinged) < VouchEvery || k.n == maxOut {
+	if k.v == nil || !k.v.n.holding.Load() || time.Since(k.pinged) < VouchEvery || k.n == maxOut {
 		return nil
 	}
 	k.pinged = time.Now()

@@ -90,6 +90,17 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
+			rule:  "no PING while no copy of the node's keys is kept: there is nothing to vouch for",
+			armed: true,
+			setup: func(f *keepFixture) { f.n.holding.Store(false) },
+			act:   func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
+			check: func(t *testing.T, f *keepFixture) {
+				if f.k.n != 0 {
+					t.Fatalf("%d PINGs outstanding, want none", f.k.n)
+				}
+			},
+		},
+		{
 			rule:  "no PING within VouchEvery of the last",
 			armed: true,
 			// Dated ahead, so that no slow machine can age it past VouchEvery.
@@ -277,6 +288,7 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 		t.Run(r.rule, func(t *testing.T) {
 			f := &keepFixture{clock: fakeclock.New(epoch), n: &Node{Breaker: breaker.New(t.Context(), "", nil, &breaker.Config{})}}
 			f.n.vouched.Store(prior)
+			f.n.holding.Store(true) // a copy of its keys is kept, unless the row says
 			if r.armed {
 				f.arm()
 			}

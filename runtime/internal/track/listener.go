@@ -3,6 +3,7 @@ package track
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,7 +143,22 @@ func (h *Hub) holds(n *Node) bool {
 	return false
 }
 
-// lingering tells a listener when its node has had no copy for lingerFor.
+// owns reports whether a store keeps a copy of a key n owns.
+func (h *Hub) owns(n *Node) bool {
+	for _, m := range *h.members.Load() {
+		owned := false
+		m.with(func(s Store) {
+			owned = slices.ContainsFunc(s.Hot(), func(k string) bool { return h.Nodes.Of(k) == n })
+		})
+		if owned {
+			return true
+		}
+	}
+	return false
+}
+
+// lingering tells a listener when its node has had no copy for lingerFor,
+// and its node whether it holds any (Node.Holding).
 type lingering struct {
 	h       *Hub
 	n       *Node
@@ -163,6 +179,13 @@ func (g *lingering) over() bool {
 		return false
 	}
 	g.checked = now
+	if g.n != nil { // not followCluster's
+		// Cleared first: a copy kept meanwhile sets it again.
+		g.n.holding.Store(false)
+		if g.h.owns(g.n) {
+			g.n.holding.Store(true)
+		}
+	}
 	if g.h.holds(g.n) {
 		g.held = now
 		return false

@@ -49,6 +49,11 @@ type Node struct {
 	// for a master.
 	replicas atomic.Pointer[[]*Node]
 	master   atomic.Pointer[Node]
+	// holding is set while a copy of a key n owns may be kept: only then
+	// does n's session PING to vouch for it. A cluster's replicas, and its
+	// masters none of whose keys this process holds, keep a session (to
+	// track, or to be ready for a slot) that costs them no PING.
+	holding atomic.Bool
 	*breaker.Breaker
 }
 
@@ -109,6 +114,15 @@ func (n *Node) UncoveredSince() time.Time {
 func (n *Node) Want() {
 	if f := n.wake.Load(); f != nil {
 		(*f)()
+	}
+}
+
+// Holding says a copy of a key n owns is about to be kept: n's session
+// vouches for it from now, until it finds no copy of n's kept (see
+// lingering).
+func (n *Node) Holding() {
+	if !n.holding.Load() {
+		n.holding.Store(true)
 	}
 }
 
