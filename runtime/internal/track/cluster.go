@@ -10,8 +10,11 @@ import (
 )
 
 // Topology timing: the hub reads a cluster's topology every
-// topologyEvery, so a slot that moves is attributed to its new owner
-// within that long. Writes on the new owner are heard before that, or
+// topologyEvery, and within topologyEveryDown of a node's answering a
+// session's EXISTS with MOVED or ASK (the key's slot moved, or is moving:
+// reread), so a slot that moves is attributed to its new owner soon after
+// its first held key is. The reading is for the copies' availability,
+// not their freshness: writes on the new owner are heard before it, or
 // the copies are not served:
 //   - a slot moved by resharding leaves its old master key by key, each
 //     deleted there as MIGRATE moves it (a master refuses to give a slot
@@ -27,14 +30,19 @@ import (
 // topologyEveryDown: its replica may be promoted at any moment, and until
 // the hub knows, the dead master's keys fail fast instead of being read
 // from their new owner.
+// Every reading is a command each instance holding copies sends the
+// cluster: 4 a second per instance at the 250 ms of before.
 const (
-	topologyEvery     = 250 * time.Millisecond
+	topologyEvery     = 2 * time.Second
 	topologyEveryDown = 25 * time.Millisecond
 )
 
 // nudgeFor is how long after slots moved the hub checks that the
-// caller's client followed.
-const nudgeFor = 5 * time.Second
+// caller's client followed, every settleEvery until it has.
+const (
+	nudgeFor    = 5 * time.Second
+	settleEvery = 250 * time.Millisecond
+)
 
 // clusterNode is a node the hub listens to, with what stops it.
 type clusterNode struct {
@@ -79,17 +87,22 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 	var (
 		changed time.Time // when slots last moved
 		pending bool      // copies to reload once the caller's client follows
+		read    time.Time // when the topology was last read
 	)
 	idle := newLingering(h, nil)
 	for {
 		select {
 		case <-h.ctx.Done():
 			return
+		case <-h.moved:
+			t.Reset(max(0, topologyEveryDown-time.Since(read)))
+			continue
 		case <-t.C:
 		}
 		if idle.over() {
 			return
 		}
+		read = time.Now()
 		t.Reset(h.topologyPace())
 		if shards, err := readTopology(h.ctx, r, known); err == nil && len(shards) > 0 {
 			if h.applyTopology(shards, known, r.Options()) {
@@ -100,12 +113,21 @@ func (h *Hub) followCluster(r *redis.ClusterClient) {
 		// from their old master, dead after a failover, and count
 		// failures against copies that are fine.
 		if h.opts.Now().Sub(changed) < nudgeFor && !h.inStep(r) {
+			t.Reset(min(h.topologyPace(), settleEvery))
 			continue
 		}
 		if pending {
 			h.each(func(s Store) { s.Settled(h.ctx) })
 			pending = false
 		}
+	}
+}
+
+// reread has the topology read soon: a node sent a key elsewhere.
+func (h *Hub) reread() {
+	select {
+	case h.moved <- struct{}{}:
+	default:
 	}
 }
 

@@ -114,6 +114,7 @@ type Hub struct {
 	live    map[*listener]func()      // ends the coverage of each live session
 	cluster map[*listener]struct{}    // a cluster's nodes' (followInCluster)
 	follows bool                      // followCluster runs
+	moved   chan struct{}             // a node redirected a key: read the topology soon (reread)
 	members atomic.Pointer[[]*member] // the stores now, for the calls to them
 
 	up       atomic.Int32  // live sessions
@@ -184,7 +185,7 @@ func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub
 }
 
 func newHub(rdb redis.UniversalClient, opts Options, k hubKey) *Hub {
-	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}, cluster: map[*listener]struct{}{}}
+	h := &Hub{rdb: rdb, opts: opts, key: k, Stamps: opts.Stamps(), stores: map[Store]*member{}, live: map[*listener]func(){}, cluster: map[*listener]struct{}{}, moved: make(chan struct{}, 1)}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.brk = breaker.Config{Now: opts.Now, Log: opts.Log, Spawn: h.g.Go, Unavailable: opts.Unavailable}
 	var sock *breaker.Socket

@@ -33,8 +33,10 @@ type voucher struct {
 	n      *Node
 	heard  func(err error, now time.Time)
 	// tracked takes the keys a keyed session's node confirmed it tracks
-	// (Store.Tracked); nil for Pub/Sub's.
-	tracked func(keys []string)
+	// (Store.Tracked); nil for Pub/Sub's. redirected says the node sent
+	// a key elsewhere (MOVED, ASK): on a cluster, the slot has moved.
+	tracked    func(keys []string)
+	redirected func()
 }
 
 // keepingUp paces a session's stamped PINGs, which vouch for its node,

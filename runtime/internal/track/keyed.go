@@ -400,10 +400,13 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	// serve the slot now) tracks nothing: the key's copies stay
 	// unverified, and the next one asks again, of the node the topology
 	// then names.
-	if r.kind == ':' {
-		if v := s.keep.v; v != nil && v.tracked != nil {
-			v.tracked(keys)
-		}
+	v := s.keep.v
+	switch {
+	case v == nil:
+	case r.kind == ':' && v.tracked != nil:
+		v.tracked(keys)
+	case r.kind == '-' && v.redirected != nil && (strings.HasPrefix(r.str, "MOVED ") || strings.HasPrefix(r.str, "ASK ")):
+		v.redirected()
 	}
 	return nil, false, nil
 }

@@ -259,7 +259,7 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 				// gives up redialling.
 				end()
 				h.g.Go(func() { l.n.Suspect(errRedial) })
-			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard, tracked: func(keys []string) { h.tracked(l.n, keys) }})
+			}, voucher{now: h.opts.Now, stamps: h.Stamps, n: l.n, heard: l.n.Heard, tracked: func(keys []string) { h.tracked(l.n, keys) }, redirected: h.reread})
 			h.each(func(st Store) { st.Live(sctx, l.n) })
 			err = h.receive(sctx, s, idle)
 			h.mu.Lock()
