@@ -30,6 +30,7 @@ import (
 // topologyEveryDown: its replica may be promoted at any moment, and until
 // the hub knows, the dead master's keys fail fast instead of being read
 // from their new owner.
+//
 // Every reading is a command each instance holding copies sends the
 // cluster: 4 a second per instance at the 250 ms of before.
 const (
@@ -207,6 +208,7 @@ func (h *Hub) applyTopology(shards []Shard, known map[string]*clusterNode, opts 
 				continue
 			}
 			replicas = append(replicas, cn.n)
+			cn.n.replicas.Store(nil) // a demoted master's are its new master's now
 			if cn.n.master.Swap(master) != master {
 				joined = append(joined, cn.n)
 			}
