@@ -123,34 +123,27 @@ func (h *Hub) wakeCluster() {
 }
 
 // holds reports whether a store keeps a copy of a key of n (its hot
-// keys); on a cluster, or for n nil, of any key.
+// keys); on a cluster, or for n nil, of any key: a cluster's sessions all
+// live while any copy is kept.
 func (h *Hub) holds(n *Node) bool {
-	all := n == nil || h.Nodes.Followed()
-	held := false
-	for _, m := range *h.members.Load() {
-		m.with(func(s Store) {
-			for _, k := range s.Hot() {
-				if all || h.Nodes.Of(k) == n {
-					held = true
-					return
-				}
-			}
-		})
-		if held {
-			return true
-		}
+	if n == nil || h.Nodes.Followed() {
+		return h.anyHot(func(string) bool { return true })
 	}
-	return false
+	return h.owns(n)
 }
 
 // owns reports whether a store keeps a copy of a key n owns.
 func (h *Hub) owns(n *Node) bool {
+	return h.anyHot(func(k string) bool { return h.Nodes.Of(k) == n })
+}
+
+// anyHot reports whether a store keeps a copy of a key for which match
+// holds.
+func (h *Hub) anyHot(match func(key string) bool) bool {
 	for _, m := range *h.members.Load() {
-		owned := false
-		m.with(func(s Store) {
-			owned = slices.ContainsFunc(s.Hot(), func(k string) bool { return h.Nodes.Of(k) == n })
-		})
-		if owned {
+		found := false
+		m.with(func(s Store) { found = slices.ContainsFunc(s.Hot(), match) })
+		if found {
 			return true
 		}
 	}
