@@ -398,7 +398,7 @@ var malformed = []struct {
 }, {
 	name: "invalidate suggests the closest mode",
 	doc:  []string{"//hotkey:cache key=user:{ID} invalidate=trackng"},
-	errs: []string{`user.go:3:30: invalidate: "trackng" is not tracking, pubsub or off; did you mean "tracking"?`},
+	errs: []string{`user.go:3:30: invalidate: "trackng" is not tracking, pubsub, pubsub-keys or off; did you mean "tracking"?`},
 }, {
 	name: "degrade lists its modes when a value is far from both",
 	doc:  []string{"//hotkey:cache key=user:{ID} degrade=stale"},

@@ -116,24 +116,40 @@ func TestOnlyTheKeysOfKeptCopiesAreTracked(t *testing.T) {
 	}
 }
 
-// TestPubSubInvalidatesOtherInstances: with invalidate=pubsub, a write or a
-// delete through one repository reaches the other's hot copy, which then
-// reads what Redis holds.
+// TestPubSubInvalidatesOtherInstances: with invalidate=pubsub and
+// pubsub-keys, a write or a delete through one repository reaches the
+// other's hot copy, which then reads what Redis holds; and during a
+// rolling deploy from one to the other, between builds of either.
 func TestPubSubInvalidatesOtherInstances(t *testing.T) {
-	srv := redistest.Start(t)
-	es := instances(t, srv, 2, InvalidatePubSub)
-	if err := es[0].c.Set(es[0].ctx, "p:1", sample(1, "v2")); err != nil {
-		t.Fatal(err)
+	for _, modes := range [][2]string{
+		{InvalidatePubSub, InvalidatePubSub},
+		{InvalidatePubSubKeys, InvalidatePubSubKeys},
+		{InvalidatePubSub, InvalidatePubSubKeys},
+		{InvalidatePubSubKeys, InvalidatePubSub},
+	} {
+		t.Run(modes[0]+" writes, "+modes[1]+" holds", func(t *testing.T) {
+			srv := redistest.Start(t)
+			es := []*env{newEnvOn(t, srv, WithInvalidate(modes[0])), newEnvOn(t, srv, WithInvalidate(modes[1]))}
+			es[0].put("p:1", sample(1, "v1"))
+			for _, e := range es {
+				e.heat("p:1")
+			}
+			liveSessions(t, es[1].c, 1)
+			es[1].heat("p:1")
+			if err := es[0].c.Set(es[0].ctx, "p:1", sample(1, "v2")); err != nil {
+				t.Fatal(err)
+			}
+			es[1].eventually("p:1", "v2", "after another instance's Set")
+			es[1].heat("p:1")
+			if err := es[0].c.Del(es[0].ctx, "p:1"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the other instance to read p:1 as deleted", func() bool {
+				_, err := es[1].c.Get(es[1].ctx, "p:1")
+				return errors.Is(err, ErrNotFound)
+			})
+		})
 	}
-	es[1].eventually("p:1", "v2", "after another instance's Set")
-	es[1].heat("p:1")
-	if err := es[0].c.Del(es[0].ctx, "p:1"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the other instance to read p:1 as deleted", func() bool {
-		_, err := es[1].c.Get(es[1].ctx, "p:1")
-		return errors.Is(err, ErrNotFound)
-	})
 }
 
 // A Pub/Sub session whose connection was lost ends, even though go-redis
@@ -154,41 +170,53 @@ func TestAPubSubSessionThatResubscribedEnds(t *testing.T) {
 	})
 }
 
-func TestTrackingOnACluster(t *testing.T) {
-	cl := redistest.StartCluster(t, 3)
-	newCache := func() *Cache[string, profile] {
-		c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		liveSessions(t, c, 3)
-		return c
-	}
-	a, b := newCache(), newCache()
-	ctx := t.Context()
-	keys := []string{"p:1", "p:2", "p:3", "p:4", "p:5", "p:6"} // spread over the masters
-	for _, k := range keys {
-		if err := a.Set(ctx, k, sample(1, "v1")); err != nil {
-			t.Fatal(err)
-		}
-		for range 101 {
-			b.Get(ctx, k)
-		}
-		if !holds(b, k) {
-			t.Fatalf("%s not held by b", k)
-		}
-	}
-	for _, k := range keys {
-		if err := a.Set(ctx, k, sample(1, "v2")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, k := range keys {
-		waitFor(t, "b to invalidate "+k, func() bool { return !servesLocally(b, k) })
-		if v, err := b.Get(ctx, k); err != nil || v.Name != "v2" {
-			t.Fatalf("b reads %s as %+v, %v", k, v, err)
-		}
+// On a cluster, a write through one repository reaches the copies of
+// another, with tracking and with key channels, whatever master the key is
+// on.
+func TestInvalidationOnACluster(t *testing.T) {
+	for _, mode := range []string{InvalidateTracking, InvalidatePubSubKeys} {
+		t.Run(mode, func(t *testing.T) {
+			cl := redistest.StartCluster(t, 3)
+			newCache := func() *Cache[string, profile] {
+				c, err := New(cl.Client(t), profileGlue, WithInvalidate(mode), WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				liveSessions(t, c, 3)
+				return c
+			}
+			a, b := newCache(), newCache()
+			ctx := t.Context()
+			keys := []string{"p:1", "p:2", "p:3", "p:4", "p:5", "p:6"} // spread over the masters
+			for _, k := range keys {
+				if err := a.Set(ctx, k, sample(1, "v1")); err != nil {
+					t.Fatal(err)
+				}
+				for range 101 {
+					b.Get(ctx, k)
+				}
+				if !holds(b, k) {
+					t.Fatalf("%s not held by b", k)
+				}
+				waitFor(t, k+" served from b's memory", func() bool {
+					b.Get(ctx, k) // kept verified once its node confirms it listens for k
+					return servesLocally(b, k)
+				})
+			}
+			for _, k := range keys {
+				if err := a.Set(ctx, k, sample(1, "v2")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, k := range keys {
+				waitFor(t, "b to invalidate "+k, func() bool { return !servesLocally(b, k) })
+				if v, err := b.Get(ctx, k); err != nil || v.Name != "v2" {
+					t.Fatalf("b reads %s as %+v, %v", k, v, err)
+				}
+			}
+
+		})
 	}
 }
 
@@ -221,17 +249,36 @@ type failPublish struct{}
 
 func (failPublish) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (failPublish) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var first error
+		for _, cmd := range cmds {
+			if err := (failPublish{}).refuse(cmd); err != nil && first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return first
+		}
+		return next(ctx, cmds)
+	}
 }
 func (failPublish) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "publish" {
-			err := errors.New("NOPERM this user has no permissions to run the 'publish' command")
-			cmd.SetErr(err)
+		if err := (failPublish{}).refuse(cmd); err != nil {
 			return err
 		}
 		return next(ctx, cmd)
 	}
+}
+
+// refuse fails cmd when it is a PUBLISH.
+func (failPublish) refuse(cmd redis.Cmder) error {
+	if cmd.Name() != "publish" {
+		return nil
+	}
+	err := errors.New("NOPERM this user has no permissions to run the 'publish' command")
+	cmd.SetErr(err)
+	return err
 }
 
 // A failed PUBLISH is logged the first time, then at most once a second,
@@ -776,7 +823,7 @@ func TestThreeRepositoriesOnOneClientCostWhatOneDoes(t *testing.T) {
 // The modes a user names are the transport's: the runtime hands
 // Config.Invalidate to the hub as it is.
 func TestInvalidationModesAreTheTransports(t *testing.T) {
-	for _, m := range [][2]string{{InvalidateTracking, track.Tracking}, {InvalidatePubSub, track.PubSub}, {InvalidateOff, track.Off}} {
+	for _, m := range [][2]string{{InvalidateTracking, track.Tracking}, {InvalidatePubSub, track.PubSub}, {InvalidatePubSubKeys, track.KeyChannels}, {InvalidateOff, track.Off}} {
 		if m[0] != m[1] {
 			t.Errorf("runtime mode %q, transport mode %q", m[0], m[1])
 		}
@@ -820,4 +867,99 @@ func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
 	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the deleted hot key reads %v, want ErrNotFound", err)
 	}
+}
+
+// With invalidate=pubsub-keys an instance subscribes to the channel of
+// each key it holds, and no other: a write of a key nobody holds costs
+// the node what it costs with one instance, eight holding another key or
+// not, and a write of a held key sends each holder one message. Counted
+// at the server; with invalidate=pubsub each of the eight added a
+// message to every write of the entity.
+func TestAKeyChannelWriteOfAKeyNobodyHoldsSendsTheInstancesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	es := instances(t, srv, 8, InvalidatePubSubKeys) // each holds p:1
+	admin := srv.Client(t)
+	if got := admin.PubSubNumSub(t.Context(), track.KeyChannel("p:1")).Val()[track.KeyChannel("p:1")]; got != 8 {
+		t.Fatalf("%d subscribers to p:1's channel, want the 8 holders", got)
+	}
+	perWrite := func() float64 {
+		const writes = 500
+		out := func() int { return infoStat(t, admin, "stats", "total_net_output_bytes") }
+		before := out()
+		for i := range writes {
+			if err := es[0].c.Set(t.Context(), "p:2", sample(int64(i), "x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return float64(out()-before) / writes
+	}
+	counts := make([]uint64, len(es))
+	for i, e := range es {
+		counts[i] = e.c.Stats().Invalidations
+	}
+	if err := es[0].c.Set(t.Context(), "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range es[1:] {
+		dropped(t, e, "p:1")
+		if got := e.c.Stats().Invalidations - counts[i+1]; got != 1 {
+			t.Errorf("instance %d handled %d invalidations of one write of the key it holds, want 1", i+1, got)
+		}
+	}
+	eight := perWrite()
+	for _, e := range es[1:] {
+		e.c.Close()
+	}
+	waitFor(t, "the seven closed instances' subscriptions to end", func() bool {
+		return admin.PubSubNumSub(t.Context(), track.KeyChannel("p:1")).Val()[track.KeyChannel("p:1")] <= 1
+	})
+	// The slack is the count's own INFO and the writer's session's PINGs.
+	if one := perWrite(); eight > one+2 {
+		t.Fatalf("the node sent %.1f bytes per write of a key no instance holds with 8 instances, %.1f with the writer alone", eight, one)
+	}
+}
+
+// A key-channel session unsubscribes, within a sweep, the channels of the
+// keys whose copies are gone, keeps those of the copies still held, and
+// subscribes again when a key comes back: a write of it is heard.
+func TestAKeyChannelSessionUnsubscribesTheKeysNoLongerHeld(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	subs := func(key string) int64 {
+		return admin.PubSubNumSub(t.Context(), track.KeyChannel(key)).Val()[track.KeyChannel(key)]
+	}
+	e := newEnvOn(t, srv, WithInvalidate(InvalidatePubSubKeys))
+	other := newEnvOn(t, srv, WithInvalidate(InvalidatePubSubKeys))
+	for _, k := range []string{"p:1", "p:2"} {
+		e.put(k, sample(1, "v1"))
+		e.heat(k)
+	}
+	if subs("p:1") != 1 || subs("p:2") != 1 {
+		t.Fatalf("subscribers of p:1, p:2: %d, %d; want 1 each", subs("p:1"), subs("p:2"))
+	}
+	e.tick(DefaultDemoteEvery - time.Second)
+	for range 101 { // p:1 stays hot, p:2 cools
+		e.get("p:1")
+	}
+	e.tick(time.Second)
+	if e.c.det.lookup("p:2") != nil || e.c.det.lookup("p:1") == nil {
+		t.Fatal("p:2 was not demoted, or p:1 was")
+	}
+	waitFor(t, "p:2's channel to be unsubscribed", func() bool { return subs("p:2") == 0 })
+	if got := subs("p:1"); got != 1 {
+		t.Fatalf("%d subscribers of p:1's channel after the sweep, want 1: its copy is held", got)
+	}
+	e.heat("p:1")
+	if err := other.c.Set(other.ctx, "p:1", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("p:1", "v2", "after another instance's Set, past a sweep")
+	e.heat("p:2")
+	if got := subs("p:2"); got != 1 {
+		t.Fatalf("%d subscribers of p:2's channel once it is held again, want 1", got)
+	}
+	if err := other.c.Set(other.ctx, "p:2", sample(1, "v2")); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("p:2", "v2", "after another instance's Set of a key held again")
 }

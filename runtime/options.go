@@ -44,7 +44,7 @@ var (
 	optDegradeLimit      = options.Count("degrade_limit", "DegradeLimit", DefaultDegradeLimit, option.Positive).ProgramOnly()
 	optStaleReads        = options.Toggle("stale_reads", "StaleReads", true)
 	optAutoPipeline      = options.Toggle("auto_pipeline", "AutoPipeline", true).ProgramOnly()
-	optInvalidate        = options.Choice("invalidate", "Invalidate", InvalidateTracking, word(InvalidateTracking, "InvalidateTracking"), word(InvalidatePubSub, "InvalidatePubSub"), word(InvalidateOff, "InvalidateOff"))
+	optInvalidate        = options.Choice("invalidate", "Invalidate", InvalidateTracking, word(InvalidateTracking, "InvalidateTracking"), word(InvalidatePubSub, "InvalidatePubSub"), word(InvalidatePubSubKeys, "InvalidatePubSubKeys"), word(InvalidateOff, "InvalidateOff"))
 	optMaxValueBytes     = options.Size("max_value_bytes", "MaxValueBytes", DefaultMaxValueBytes)
 	optMaxValueBytesHard = options.Size("max_value_bytes_hard", "MaxValueBytesHard", 0)
 	optAggregate         = options.Toggle("aggregate", "Aggregate", false)

@@ -23,7 +23,15 @@ const (
 	// InvalidatePubSub has the repositories' own writes announced on a
 	// channel of the entity's; writes by other programs are not seen.
 	// Tracking falls back to it on a server without client tracking.
+	// Every instance holding a copy of any of the entity's keys hears
+	// every write of the entity.
 	InvalidatePubSub = "pubsub"
+	// InvalidatePubSubKeys hears the same announcements on a channel per
+	// key, subscribed to only for the keys of the copies kept: a write of
+	// a key no instance holds sends no message. Every repository announces
+	// on both channels, so a fleet moves from InvalidatePubSub to it by a
+	// rolling deploy of this release first (see docs/failures.md).
+	InvalidatePubSubKeys = "pubsub-keys"
 	// InvalidateOff leaves freshness to refresh alone.
 	InvalidateOff = "off"
 )
@@ -99,14 +107,17 @@ func (s *copies[K, V]) Hot() []string {
 // PUBLISH fails, every write's does.
 const publishLogEvery = time.Second
 
-// announce publishes a write of key for InvalidatePubSub. A failed publish
-// is counted and logged, the first and then at most one a second
+// announce publishes a write of key for InvalidatePubSub and
+// InvalidatePubSubKeys, on the entity's channel and the key's, in one
+// round trip; on a cluster, the key's goes to the key's master, whose
+// subscribers hear it before any PING read after. A failed publish is
+// counted and logged, the first and then at most one a second
 // (publishLogEvery): the key's other copies then wait for refresh.
 func (c *Cache[K, V]) announce(ctx context.Context, key string) {
 	if !c.hub.Announces() {
 		return
 	}
-	err := c.rdb.Publish(ctx, track.Channel(c.prefix), key).Err()
+	err := track.Announce(ctx, c.rdb, c.prefix, key)
 	if err == nil || !c.countRedisError(ctx, err) {
 		return
 	}

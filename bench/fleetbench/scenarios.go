@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	hk "github.com/hotkeygen/hotkeygen/runtime"
 )
 
 // A Scenario is what a fleet does while the node is measured.
@@ -194,10 +196,13 @@ func (b *Bench) Run(ctx context.Context, sys systemInfo, sc Scenario, n int) (m 
 	switch sc.Writes {
 	case unheldWrites:
 		m.WritesAsked = b.cfg.WriteRate
-		stop = b.writer.start(ctx, m.WritesAsked, func(i int64) int64 { return unheldBase + i%unheldKeys })
+		stop, err = b.writer.start(ctx, sys.Announced, m.WritesAsked, func(i int64) int64 { return unheldBase + i%unheldKeys })
 	case heldWrites:
 		m.WritesAsked = b.cfg.HeldWriteRate
-		stop = b.writer.start(ctx, m.WritesAsked, func(i int64) int64 { return heldIDs[i%int64(len(heldIDs))] })
+		stop, err = b.writer.start(ctx, sys.Announced, m.WritesAsked, func(i int64) int64 { return heldIDs[i%int64(len(heldIDs))] })
+	}
+	if err != nil {
+		return nil, err
 	}
 	if stop != nil {
 		defer func() {
@@ -296,10 +301,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Writer is the client of the write scenarios: another service, or
 // another instance's writes, that the fleet's copies must hear of. It
 // writes Items as the generated repository encodes them, so a system
-// that reloads a written key reads a value it can decode.
+// that reloads a written key reads a value it can decode. For a system
+// that hears only the repositories' own writes it writes through a
+// repository of the system's mode, which announces each write.
 type Writer struct {
 	rdb     redis.UniversalClient
 	payload string
+	repos   map[string]*ItemRepo // by mode, made at the first write of each
 }
 
 // writerConns is how many writes the writer has in flight at most, and
@@ -311,7 +319,7 @@ func newWriter(t Target, payload int) *Writer {
 	rdb := t.client(func(o *redis.Options) {
 		o.PoolSize, o.MinIdleConns = writerConns, writerConns
 	})
-	return &Writer{rdb: rdb, payload: strings.Repeat("p", payload)}
+	return &Writer{rdb: rdb, payload: strings.Repeat("p", payload), repos: map[string]*ItemRepo{}}
 }
 
 // open dials the writer's connections to every node before any fleet
@@ -323,7 +331,13 @@ func (w *Writer) open(ctx context.Context) error {
 	return nil
 }
 
-func (w *Writer) Close() error { return w.rdb.Close() }
+func (w *Writer) Close() error {
+	errs := []error{}
+	for _, r := range w.repos {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(append(errs, w.rdb.Close())...)
+}
 
 func (w *Writer) write(ctx context.Context, id, version int64) error {
 	b, err := (&Item{ID: id, Version: version, Payload: w.payload}).AppendMsgpack(nil)
@@ -331,6 +345,25 @@ func (w *Writer) write(ctx context.Context, id, version int64) error {
 		return err
 	}
 	return w.rdb.Set(ctx, ItemKey(id), b, itemTTL).Err()
+}
+
+// writes returns what writes one Item: a plain SET, or for announced a
+// repository of that mode's SetItem.
+func (w *Writer) writes(announced string) (func(ctx context.Context, id, version int64) error, error) {
+	if announced == "" {
+		return w.write, nil
+	}
+	repo := w.repos[announced]
+	if repo == nil {
+		var err error
+		if repo, err = NewItemRepo(w.rdb, hk.WithLogger(warnLog), hk.WithInvalidate(announced)); err != nil {
+			return nil, err
+		}
+		w.repos[announced] = repo
+	}
+	return func(ctx context.Context, id, version int64) error {
+		return repo.SetItem(ctx, &Item{ID: id, Version: version, Payload: w.payload})
+	}, nil
 }
 
 // itemTTL is the annotation's ttl, which the repository writes with.
@@ -352,7 +385,11 @@ func (w *Writer) seed(ctx context.Context) error {
 // (the machine stalled) starts its schedule again rather than catching
 // up in a burst: the node counts the writes it executed, which are what
 // the per-write figures divide by.
-func (w *Writer) start(ctx context.Context, rate float64, keyOf func(i int64) int64) (stop func() (uint64, error)) {
+func (w *Writer) start(ctx context.Context, announced string, rate float64, keyOf func(i int64) int64) (stop func() (uint64, error), err error) {
+	write, err := w.writes(announced)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		wg      sync.WaitGroup
@@ -373,7 +410,7 @@ func (w *Writer) start(ctx context.Context, rate float64, keyOf func(i int64) in
 					return
 				}
 				i := seq.Add(1) - 1
-				if err := w.write(ctx, keyOf(i), i+1); err != nil && ctx.Err() == nil {
+				if err := write(ctx, keyOf(i), i+1); err != nil && ctx.Err() == nil {
 					errs.Add(1)
 					lastErr.Store(&err)
 				}
@@ -391,5 +428,5 @@ func (w *Writer) start(ctx context.Context, rate float64, keyOf func(i int64) in
 			return errs.Load(), *e
 		}
 		return errs.Load(), nil
-	}
+	}, nil
 }

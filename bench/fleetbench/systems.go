@@ -35,13 +35,19 @@ type systemInfo struct {
 	ID   string // as -systems takes it
 	Name string // as the table shows it
 	New  func(ctx context.Context, t Target) (Instance, error)
+	// Announced is the invalidation mode of a hotkeygen system that hears
+	// only the repositories' own writes (Pub/Sub): the writer writes
+	// through a repository of that mode. Empty for the others.
+	Announced string
 }
 
 var systems = []systemInfo{
-	{"hotkeygen", "hotkeygen", newHotkeygen},
-	{"rueidis", "rueidis", newRueidis},
-	{"csc", "go-redis CSC", newCSC},
-	{"plain", "go-redis plain", newPlain},
+	{"hotkeygen", "hotkeygen", newHotkeygen(hk.InvalidateTracking), ""},
+	{"hotkeygen-pubsub", "hotkeygen pubsub", newHotkeygen(hk.InvalidatePubSub), hk.InvalidatePubSub},
+	{"hotkeygen-pubsub-keys", "hotkeygen pubsub-keys", newHotkeygen(hk.InvalidatePubSubKeys), hk.InvalidatePubSubKeys},
+	{"rueidis", "rueidis", newRueidis, ""},
+	{"csc", "go-redis CSC", newCSC, ""},
+	{"plain", "go-redis plain", newPlain, ""},
 }
 
 func systemIDs() string {
@@ -75,7 +81,8 @@ func lookupSystem(id string) (systemInfo, error) {
 }
 
 // hotkeygenInstance is the repository generated from Item's annotation on
-// a go-redis client of its own, with the runtime's defaults (see item.go).
+// a go-redis client of its own, with the runtime's defaults (see item.go)
+// but for the invalidation mode.
 type hotkeygenInstance struct {
 	repo *ItemRepo
 	rdb  redis.UniversalClient
@@ -89,19 +96,21 @@ var warnLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level
 // of them dial at once on a machine that also runs the server.
 const readyWithin = 60 * time.Second
 
-func newHotkeygen(ctx context.Context, t Target) (Instance, error) {
-	rdb := t.client(nil)
-	repo, err := NewItemRepo(rdb, hk.WithLogger(warnLog))
-	if err != nil {
-		rdb.Close()
-		return nil, err
+func newHotkeygen(mode string) func(ctx context.Context, t Target) (Instance, error) {
+	return func(ctx context.Context, t Target) (Instance, error) {
+		rdb := t.client(nil)
+		repo, err := NewItemRepo(rdb, hk.WithLogger(warnLog), hk.WithInvalidate(mode))
+		if err != nil {
+			rdb.Close()
+			return nil, err
+		}
+		h := &hotkeygenInstance{repo: repo, rdb: rdb}
+		if err := connect(ctx, rdb); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("hotkeygen: connect: %w", err)
+		}
+		return h, nil
 	}
-	h := &hotkeygenInstance{repo: repo, rdb: rdb}
-	if err := connect(ctx, rdb); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("hotkeygen: connect: %w", err)
-	}
-	return h, nil
 }
 
 // Hold reads ids in rounds, 10 ms apart, until every one has a local

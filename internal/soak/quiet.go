@@ -173,7 +173,7 @@ func expireHotKey(ctx context.Context, r *run, l *history.Log) error {
 		return errors.New("soak: TTL expiry is for users: a collection's TTL only moves forward")
 	}
 	w := writer{inst: -1, ttl: ttlFor}
-	if r.cfg.Mode == runtime.InvalidatePubSub {
+	if announcedOnly(r.cfg.Mode) {
 		rdb := r.connect(r.cfg.Instances)
 		defer rdb.Close()
 		repo := r.newStore(rdb, runtime.WithTTL(ttlFor), runtime.WithJitter(0))

@@ -315,7 +315,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// the seeds go through a repository too.
 	plainWriter := writer{inst: -1, set: plainSetter(plain, r.cfg.Hash, 0)}
 	r.seeder = plainWriter
-	if r.cfg.Mode == runtime.InvalidatePubSub {
+	if announcedOnly(r.cfg.Mode) {
 		r.seeder = writer{inst: -1, set: repos[0].set}
 	}
 	seedLog := &history.Log{}
@@ -349,7 +349,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	for i, repo := range repos[:2] {
 		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, writer{inst: i, set: repo.set}) })
 	}
-	if r.cfg.Mode != runtime.InvalidatePubSub {
+	if !announcedOnly(r.cfg.Mode) {
 		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, plainWriter) })
 	}
 	spawn(func(ctx context.Context, _ *history.Log) { appTraffic(ctx, clients[sharedClient]) })
@@ -599,4 +599,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// announcedOnly reports whether mode hears only the repositories' own
+// writes (Pub/Sub of either kind): another program's write is not seen.
+func announcedOnly(mode string) bool {
+	return mode == runtime.InvalidatePubSub || mode == runtime.InvalidatePubSubKeys
 }

@@ -23,7 +23,7 @@ func (discard) Printf(context.Context, string, ...any) {}
 func TestPromisesHoldUnderFaults(t *testing.T) {
 	redis.SetLogger(discard{})
 	var results []*Result
-	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff} {
+	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidatePubSubKeys, runtime.InvalidateOff} {
 		t.Run(mode, func(t *testing.T) {
 			res, err := Run(t.Context(), Config{Mode: mode, Duration: 14 * time.Second, Instances: 3, Keys: 8, Faults: Faults})
 			if err != nil {
@@ -61,6 +61,7 @@ func TestCorePromises(t *testing.T) {
 	for _, cfg := range []Config{
 		{Mode: runtime.InvalidateTracking, Faults: Faults},
 		{Mode: runtime.InvalidatePubSub, Faults: Faults},
+		{Mode: runtime.InvalidatePubSubKeys, Faults: Faults},
 		{Mode: runtime.InvalidateTracking, Faults: Faults, Hash: true},
 	} {
 		name := cfg.Mode

@@ -203,7 +203,7 @@ func unixTime(t time.Time) float64 {
 const (
 	prefix        = "hotkeygen_"
 	infoName      = prefix + "info"
-	infoHelp      = "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, off)."
+	infoHelp      = "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."
 	hotKeyQPSName = prefix + "hot_key_qps"
 	hotKeyQPSHelp = "Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher."
 )

@@ -152,7 +152,7 @@ var families = []family{
 	{"hotkeygen_hits_total", "counter", "Reads of hot keys answered from the in-process copy, without a Redis round trip."},
 	{"hotkeygen_hot_keys", "gauge", "Keys hot now, served from memory."},
 	{"hotkeygen_hot_reads_total", "counter", "Reads of keys that were hot when read; the other reads went straight to Redis."},
-	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, off)."},
+	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."},
 	{"hotkeygen_invalidation_connected", "gauge", "1 while the invalidation session of every node copies are kept of is live, so writes made anywhere reach the local copies; 0 while one is lost or connecting, and with invalidate=off."},
 	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: one per node copies of whose keys are kept; 0 with none kept, with invalidate=off, and while a lost one is being re-established."},
 	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or a node's first copy wanted one, while it connects); 0 while connected, and with invalidate=off."},

@@ -283,7 +283,7 @@ func (h *Hub) watchNode(addr string, opts *redis.ClusterOptions) *clusterNode {
 	n := NewNode(ctx, addr, h.opts.Now(), h.opts.wrap(line), &h.brk)
 	n.keyed.Store(!h.fallback.Load())
 	l := &listener{name: addr, n: n, ctx: ctx, dial: func(ctx context.Context, _ []string) (session, error) {
-		return keyed{o: o, keys: func() []string { return h.hot(n) }, via: h.opts.Track, cluster: true}.listener()(ctx)
+		return keyed{o: o, keys: func() []string { return h.hot(n) }, via: h.opts.Track, cluster: true, channels: h.opts.Mode == KeyChannels}.listener()(ctx)
 	}}
 	if h.fallback.Load() {
 		l.dial = h.pubsubDial

@@ -46,7 +46,7 @@ type Store interface {
 // they pass the same client and the same Options apart from Log and
 // Unavailable.
 type Options struct {
-	Mode string // Tracking, PubSub or Off
+	Mode string // Tracking, PubSub, KeyChannels or Off
 	// Now is the clock of every stamp and verdict, and Clock what makes
 	// it: nil for the wall clock. Hubs are shared only by the same client
 	// pointer and a nil or the same pointer Clock.
@@ -154,14 +154,14 @@ var hubs = struct {
 }{m: map[hubKey]*Hub{}}
 
 // Join adds s, whose keys start with prefix, to the hub of rdb and opts,
-// made and started on the first join. Tracking needs a *redis.Client or a
-// *redis.ClusterClient.
+// made and started on the first join. Tracking and key channels need a
+// *redis.Client or a *redis.ClusterClient.
 func Join(rdb redis.UniversalClient, opts Options, prefix string, s Store) (*Hub, error) {
-	if opts.Mode == Tracking {
+	if keyedMode(opts.Mode) {
 		switch rdb.(type) {
 		case *redis.Client, *redis.ClusterClient:
 		default:
-			return nil, fmt.Errorf("tracking needs a *redis.Client or *redis.ClusterClient, got %T", rdb)
+			return nil, fmt.Errorf("%s needs a *redis.Client or *redis.ClusterClient, got %T", opts.Mode, rdb)
 		}
 	}
 	k := hubKey{rdb: rdb, mode: opts.Mode, clock: opts.Clock, topologyEvery: opts.TopologyEvery, linger: opts.Linger}
@@ -218,16 +218,16 @@ func nodeName(rdb redis.UniversalClient) string {
 
 // start readies the sessions, each started when a copy of one of its
 // node's keys is first about to be kept (Node.Want): one per node with
-// tracking (each master of a cluster, once the first copy has the hub
-// follow its topology), one for the entities' channels with Pub/Sub, none
-// when invalidation is off.
+// tracking and key channels (each node of a cluster, once the first copy
+// has the hub follow its topology), one for the entities' channels with
+// Pub/Sub, none when invalidation is off.
 func (h *Hub) start() {
 	switch h.opts.Mode {
 	case Off:
 		h.Nodes.One.CoveredForever(h.opts.Now()) // refresh alone keeps copies fresh
 	case PubSub:
 		h.follow(&listener{name: "the invalidation channels", n: h.Nodes.One, ctx: h.ctx, dial: h.pubsubDial})
-	case Tracking:
+	case Tracking, KeyChannels:
 		switch r := h.rdb.(type) {
 		case *redis.Client:
 			// A session tracks the keys of the copies kept, each once it
@@ -237,7 +237,7 @@ func (h *Hub) start() {
 			o, n := ConnOptions(r.Options()), h.Nodes.One
 			n.keyed.Store(true)
 			h.follow(&listener{name: o.Addr, n: n, ctx: h.ctx, dial: func(ctx context.Context, _ []string) (session, error) {
-				return keyed{o: o, keys: func() []string { return h.hot(n) }, follow: r, via: h.opts.Track}.listener()(ctx)
+				return keyed{o: o, keys: func() []string { return h.hot(n) }, follow: r, via: h.opts.Track, channels: h.opts.Mode == KeyChannels}.listener()(ctx)
 			}})
 		case *redis.ClusterClient:
 			// Until the topology is read, every key is on Nodes.One, which
@@ -269,7 +269,7 @@ func (h *Hub) add(prefix string, s Store) {
 	h.stores[s] = &member{prefix: prefix, s: s}
 	h.setMembers()
 	cover := h.coverOf()
-	if slices.Equal(cover, h.cover) || h.opts.Mode == Tracking && !h.fallback.Load() {
+	if slices.Equal(cover, h.cover) || keyedMode(h.opts.Mode) && !h.fallback.Load() {
 		return // a keyed session tracks keys as their copies are kept, whatever their prefix
 	}
 	h.cover = cover
@@ -344,13 +344,15 @@ func (h *Hub) Leave(s Store) {
 	}
 }
 
-// Announces reports whether writes must be announced on their entity's
-// channel (Channel): with Pub/Sub, or tracking on a server that does not
-// know it.
-func (h *Hub) Announces() bool { return h.opts.Mode == PubSub || h.fallback.Load() }
+// Announces reports whether writes must be announced, on their entity's
+// channel (Channel) and their key's (KeyChannel): with Pub/Sub of either
+// kind, or tracking on a server that does not know it.
+func (h *Hub) Announces() bool {
+	return h.opts.Mode == PubSub || h.opts.Mode == KeyChannels || h.fallback.Load()
+}
 
-// Mode returns the invalidation in effect: Pub/Sub when tracking fell
-// back to it.
+// Mode returns the invalidation in effect: Pub/Sub when tracking, or key
+// channels, fell back to it.
 func (h *Hub) Mode() string {
 	if h.fallback.Load() {
 		return PubSub

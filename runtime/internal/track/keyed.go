@@ -40,6 +40,18 @@ import (
 // comes in RESP3, so that the server counts it among Pub/Sub clients as
 // it did the RESP2 session: exempt from the idle timeout, and ended by
 // CLIENT KILL TYPE pubsub.
+//
+// With key channels (KeyChannels) the same session subscribes, in place
+// of EXISTS, to the channel of each key asked for (KeyChannel), on which
+// the repositories announce their writes, and the confirmation of each
+// subscription tracks its key. The argument is tracking's: the
+// confirmation, the messages and the PINGs' answers share the connection,
+// and a repository publishes on the key's master (on a cluster, the node
+// that applied the write, which sends the message before it reads
+// another command) before its write returns. A subscription outlives the
+// messages on it, so a key asked again is confirmed again (SUBSCRIBE of a
+// channel already subscribed to answers anew), and the keys no longer
+// held are unsubscribed every sweepEvery (sweep).
 type keyedSession struct {
 	w    *wire
 	sock breaker.Socket
@@ -73,7 +85,18 @@ type keyedSession struct {
 	tracker func(keys []string)
 	end     atomic.Pointer[func()]
 	follow  following
+	// channels: subscribe to key channels instead of tracking. subscribed
+	// holds, under mu, the keys subscribed to (asked for and not swept),
+	// and swept when the session's goroutine last swept.
+	channels   bool
+	subscribed map[string]struct{}
+	swept      time.Time
 }
+
+// sweepEvery is how often a key-channel session unsubscribes the keys
+// whose copies are no longer kept: until then each write of one still
+// sends it a message.
+const sweepEvery = time.Second
 
 // keyedWithin bounds the handshake, and a reply once begun, when the
 // client sets no read timeout.
@@ -94,6 +117,8 @@ type keyed struct {
 	// answers reads of its master's keys after READONLY, and one slot's
 	// keys per command.
 	cluster bool
+	// channels subscribes to key channels instead (KeyChannels).
+	channels bool
 }
 
 // listener connects keyed sessions to the server k.o reaches, tracking
@@ -101,7 +126,8 @@ type keyed struct {
 func (k keyed) listener() func(context.Context) (session, error) {
 	o := k.o
 	return func(ctx context.Context) (session, error) {
-		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin, keys: k.keys, perKey: k.cluster}
+		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin, keys: k.keys, perKey: k.cluster && !k.channels,
+			channels: k.channels, subscribed: map[string]struct{}{}, swept: time.Now()}
 		if o.ReadTimeout > 0 {
 			s.rest = o.ReadTimeout
 		}
@@ -123,7 +149,9 @@ func (k keyed) listener() func(context.Context) (session, error) {
 		// Followed from the dial on: a client's dial elsewhere during the
 		// handshake ends the session as soon as it is armed.
 		s.follow.start(ctx, k.follow, cn.RemoteAddr().String(), s.lost)
-		s.initial = k.keys()
+		if !k.channels { // a key channel's subscription is asked once armed (arm)
+			s.initial = k.keys()
+		}
 		if err := s.handshake(ctx, o, k.cluster); err != nil {
 			s.follow.stop()
 			cn.Close()
@@ -140,9 +168,9 @@ func (k keyed) listener() func(context.Context) (session, error) {
 // handshake sends, in one round trip, HELLO 3 with the client's
 // credentials and name, SELECT, on a cluster READONLY, CLIENT TRACKING
 // on, the subscription and EXISTS of the initial keys, and reads their
-// answers. A key whose EXISTS is refused (a
-// cluster node that does not serve its slot answers MOVED or ASK) is not
-// tracked.
+// answers; with key channels, HELLO alone. A key whose EXISTS is refused
+// (a cluster node that does not serve its slot answers MOVED or ASK) is
+// not tracked.
 func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, cluster bool) error {
 	hello := []string{"HELLO", "3"}
 	user, pass, err := credentials(ctx, o)
@@ -159,6 +187,9 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, cluster 
 		hello = append(hello, "SETNAME", o.ClientName)
 	}
 	cmds := [][]string{hello}
+	if s.channels {
+		return s.exchange(ctx, cmds)
+	}
 	if o.DB != 0 {
 		cmds = append(cmds, []string{"SELECT", strconv.Itoa(o.DB)})
 	}
@@ -169,6 +200,11 @@ func (s *keyedSession) handshake(ctx context.Context, o *redis.Options, cluster 
 	for batch := range s.batches(s.initial) {
 		cmds = append(cmds, append([]string{"EXISTS"}, batch...))
 	}
+	return s.exchange(ctx, cmds)
+}
+
+// exchange sends cmds in one write and reads their answers.
+func (s *keyedSession) exchange(ctx context.Context, cmds [][]string) error {
 	d := s.rest
 	if dl, ok := ctx.Deadline(); ok {
 		d = min(d, time.Until(dl))
@@ -255,6 +291,9 @@ func (s *keyedSession) track(keys []string) {
 		if _, ok := s.pending[k]; !ok {
 			s.pending[k] = struct{}{}
 			s.queued = append(s.queued, k)
+			if s.channels {
+				s.subscribed[k] = struct{}{}
+			}
 		}
 	}
 	if len(s.queued) > 0 && !s.flushing && !s.closed {
@@ -266,8 +305,8 @@ func (s *keyedSession) track(keys []string) {
 // maxTrack is how many keys one EXISTS asks for.
 const maxTrack = 512
 
-// batches splits keys into the key lists of EXISTS commands: one key
-// each on a cluster node, else up to maxTrack.
+// batches splits keys into the key lists of EXISTS or SUBSCRIBE
+// commands: one key per EXISTS on a cluster node, else up to maxTrack.
 func (s *keyedSession) batches(keys []string) func(yield func([]string) bool) {
 	size := maxTrack
 	if s.perKey {
@@ -291,7 +330,7 @@ func (s *keyedSession) flush() {
 			return
 		}
 		for batch := range s.batches(keys) {
-			if err := s.send(batch, append([]string{"EXISTS"}, batch...)); err != nil {
+			if err := s.ask(batch); err != nil {
 				s.w.cn.Close()
 				return
 			}
@@ -299,11 +338,55 @@ func (s *keyedSession) flush() {
 	}
 }
 
+// ask asks for keys to be tracked: an EXISTS of them, answered in turn,
+// or a SUBSCRIBE to their channels, each confirmed by a push.
+func (s *keyedSession) ask(keys []string) error {
+	if !s.channels {
+		return s.send(keys, append([]string{"EXISTS"}, keys...))
+	}
+	cmd := make([]string, 0, 1+len(keys))
+	cmd = append(cmd, "SUBSCRIBE")
+	for _, k := range keys {
+		cmd = append(cmd, KeyChannel(k))
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.w.send(s.rest, cmd)
+}
+
 // send writes cmd, an EXISTS of keys, or a PING when keys is nil.
 func (s *keyedSession) send(keys []string, cmd []string) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.sent = append(s.sent, keys)
+	return s.w.send(s.rest, cmd)
+}
+
+// sweep unsubscribes the keys subscribed to whose copies are no longer
+// kept and that are not being asked for. It holds mu while it writes, so
+// that a key asked for again after it decided is subscribed to after the
+// UNSUBSCRIBE: a confirmation the UNSUBSCRIBE could undo never comes.
+func (s *keyedSession) sweep() error {
+	s.swept = time.Now()
+	held := s.keys()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for k := range s.subscribed {
+		if _, asked := s.pending[k]; !asked && !slices.Contains(held, k) {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	cmd := []string{"UNSUBSCRIBE"}
+	for _, k := range gone {
+		delete(s.subscribed, k)
+		cmd = append(cmd, KeyChannel(k))
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	return s.w.send(s.rest, cmd)
 }
 
@@ -360,6 +443,11 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s); err != nil {
 		return nil, false, err
 	}
+	if s.channels && time.Since(s.swept) >= sweepEvery {
+		if err := s.sweep(); err != nil {
+			return nil, false, err
+		}
+	}
 	d := s.keep.window()
 	asked := s.keep.asked(d)
 	r, err := s.w.next(d, s.rest)
@@ -379,7 +467,7 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 		return keys, flush, nil
 	}
 	if r.kind == '>' {
-		return nil, false, nil // the subscription's
+		return s.pushed(r), false, nil
 	}
 	keys, ok := s.answered()
 	switch {
@@ -411,6 +499,31 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	return nil, false, nil
 }
 
+// pushed handles a push that is no invalidation: on a key channel, a
+// message, whose key it returns, or a subscription's confirmation, which
+// tracks its key; anything else is the subscription's, and ignored.
+func (s *keyedSession) pushed(r reply) []string {
+	if len(r.elems) != 3 {
+		return nil
+	}
+	key, ok := strings.CutPrefix(r.elems[1].str, keyChannelPrefix)
+	if !ok {
+		return nil
+	}
+	switch r.elems[0].str {
+	case "message":
+		return []string{key}
+	case "subscribe":
+		s.mu.Lock()
+		delete(s.pending, key)
+		s.mu.Unlock()
+		if v := s.keep.v; v != nil && v.tracked != nil {
+			v.tracked([]string{key})
+		}
+	}
+	return nil
+}
+
 // retrack has a cluster replica's session track again the keys it was
 // told of: a replica tracks its master's held keys for the promotion that
 // may come, and forgets each as it sends its invalidation, which it sends
@@ -419,7 +532,7 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 // copy's next keep), its EXISTS could come after the master's answer, and
 // the copy be verified while the replica tracks nothing.
 func (s *keyedSession) retrack(keys []string, flush bool) {
-	if v := s.keep.v; v == nil || v.n.master.Load() == nil {
+	if v := s.keep.v; v == nil || v.n.master.Load() == nil || s.channels {
 		return
 	}
 	if flush {

@@ -14,12 +14,29 @@ import (
 const (
 	Tracking = "tracking"
 	PubSub   = "pubsub"
-	Off      = "off"
+	// KeyChannels is Pub/Sub on a channel per key (KeyChannel), to which
+	// a keyed session subscribes for the keys of the copies kept.
+	KeyChannels = "pubsub-keys"
+	Off         = "off"
 )
 
 // Channel is the channel Pub/Sub invalidation uses for an entity whose
 // keys start with prefix.
 func Channel(prefix string) string { return "hotkeygen:invalidate:" + prefix }
+
+// keyChannelPrefix starts every key's channel: a namespace of its own, so
+// that no entity's channel is a key's.
+const keyChannelPrefix = "hotkeygen:key:"
+
+// KeyChannel is the channel on which a write of key is announced to the
+// instances that hold a copy of it (KeyChannels). Every announcement goes
+// on both the entity's channel and the key's, so that builds listening on
+// either hear it during a rolling deploy.
+func KeyChannel(key string) string { return keyChannelPrefix + key }
+
+// keyedMode reports whether the mode's sessions listen only for the keys of
+// the copies kept (keyedSession): tracking, and Pub/Sub on key channels.
+func keyedMode(mode string) bool { return mode == Tracking || mode == KeyChannels }
 
 // session is one live subscription. next blocks for the next batch of
 // invalidated keys; it returns a nil batch and no error when it timed out
@@ -53,4 +70,37 @@ func refused(err error) error {
 		}
 	}
 	return err
+}
+
+// Announce publishes a write of key, whose entity's keys start with
+// prefix, on the entity's channel and on the key's. On a cluster the
+// key's message is sent to the key's master: Redis delivers a PUBLISH to
+// the subscribers of the node that takes it before it reads another
+// command, and to the other nodes' later, over the cluster bus, so only
+// there is it ordered before the answers to the PINGs that vouch for the
+// key's copies. A plain client sends both in one round trip; any other
+// (a Ring routes each PUBLISH by its channel) one at a time.
+func Announce(ctx context.Context, rdb redis.UniversalClient, prefix, key string) error {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		_, err := r.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Publish(ctx, Channel(prefix), key)
+			p.Publish(ctx, KeyChannel(key), "")
+			return nil
+		})
+		return err
+	case *redis.ClusterClient:
+		master, err := r.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		if err := master.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
+			return err
+		}
+	default:
+		if err := rdb.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
+			return err
+		}
+	}
+	return rdb.Publish(ctx, Channel(prefix), key).Err()
 }

@@ -35,7 +35,7 @@ func main() {
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	modes := []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidateOff}
+	modes := []string{runtime.InvalidateTracking, runtime.InvalidatePubSub, runtime.InvalidatePubSubKeys, runtime.InvalidateOff}
 	var runs []soak.Config
 	if *faults != "" {
 		chosen, err := soak.FaultsNamed(strings.Split(*faults, ","))
@@ -62,10 +62,14 @@ func main() {
 	}
 	// Sentinel and cluster: failovers, and a master killed.
 	if *only == "" || *only == "sentinel" {
-		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.SentinelFaults, Sentinel: true})
+		for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSubKeys} {
+			runs = append(runs, soak.Config{Mode: mode, Faults: soak.SentinelFaults, Sentinel: true})
+		}
 	}
 	if *only == "" || *only == "cluster" {
-		runs = append(runs, soak.Config{Mode: runtime.InvalidateTracking, Faults: soak.ClusterFaults, Cluster: true})
+		for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSubKeys} {
+			runs = append(runs, soak.Config{Mode: mode, Faults: soak.ClusterFaults, Cluster: true})
+		}
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, replica, sentinel or cluster\n", *only)
