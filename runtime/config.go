@@ -104,7 +104,8 @@ type Config struct {
 	MaxValueBytesHard int
 
 	// Invalidate says how writes reach other instances' local copies:
-	// InvalidateTracking, InvalidatePubSub or InvalidateOff.
+	// InvalidateTracking, InvalidatePubSub, InvalidatePubSubKeys or
+	// InvalidateOff.
 	Invalidate string
 
 	// Aggregate adds cluster-wide detection to the per-instance kind: a key
@@ -331,7 +332,8 @@ func WithMaxValueBytes(n int) Option { return optMaxValueBytes.With(n) }
 func WithMaxValueBytesHard(n int) Option { return optMaxValueBytesHard.With(n) }
 
 // WithInvalidate sets how writes reach other instances' local copies:
-// InvalidateTracking, InvalidatePubSub or InvalidateOff.
+// InvalidateTracking, InvalidatePubSub, InvalidatePubSubKeys or
+// InvalidateOff.
 func WithInvalidate(mode string) Option { return optInvalidate.With(mode) }
 
 // WithAggregate turns cluster-wide detection on or off (see

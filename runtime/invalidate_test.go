@@ -872,9 +872,9 @@ func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
 // With invalidate=pubsub-keys an instance subscribes to the channel of
 // each key it holds, and no other: a write of a key nobody holds costs
 // the node what it costs with one instance, eight holding another key or
-// not, and a write of a held key sends each holder one message. Counted
-// at the server; with invalidate=pubsub each of the eight added a
-// message to every write of the entity.
+// not, and a write of a held key sends each holder one message and asks
+// nothing back. Counted at the server; with invalidate=pubsub each of the
+// eight added a message to every write of the entity.
 func TestAKeyChannelWriteOfAKeyNobodyHoldsSendsTheInstancesNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	es := instances(t, srv, 8, InvalidatePubSubKeys) // each holds p:1
@@ -900,11 +900,17 @@ func TestAKeyChannelWriteOfAKeyNobodyHoldsSendsTheInstancesNothing(t *testing.T)
 	if err := es[0].c.Set(t.Context(), "p:1", sample(1, "v2")); err != nil {
 		t.Fatal(err)
 	}
+	subscribes := redistest.CommandStat(t, admin, "subscribe", "calls")
 	for i, e := range es[1:] {
 		dropped(t, e, "p:1")
 		if got := e.c.Stats().Invalidations - counts[i+1]; got != 1 {
 			t.Errorf("instance %d handled %d invalidations of one write of the key it holds, want 1", i+1, got)
 		}
+		e.heat("p:1") // served from memory again
+	}
+	// The subscriptions outlive the message: nothing is asked back.
+	if got := redistest.CommandStat(t, admin, "subscribe", "calls") - subscribes; got != 0 {
+		t.Errorf("the holders sent %d SUBSCRIBEs to serve the key again after its write, want none", got)
 	}
 	eight := perWrite()
 	for _, e := range es[1:] {

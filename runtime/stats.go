@@ -80,8 +80,9 @@ type Stats struct {
 	// sessions up now: one per node copies of whose keys are kept.
 	InvalidationLive int
 	// Invalidation is the invalidation mode in effect: InvalidateTracking,
-	// InvalidatePubSub (also when the server lacks tracking and the Cache
-	// fell back to it), or InvalidateOff.
+	// InvalidatePubSubKeys, InvalidatePubSub (also when the server lacks
+	// tracking, or RESP3 for key channels, and the Cache fell back to it),
+	// or InvalidateOff.
 	Invalidation string
 	// InvalidationDownSince is when invalidation of some of the entity's
 	// keys stopped: the earliest loss of a session not yet re-established,

@@ -49,9 +49,10 @@ import (
 // and a repository publishes on the key's master (on a cluster, the node
 // that applied the write, which sends the message before it reads
 // another command) before its write returns. A subscription outlives the
-// messages on it, so a key asked again is confirmed again (SUBSCRIBE of a
-// channel already subscribed to answers anew), and the keys no longer
-// held are unsubscribed every sweepEvery (sweep).
+// messages on it: a key asked for again while its subscription stands (a
+// message was handled, a write of our own moved its generation) is
+// tracked again by the session's goroutine without a command (still),
+// and the keys no longer held are unsubscribed every sweepEvery (sweep).
 type keyedSession struct {
 	w    *wire
 	sock breaker.Socket
@@ -85,11 +86,16 @@ type keyedSession struct {
 	tracker func(keys []string)
 	end     atomic.Pointer[func()]
 	follow  following
-	// channels: subscribe to key channels instead of tracking. subscribed
-	// holds, under mu, the keys subscribed to (asked for and not swept),
-	// and swept when the session's goroutine last swept.
+	// channels: subscribe to key channels instead of tracking. Under mu,
+	// subscribed holds the keys subscribed to (asked for and not swept),
+	// confirmed those whose subscription Redis confirmed, and renew those
+	// asked for again while confirmed, which the session's goroutine
+	// counts tracked without asking Redis (still). swept is when it last
+	// swept.
 	channels   bool
 	subscribed map[string]struct{}
+	confirmed  map[string]struct{}
+	renew      []string
 	swept      time.Time
 }
 
@@ -127,7 +133,7 @@ func (k keyed) listener() func(context.Context) (session, error) {
 	o := k.o
 	return func(ctx context.Context) (session, error) {
 		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin, keys: k.keys, perKey: k.cluster && !k.channels,
-			channels: k.channels, subscribed: map[string]struct{}{}, swept: time.Now()}
+			channels: k.channels, subscribed: map[string]struct{}{}, confirmed: map[string]struct{}{}, swept: time.Now()}
 		if o.ReadTimeout > 0 {
 			s.rest = o.ReadTimeout
 		}
@@ -288,12 +294,17 @@ func (s *keyedSession) track(keys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
-		if _, ok := s.pending[k]; !ok {
-			s.pending[k] = struct{}{}
-			s.queued = append(s.queued, k)
-			if s.channels {
-				s.subscribed[k] = struct{}{}
-			}
+		if _, ok := s.pending[k]; ok {
+			continue
+		}
+		if _, ok := s.confirmed[k]; ok {
+			s.renew = append(s.renew, k)
+			continue
+		}
+		s.pending[k] = struct{}{}
+		s.queued = append(s.queued, k)
+		if s.channels {
+			s.subscribed[k] = struct{}{}
 		}
 	}
 	if len(s.queued) > 0 && !s.flushing && !s.closed {
@@ -363,29 +374,29 @@ func (s *keyedSession) send(keys []string, cmd []string) error {
 }
 
 // sweep unsubscribes the keys subscribed to whose copies are no longer
-// kept and that are not being asked for. It holds mu while it writes, so
-// that a key asked for again after it decided is subscribed to after the
-// UNSUBSCRIBE: a confirmation the UNSUBSCRIBE could undo never comes.
+// kept and that are not being asked for. It takes the connection (wmu)
+// before it lets go of mu, so that a key asked for again after it decided
+// is subscribed to after the UNSUBSCRIBE: a confirmation the UNSUBSCRIBE
+// could undo never comes. Track, which only takes mu, does not wait for
+// the write.
 func (s *keyedSession) sweep() error {
 	s.swept = time.Now()
 	held := s.keys()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var gone []string
+	cmd := []string{"UNSUBSCRIBE"}
 	for k := range s.subscribed {
 		if _, asked := s.pending[k]; !asked && !slices.Contains(held, k) {
-			gone = append(gone, k)
+			delete(s.subscribed, k)
+			delete(s.confirmed, k)
+			cmd = append(cmd, KeyChannel(k))
 		}
 	}
-	if len(gone) == 0 {
+	if len(cmd) == 1 {
+		s.mu.Unlock()
 		return nil
 	}
-	cmd := []string{"UNSUBSCRIBE"}
-	for _, k := range gone {
-		delete(s.subscribed, k)
-		cmd = append(cmd, KeyChannel(k))
-	}
 	s.wmu.Lock()
+	s.mu.Unlock()
 	defer s.wmu.Unlock()
 	return s.w.send(s.rest, cmd)
 }
@@ -443,9 +454,12 @@ func (s *keyedSession) next(ctx context.Context) ([]string, bool, error) {
 	if err := s.keep.ping(ctx, s); err != nil {
 		return nil, false, err
 	}
-	if s.channels && time.Since(s.swept) >= sweepEvery {
-		if err := s.sweep(); err != nil {
-			return nil, false, err
+	if s.channels {
+		s.still()
+		if time.Since(s.swept) >= sweepEvery {
+			if err := s.sweep(); err != nil {
+				return nil, false, err
+			}
 		}
 	}
 	d := s.keep.window()
@@ -516,12 +530,30 @@ func (s *keyedSession) pushed(r reply) []string {
 	case "subscribe":
 		s.mu.Lock()
 		delete(s.pending, key)
+		if _, ok := s.subscribed[key]; ok {
+			s.confirmed[key] = struct{}{}
+		}
 		s.mu.Unlock()
 		if v := s.keep.v; v != nil && v.tracked != nil {
 			v.tracked([]string{key})
 		}
 	}
 	return nil
+}
+
+// still counts tracked from now on the keys asked for again while their
+// subscription stood, those it still does: each message of one sent
+// before was handled (the hub handles a message before it asks for the
+// next), and each sent after will be. Only the session's goroutine
+// sweeps, so no UNSUBSCRIBE goes out in between.
+func (s *keyedSession) still() {
+	s.mu.Lock()
+	keys := slices.DeleteFunc(s.renew, func(k string) bool { _, ok := s.confirmed[k]; return !ok })
+	s.renew = nil
+	s.mu.Unlock()
+	if len(keys) > 0 && s.keep.v != nil && s.keep.v.tracked != nil {
+		s.keep.v.tracked(keys)
+	}
 }
 
 // retrack has a cluster replica's session track again the keys it was

@@ -221,9 +221,10 @@ func (h *Hub) run(ctx context.Context, l *listener) {
 		h.mu.Unlock()
 		s, err := l.dial(sctx, cover)
 		if errors.As(err, new(noTracking)) {
-			// The server does not know client tracking (before Redis 6, or
-			// CLIENT renamed away): announce our own writes instead.
-			h.opts.Log.Warn("hotkey: Redis does not support client tracking; invalidating through Pub/Sub, which sees only the repositories' own writes", "via", l.name, "err", err)
+			// The server does not know client tracking, or RESP3 for key
+			// channels (before Redis 6, or CLIENT renamed away): listen on
+			// the entities' channels, on which every build announces.
+			h.opts.Log.Warn("hotkey: Redis does not support client tracking or RESP3; invalidating through the entities' Pub/Sub channels, which see only the repositories' own writes", "via", l.name, "err", err)
 			restart()
 			l.n.keyed.Store(false)
 			h.mu.Lock()

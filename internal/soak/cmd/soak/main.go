@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ func main() {
 	hash := flag.Bool("hash", false, "check collections in a Redis hash (layout=hash) instead of users, in every mode of the server setup but the quiet failures'")
 	only := flag.String("only", "", "run one setup: server (every mode, paced and saturating, then the quiet failures paced), replica (FAILOVER), sentinel or cluster; empty runs all four")
 	faults := flag.String("faults", "", "comma-separated fault names (of soak.Faults and soak.QuietFaults): run them alone against the server, paced, in every mode, and no other setup")
+	modeList := flag.String("modes", "", "comma-separated invalidation modes to run (tracking, pubsub, pubsub-keys, off); empty runs each mode a setup has")
 	flag.Parse()
 	redis.SetLogger(discard{}) // killing Redis on purpose fills the log with dial errors
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -71,8 +73,12 @@ func main() {
 			runs = append(runs, soak.Config{Mode: mode, Faults: soak.ClusterFaults, Cluster: true})
 		}
 	}
+	if *modeList != "" {
+		want := strings.Split(*modeList, ",")
+		runs = slices.DeleteFunc(runs, func(c soak.Config) bool { return !slices.Contains(want, c.Mode) })
+	}
 	if len(runs) == 0 {
-		fmt.Fprintf(os.Stderr, "soak: -only %q: want server, replica, sentinel or cluster\n", *only)
+		fmt.Fprintf(os.Stderr, "soak: -only %q -modes %q: no run; want server, replica, sentinel or cluster, and modes one of them has\n", *only, *modeList)
 		os.Exit(2)
 	}
 	var results []*soak.Result
