@@ -897,10 +897,10 @@ func TestAKeyChannelWriteOfAKeyNobodyHoldsSendsTheInstancesNothing(t *testing.T)
 	for i, e := range es {
 		counts[i] = e.c.Stats().Invalidations
 	}
+	subscribes := redistest.CommandStat(t, admin, "subscribe", "calls")
 	if err := es[0].c.Set(t.Context(), "p:1", sample(1, "v2")); err != nil {
 		t.Fatal(err)
 	}
-	subscribes := redistest.CommandStat(t, admin, "subscribe", "calls")
 	for i, e := range es[1:] {
 		dropped(t, e, "p:1")
 		if got := e.c.Stats().Invalidations - counts[i+1]; got != 1 {
