@@ -10,7 +10,7 @@ import (
 // runtime/internal/bloom's Filter: its bits in Redis, shared by every
 // instance, it turns away reads of ids certainly absent once WarmBloom
 // has told it every id. This file is its typed glue: ids to keys; the
-// writes that add to it are runtime/internal/writes'.
+// writes that add to it take the write path (write.go).
 
 // WarmBloom adds every id ids yields to the Bloom filter, a pipeline per
 // thousand, then marks the filter ready: only then does it turn reads of

@@ -23,7 +23,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/writes"
 
 	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
@@ -70,10 +69,9 @@ type Cache[K comparable, V any] struct {
 	// a collection (runtime/internal/layout).
 	store layout.Layout
 	// reader sends the reads of bytes to Redis, through the breakers of
-	// their nodes (runtime/internal/reads); writer, the writes
-	// (runtime/internal/writes).
+	// their nodes (runtime/internal/reads); the writes take write.go's
+	// path.
 	reader reads.Reader
-	writer writes.Writer
 	// sender sends the reads of one key: on the client's automatic
 	// pipeline, or through its pool (runtime/internal/send).
 	sender send.Sender
@@ -229,7 +227,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.Close()
 		return nil, err
 	}
-	c.writer = writes.Writer{Client: rdb, Store: c.store, Bloom: c.bloom, Log: cfg.Logger, Count: c.countRedisError}
 	c.sched = newSchedule(cfg, cfg.Clock.Now())
 	c.g.Go(c.run)
 	c.worker.start()
@@ -279,10 +276,10 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	freshness.go    begin: the token the load's result is judged by
 //	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)
 //	rebuildlock.go  lockOrWait: this process takes the rebuild lock; the loader runs
-//	encode.go       the row encoded
-//	bigvalue.go     checkSize: within max_value_bytes_hard
-//	internal/writes WriteBackRow: SET NX through the layout (internal/layout), and
-//	                the id added to the filter in the same round trip
+//	write.go        encoded: the row encoded (encode.go's codec) within
+//	                max_value_bytes_hard (bigvalue.go's checkSize); commit: SET NX
+//	                through the layout (internal/layout), the id added to the filter
+//	                in the same round trip
 //
 // and returns up the same way; a hot key's load keeps its copy
 // (freshness.go's keep) before the flight ends. errors.go's vocabulary
@@ -406,29 +403,11 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if v == nil {
 		return opErr("set", key, errors.New("the value is nil; call Del to delete it"))
 	}
-	b, err := c.codec.encode(v)
+	b, err := c.encoded(key, v)
 	if err != nil {
-		return opErr("set", key, fmt.Errorf("encode: %w", err))
-	}
-	if err := c.checkSize("write", key, len(b)); err != nil {
 		return opErr("set", key, err)
 	}
-	t := c.copies.begin(key)
-	if t.n.Down(ctx) {
-		return opErr("set", key, c.count.refuse(t.n))
-	}
-	ttl, sent := jitter(c.cfg.TTL, c.cfg.Jitter), c.cfg.Clock.Now()
-	if err := c.writer.Set(ctx, key, b, ttl); err != nil {
-		c.countRedisError(ctx, err)
-		t.n.Failed(ctx, err)
-		if !breaker.NotSent(err) {
-			c.copies.uncertain(k, key) // the write may have landed
-		}
-		return opErr("set", key, err)
-	}
-	c.announce(ctx, key)
-	c.copies.wrote(k, key, t, v, len(b), layout.WroteExpiry(sent, ttl))
-	return nil
+	return c.commitOne(ctx, "set", c.setWrite(k, key, v, b))
 }
 
 // Del deletes k from Redis, then drops its local copy.
@@ -437,21 +416,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if c.closed.Load() {
 		return opErr("del", key, ErrClosed)
 	}
-	t := c.copies.begin(key)
-	if t.n.Down(ctx) {
-		return opErr("del", key, c.count.refuse(t.n))
-	}
-	if err := c.store.Del(ctx, c.rdb, key).Err(); err != nil {
-		if !breaker.NotSent(err) {
-			c.copies.uncertain(k, key) // the delete may have landed
-		}
-		c.countRedisError(ctx, err)
-		t.n.Failed(ctx, err)
-		return opErr("del", key, err)
-	}
-	c.copies.wrote(k, key, t, nil, 0, 0)
-	c.announce(ctx, key)
-	return nil
+	return c.commitOne(ctx, "del", c.delWrite(k, key))
 }
 
 // Close stops the background work and the reads in flight, waits for

@@ -5,7 +5,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
@@ -20,69 +19,51 @@ type ownerWrite[K comparable, V any] struct {
 	apply func(old *V) *V
 }
 
-// writeOwners runs the write script for each of ws, in one round trip
-// (a pipeline when there are several), and then applies each write to its
-// owner's local copy (applied), or makes it unverified for a write of
-// unknown outcome (uncertain), moving the generation on either way, so
-// that no read begun before stores what it saw; a hot owner's is read
-// back to be verified again. Nothing is sent when an owner's node is
-// unreachable.
-func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ws []ownerWrite[K, map[F]*V]) error {
+// writeOwners runs the write script for each of ws through the write
+// path (write.go), in one round trip (one pipeline when there are
+// several): each landed write is applied to its owner's local copy
+// (applied), and a hot owner's is then read back to be verified again.
+func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows []ownerWrite[K, map[F]*V]) error {
 	c := col.c
-	for _, w := range ws {
-		if n := c.copies.nodes.Of(w.w.Key); n.Down(ctx) {
-			return opErr(op, w.w.Key, c.count.refuse(n))
-		}
-	}
-	ts := make([]token, len(ws))
-	for i, w := range ws {
-		ts[i] = c.copies.begin(w.w.Key)
-	}
-	var cmds []*redis.Cmd
-	if len(ws) == 1 {
-		cmds = []*redis.Cmd{col.store.Run(ctx, c.rdb, ws[0].w)}
-	} else {
-		writes := make([]layout.Write, len(ws))
-		for i, w := range ws {
-			writes[i] = w.w
-		}
-		cmds = col.store.RunMany(ctx, c.rdb, writes)
-		for _, cmd := range cmds {
-			if cmd.Err() != nil {
-				c.countRedisError(ctx, cmd.Err()) // once for the pipeline
-				break
-			}
-		}
-	}
-	var first error
+	ws := make([]*write[K, map[F]*V], len(ows))
 	var hot []*hotEntry[K]
-	for i, w := range ws {
-		key := w.w.Key
-		err := cmds[i].Err()
-		switch {
-		case err == nil:
-			c.copies.applied(w.k, key, ts[i], w.apply)
-			if e := c.det.lookup(w.k); e != nil {
+	for i, ow := range ows {
+		w := &write[K, map[F]*V]{k: ow.k, key: ow.w.Key}
+		w.land = func(t token) {
+			c.copies.applied(ow.k, ow.w.Key, t, ow.apply)
+			if e := c.det.lookup(ow.k); e != nil {
 				hot = append(hot, e)
 			}
-		case !breaker.NotSent(err):
-			c.copies.uncertain(w.k, key)
 		}
-		if err != nil {
-			if len(ws) == 1 {
-				c.countRedisError(ctx, err)
+		ws[i] = w
+	}
+	errs, refused := c.commit(ctx, ws, func(ctx context.Context) {
+		var cmds []*redis.Cmd
+		if len(ows) == 1 {
+			cmds = []*redis.Cmd{col.store.Run(ctx, c.rdb, ows[0].w)}
+		} else {
+			writes := make([]layout.Write, len(ows))
+			for i, ow := range ows {
+				writes[i] = ow.w
 			}
-			c.copies.nodes.Of(key).Failed(ctx, err)
-			if first == nil {
-				first = opErr(op, key, err)
-			}
-			continue
+			cmds = col.store.RunMany(ctx, c.rdb, writes)
 		}
-		c.announce(ctx, key)
+		for i, w := range ws {
+			cmd := cmds[i]
+			w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+		}
+	})
+	if refused != nil {
+		return opErr(op, ows[0].w.Key, refused)
 	}
 	// A hot owner's copy is read back at once: it holds this write, but
 	// other writers' items only as far as the copy did, so until then it
 	// is served only while Redis cannot be reached.
 	c.reload(ctx, hot, false)
-	return first
+	for i, err := range errs {
+		if err != nil {
+			return opErr(op, ows[i].w.Key, err)
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ package runtime
 // A map of the package, for whoever changes it. The typed facade:
 //
 //	cache.go        Cache: New, Get (the read path, traced top to bottom), Set, Del, Close
+//	write.go        the one path of every write: Set, Del, sync, HSet/HDel, write-backs
 //	getmany.go      GetMany: a batch of Gets, one round trip per node
 //	flight.go       a cold read, and one load per key for concurrent misses (singleflight)
 //	read.go         a read of one key from Redis, decoded
@@ -49,8 +50,6 @@ package runtime
 //	internal/send     how one read's commands travel: the client's automatic pipeline, or its pool
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
 //	                  per node (the refresh's, and GetMany's, given up when a copy's node opens)
-//	internal/writes   writes of bytes through the layout: Set, write-backs, the delete of
-//	                  bytes that do not decode, each row's key added to the Bloom filter
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
 //	internal/rebuild  the rebuild lock of a key: taken with SET NX, released by its holder only
 //	internal/sizehint the first capacity of an encoding's buffer, from the last sizes

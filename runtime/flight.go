@@ -159,7 +159,7 @@ func (c *Cache[K, V]) runLoad(ctx context.Context, k K, e *hotEntry[K], seen err
 	}
 	if c.loader != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {
-			c.writer.Drop(ctx, key, call.err)
+			c.drop(ctx, k, key, call.err)
 		}
 		call.v, exp, inRedis, call.err = c.loadThrough(ctx, k, key)
 		size = 0 // unknown: the loaded value is not encoded again to count it

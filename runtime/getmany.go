@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
@@ -77,7 +75,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		case err != nil && c.loader == nil && c.batchLoader == nil:
 			return nil, err
 		case err != nil:
-			c.writer.Drop(ctx, p.key, err)
+			c.drop(ctx, p.k, p.key, err)
 			load = append(load, p)
 			continue
 		}
@@ -182,46 +180,31 @@ func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K,
 			return &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
 		}
 	}
-	pipe := c.rdb.Pipeline()
-	type writeBack struct {
-		done layout.Written // nil: nothing written
-		size int
-		exp  int64
-	}
-	written := map[K]writeBack{}
+	var ws []*write[K, V]
+	written := map[K]bool{}
 	for _, p := range load {
-		if _, ok := written[p.k]; ok {
+		if written[p.k] {
 			continue
 		}
-		var w writeBack
+		written[p.k] = true
 		switch v := rows[p.k]; {
 		case absent[p.k]: // the Bloom filter's: nothing to remember
 		case v == nil && c.cfg.NullTTL > 0:
-			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
-			w.size = len(layout.Null)
+			ws = append(ws, c.backWrite(p.k, p.key, p.t, p.e, nil, layout.Null, nil))
 		case v != nil:
-			b, err := c.codec.encode(v)
-			if err == nil {
-				err = c.checkSize("write", p.key, len(b))
-			}
+			b, err := c.encoded(p.key, v)
 			if err != nil {
 				c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
 				break
 			}
-			w.done, w.exp = c.store.SetNX(ctx, pipe, p.key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
-			w.size = len(b)
-			c.writer.AddTo(ctx, pipe, p.key)
+			ws = append(ws, c.backWrite(p.k, p.key, p.t, p.e, v, b, nil))
 		}
-		written[p.k] = w
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && c.countRedisError(ctx, err) {
-		c.log.Warn("hotkey: write-back failed", "keys", len(ks), "err", err)
+	if errs, _ := c.commit(ctx, ws, nil); errors.Join(errs...) != nil && ctx.Err() == nil {
+		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", errors.Join(errs...))
 	}
 	for _, p := range load {
 		v := rows[p.k]
-		if w := written[p.k]; p.e != nil && w.done != nil && w.done.Landed() {
-			c.copies.keep(p.e, p.t, v, 0, w.size, w.exp)
-		}
 		if v != nil {
 			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates
 		}

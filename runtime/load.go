@@ -50,7 +50,7 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
-			inRedis, exp = c.writer.WriteBack(ctx, key, layout.Null, jitter(c.cfg.NullTTL, c.cfg.Jitter))
+			inRedis, exp = c.writeBack(ctx, k, key, nil, layout.Null)
 		}
 		return nil, exp, inRedis, opErr(c.store.ReadOp(), key, ErrNotFound)
 	case err != nil:
@@ -60,16 +60,30 @@ func (c *Cache[K, V]) loadThrough(ctx context.Context, k K, key string) (v *V, e
 		c.count.loadErrors.Add(1)
 		return nil, 0, false, opErr("load", key, errors.New("the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row"))
 	}
-	b, err := c.codec.encode(v)
-	if err != nil {
-		return nil, 0, false, opErr("load", key, fmt.Errorf("encode: %w", err))
-	}
-	if err := c.checkSize("write", key, len(b)); err != nil {
+	b, err := c.encoded(key, v)
+	switch {
+	case errors.Is(err, ErrValueTooLarge):
 		c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(key), "err", err)
 		return v, 0, false, nil
+	case err != nil:
+		return nil, 0, false, opErr("load", key, err)
 	}
-	inRedis, exp = c.writer.WriteBackRow(ctx, key, b, jitter(c.cfg.TTL, c.cfg.Jitter))
+	inRedis, exp = c.writeBack(ctx, k, key, v, b)
 	return v, exp, inRedis, nil
+}
+
+// writeBack writes back through the write path (backWrite) what the
+// loader returned for k, and reports whether it landed, and the expiry
+// of a copy of what it wrote. A failed write-back costs the next reader
+// a load, nothing more: it is counted and logged, not returned. The
+// load's own token keeps its copy (the flight's), so none is given here.
+func (c *Cache[K, V]) writeBack(ctx context.Context, k K, key string, v *V, b []byte) (landed bool, exp int64) {
+	w := c.backWrite(k, key, token{}, nil, v, b, func(e int64) { landed, exp = true, e })
+	errs, refused := c.commit(ctx, []*write[K, V]{w}, nil)
+	if refused == nil && errs[0] != nil && ctx.Err() == nil { // a refused one was not sent
+		c.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])
+	}
+	return landed, exp
 }
 
 // degrade answers a read that Redis failed (err) from the loader, when

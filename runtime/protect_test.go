@@ -89,35 +89,62 @@ func TestDegradeNeedsALoader(t *testing.T) {
 }
 
 // A value above max_value_bytes_hard is never stored, whichever write
-// would store it: the repository's Set fails with ErrValueTooLarge, and a
-// loader's or a batch loader's row is returned to its caller without
-// being written back.
+// would store it (every kind the write path takes): the repository's Set
+// and a collection's HSet fail with ErrValueTooLarge, a loader's or a
+// batch loader's row is returned to its caller without being written
+// back, and the change buffer's sync deletes the key instead, so that
+// Redis keeps neither the big row nor the stale one.
 func TestAValueAboveTheHardLimitIsStoredByNoWrite(t *testing.T) {
 	huge := func() *profile { return sample(1, strings.Repeat("x", 2000)) }
+	hard := WithMaxValueBytesHard(1000)
 	for _, tc := range []struct {
 		name  string
-		opts  []Option
-		write func(e *env) error
+		write func(t *testing.T, srv *redistest.Server) error // of p:1, or login:1:web's item
+		key   string
 		want  error // what the caller is told
 	}{
-		{"Set", nil, func(e *env) error { return e.c.Set(e.ctx, "p:1", huge()) }, ErrValueTooLarge},
-		{"a loader's write-back", []Option{WithLoader(func(context.Context, string) (*profile, error) { return huge(), nil })},
-			func(e *env) error { _, err := e.c.Get(e.ctx, "p:1"); return err }, nil},
-		{"a batch loader's write-back", []Option{WithBatchLoader(func(_ context.Context, ks []string) (map[string]*profile, error) {
-			rows := map[string]*profile{}
-			for _, k := range ks {
-				rows[k] = huge()
+		{"Set", func(t *testing.T, srv *redistest.Server) error {
+			e := newEnvOn(t, srv, hard)
+			return e.c.Set(e.ctx, "p:1", huge())
+		}, "p:1", ErrValueTooLarge},
+		{"HSet", func(t *testing.T, srv *redistest.Server) error {
+			e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, hard)
+			return e.c.HSet(e.ctx, &login{User: 1, Platform: "web", Token: strings.Repeat("x", 2000)})
+		}, "login:1:web", ErrValueTooLarge},
+		{"a loader's write-back", func(t *testing.T, srv *redistest.Server) error {
+			e := newEnvOn(t, srv, hard, WithLoader(func(context.Context, string) (*profile, error) { return huge(), nil }))
+			_, err := e.c.Get(e.ctx, "p:1")
+			return err
+		}, "p:1", nil},
+		{"a batch loader's write-back", func(t *testing.T, srv *redistest.Server) error {
+			e := newEnvOn(t, srv, hard, WithBatchLoader(func(_ context.Context, ks []string) (map[string]*profile, error) {
+				rows := map[string]*profile{}
+				for _, k := range ks {
+					rows[k] = huge()
+				}
+				return rows, nil
+			}))
+			_, err := e.c.GetMany(e.ctx, []string{"p:1"})
+			return err
+		}, "p:1", nil},
+		{"the change buffer's sync", func(t *testing.T, srv *redistest.Server) error {
+			e := newEnvOn(t, srv, hard, WithChanges(true), WithSyncEvery(time.Hour), WithSyncLease(2*time.Hour),
+				WithLoader(func(context.Context, string) (*profile, error) { return huge(), nil }))
+			e.put("p:1", sample(1, "the row before the change"))
+			if err := e.c.MarkChanged(e.ctx, "p:1"); err != nil {
+				return err
 			}
-			return rows, nil
-		})}, func(e *env) error { _, err := e.c.GetMany(e.ctx, []string{"p:1"}); return err }, nil},
+			_, err := e.c.worker.once(e.ctx)
+			return err
+		}, "p:1", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, append([]Option{WithMaxValueBytesHard(1000)}, tc.opts...)...)
-			if err := tc.write(e); !errors.Is(err, tc.want) {
+			srv := redistest.Start(t)
+			if err := tc.write(t, srv); !errors.Is(err, tc.want) {
 				t.Fatalf("%s of a 2 KB value: %v, want %v", tc.name, err, tc.want)
 			}
-			if n := e.raw.Exists(context.Background(), "p:1").Val(); n != 0 {
-				t.Fatalf("%s stored a value above max_value_bytes_hard", tc.name)
+			if n := srv.Client(t).Exists(context.Background(), tc.key).Val(); n != 0 {
+				t.Fatalf("%s left %s in Redis: a value above max_value_bytes_hard, or the row it replaced", tc.name, tc.key)
 			}
 		})
 	}

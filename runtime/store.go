@@ -10,7 +10,7 @@ import (
 // This file is where a Cache decodes what it reads through its layout
 // (c.store: how its values sit in Redis, a String per key or a
 // collection's hash). The reads themselves are runtime/internal/reads',
-// and the writes runtime/internal/writes'.
+// and the writes take the write path (write.go).
 
 // decodeValue turns bytes read from Redis into a value: nil with an error
 // wrapping ErrNotFound for layout.Null, or an ErrDecode error. Every read

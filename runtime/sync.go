@@ -6,14 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
@@ -205,64 +200,31 @@ func (w *syncWorker[K, V]) start() {
 // through invalidation, this one's at once, as after Set. A row too large
 // to store is deleted instead, so Redis never keeps the stale one.
 func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) error {
-	type write struct {
-		k    K
-		key  string
-		v    *V
-		size int
-		exp  int64 // of a copy of v, should the write land
-		t    token
-		cmd  redis.Cmder
-		add  bloom.Op // the Bloom filter's, nil without one
-	}
-	writes := make([]write, 0, len(ks))
-	pipe := c.rdb.Pipeline()
-	sent := c.cfg.Clock.Now() // before anything is sent
+	ws := make([]*write[K, V], 0, len(ks))
 	for _, k := range ks {
-		w := write{k: k, key: c.key(k), v: rows[k]}
-		var b []byte
-		if w.v != nil {
-			var err error
-			if b, err = c.codec.encode(w.v); err != nil {
-				return fmt.Errorf("encode %q: %w", w.key, err)
-			}
-			if err := c.checkSize("write", w.key, len(b)); err != nil {
-				c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(w.key), "err", err)
-				w.v = nil
-			}
-		}
-		w.t = c.copies.begin(w.key)
-		if w.t.n.Down(ctx) {
-			return fmt.Errorf("write %q: %w", w.key, c.count.refuse(w.t.n))
-		}
-		if w.v != nil {
-			ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
-			w.size, w.exp = len(b), layout.WroteExpiry(sent, ttl)
-			w.cmd = c.store.Set(ctx, pipe, w.key, b, ttl)
-			w.add = c.writer.AddTo(ctx, pipe, w.key)
-		} else {
-			w.cmd = c.store.Del(ctx, pipe, w.key)
-		}
-		writes = append(writes, w)
-	}
-	_, _ = pipe.Exec(ctx) // each command's own error is looked at below
-	var errs []error
-	for _, w := range writes {
-		if err := w.cmd.Err(); err != nil {
-			c.countRedisError(ctx, err)
-			w.t.n.Failed(ctx, err)
-			if !breaker.NotSent(err) {
-				c.copies.uncertain(w.k, w.key)
-			}
-			errs = append(errs, fmt.Errorf("write %q: %w", w.key, err))
+		key, v := c.key(k), rows[k]
+		if v == nil {
+			ws = append(ws, c.delWrite(k, key))
 			continue
 		}
-		c.announce(ctx, w.key)
-		c.copies.wrote(w.k, w.key, w.t, w.v, w.size, w.exp)
-		if err := c.bloom.Added(w.add); err != nil {
-			// The row is stored but the filter may not know it: the batch
-			// is synced again rather than let the id read as absent later.
-			errs = append(errs, fmt.Errorf("add %q to the Bloom filter: %w", w.key, err))
+		b, err := c.encoded(key, v)
+		switch {
+		case errors.Is(err, ErrValueTooLarge):
+			c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
+			ws = append(ws, c.delWrite(k, key))
+		case err != nil:
+			return fmt.Errorf("%q: %w", key, err)
+		default:
+			ws = append(ws, c.setWrite(k, key, v, b))
+		}
+	}
+	errs, refused := c.commit(ctx, ws, nil)
+	if refused != nil {
+		return fmt.Errorf("write: %w", refused)
+	}
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = fmt.Errorf("write %q: %w", ws[i].key, err)
 		}
 	}
 	return errors.Join(errs...)

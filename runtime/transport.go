@@ -107,21 +107,21 @@ func (s *copies[K, V]) Hot() []string {
 // PUBLISH fails, every write's does.
 const publishLogEvery = time.Second
 
-// announce publishes a write of key for InvalidatePubSub and
-// InvalidatePubSubKeys, on the entity's channel and the key's, in one
-// round trip; on a cluster, the key's goes to the key's master, whose
+// announce publishes the writes of keys for InvalidatePubSub and
+// InvalidatePubSubKeys, each on the entity's channel and the key's, in
+// one round trip; on a cluster, a key's goes to the key's master, whose
 // subscribers hear it before any PING read after. A failed publish is
 // counted and logged, the first and then at most one a second
-// (publishLogEvery): the key's other copies then wait for refresh.
-func (c *Cache[K, V]) announce(ctx context.Context, key string) {
-	if !c.hub.Announces() {
+// (publishLogEvery): the keys' other copies then wait for refresh.
+func (c *Cache[K, V]) announce(ctx context.Context, keys ...string) {
+	if len(keys) == 0 || !c.hub.Announces() {
 		return
 	}
-	err := track.Announce(ctx, c.rdb, c.prefix, key)
+	err := track.Announce(ctx, c.rdb, c.prefix, keys)
 	if err == nil || !c.countRedisError(ctx, err) {
 		return
 	}
 	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the key wait for refresh", "key", operr.Short(key), "err", err, "unlogged_failures", unlogged)
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the keys wait for refresh", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
 	}
 }

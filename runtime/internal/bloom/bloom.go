@@ -168,8 +168,12 @@ func (op Op) bits() ([]int64, error) {
 }
 
 // AddTo queues the addition of id to the filter on pipe; Added tells,
-// once pipe ran, whether it failed.
+// once pipe ran, whether it failed. A nil filter (a cache without one)
+// queues nothing.
 func (f *Filter) AddTo(ctx context.Context, pipe redis.Pipeliner, id string) Op {
+	if f == nil {
+		return nil
+	}
 	f.adds.Add(1)
 	shard, offsets := f.locate(id)
 	if f.perBit(ctx) {

@@ -72,35 +72,48 @@ func refused(err error) error {
 	return err
 }
 
-// Announce publishes a write of key, whose entity's keys start with
-// prefix, on the entity's channel and on the key's. On a cluster the
+// Announce publishes the writes of keys, whose entity's keys start with
+// prefix, each on the entity's channel and on the key's. On a cluster a
 // key's message is sent to the key's master: Redis delivers a PUBLISH to
 // the subscribers of the node that takes it before it reads another
 // command, and to the other nodes' later, over the cluster bus, so only
 // there is it ordered before the answers to the PINGs that vouch for the
-// key's copies. A plain client sends both in one round trip; any other
-// (a Ring routes each PUBLISH by its channel) one at a time.
-func Announce(ctx context.Context, rdb redis.UniversalClient, prefix, key string) error {
+// key's copies. A plain client sends them all in one round trip, a
+// cluster client one per key; any other (a Ring routes each PUBLISH by
+// its channel) one command at a time.
+func Announce(ctx context.Context, rdb redis.UniversalClient, prefix string, keys []string) error {
 	switch r := rdb.(type) {
 	case *redis.Client:
 		_, err := r.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Publish(ctx, Channel(prefix), key)
-			p.Publish(ctx, KeyChannel(key), "")
+			for _, key := range keys {
+				p.Publish(ctx, Channel(prefix), key)
+				p.Publish(ctx, KeyChannel(key), "")
+			}
 			return nil
 		})
 		return err
 	case *redis.ClusterClient:
-		master, err := r.MasterForKey(ctx, key)
-		if err != nil {
-			return err
+		for _, key := range keys {
+			master, err := r.MasterForKey(ctx, key)
+			if err != nil {
+				return err
+			}
+			if err := master.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
+				return err
+			}
+			if err := rdb.Publish(ctx, Channel(prefix), key).Err(); err != nil {
+				return err
+			}
 		}
-		if err := master.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
-			return err
-		}
-	default:
+		return nil
+	}
+	for _, key := range keys {
 		if err := rdb.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
 			return err
 		}
+		if err := rdb.Publish(ctx, Channel(prefix), key).Err(); err != nil {
+			return err
+		}
 	}
-	return rdb.Publish(ctx, Channel(prefix), key).Err()
+	return nil
 }

@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+)
+
+// This file holds the one path of every write to Redis: Set, Del, the
+// change buffer's sync, a collection's HSet and HDel, and the write-backs
+// of what a loader or a batch loader returned. Each write, of one key or
+// of a batch, takes these steps in this order:
+//
+//  1. Each value is encoded and its size checked (encoded): one above
+//     max_value_bytes_hard is refused, and nothing is sent for it.
+//  2. Each key's token is taken before anything is sent (a write-back
+//     carries its read's). A key whose node cannot be reached refuses
+//     the whole write: nothing is sent (commit).
+//  3. Every key's command is sent in one round trip: one pipeline, or a
+//     collection's scripts (send).
+//  4. Each key is settled (settle): a command that failed is counted once
+//     and told to its node's breaker, and when it may have landed its
+//     key's copy is made unverified (uncertain); a write that landed is
+//     applied to the local copy; one that did not land (a write-back's
+//     SET NX finding a value) changes nothing. Then what went with the
+//     command (the Bloom filter's addition) is checked.
+//  5. The landed keys are announced, in one round trip (announce).
+//
+// What it keeps: no read begun before a write can store or share what it
+// read once the write is applied or its outcome unknown (applying and
+// uncertain both move the key's generation on), and a landed write is
+// announced once this process's copy holds it.
+
+// write is one key's part of a write.
+type write[K comparable, V any] struct {
+	k   K
+	key string
+	// t is the key's token, taken before anything was sent; a write-back
+	// is given its read's, by which its load is judged.
+	t token
+	// queue adds the key's commands to p and sets result and after; nil
+	// for a write whose send queues it otherwise (a collection's).
+	queue func(ctx context.Context, p redis.Pipeliner)
+	// result reports, once the round trip is over, whether the key's
+	// command landed, and its error; after, when not nil, the error of
+	// what went with it (the Bloom filter's addition).
+	result func() (landed bool, err error)
+	after  func() error
+	// land applies the landed write to the key's local copy, under t.
+	land func(t token)
+}
+
+// encoded encodes v, to be written at key, and checks its size: the one
+// size check of every write.
+func (c *Cache[K, V]) encoded(key string, v *V) ([]byte, error) {
+	b, err := c.codec.encode(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if err := c.checkSize("write", key, len(b)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// commit writes ws: it takes the tokens of those that have none, refuses
+// the whole write when a key's node cannot be reached (refused), sends
+// every key's command in one round trip (send, or one pipeline of each
+// write's queue when send is nil) and settles each key. errs holds each
+// key's error.
+func (c *Cache[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(ctx context.Context)) (errs []error, refused error) {
+	for _, w := range ws {
+		if w.t.n == nil {
+			w.t = c.copies.begin(w.key)
+		}
+		if w.t.n.Down(ctx) {
+			return nil, c.count.refuse(w.t.n)
+		}
+	}
+	if send == nil {
+		p := c.rdb.Pipeline()
+		for _, w := range ws {
+			w.queue(ctx, p)
+		}
+		_, _ = p.Exec(ctx) // each command's own error is settled
+	} else {
+		send(ctx)
+	}
+	errs = make([]error, len(ws))
+	var landed []string
+	for i, w := range ws {
+		var ok bool
+		if ok, errs[i] = c.settle(ctx, w); ok {
+			landed = append(landed, w.key)
+		}
+	}
+	c.announce(ctx, landed...)
+	return errs, nil
+}
+
+// commitOne commits the write of one key, for the caller's op.
+func (c *Cache[K, V]) commitOne(ctx context.Context, op string, w *write[K, V]) error {
+	errs, refused := c.commit(ctx, []*write[K, V]{w}, nil)
+	if refused == nil {
+		refused = errs[0]
+	}
+	if refused != nil {
+		return opErr(op, w.key, refused)
+	}
+	return nil
+}
+
+// settle applies the outcome of w's command (step 4 above), and reports
+// whether it landed.
+func (c *Cache[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, err error) {
+	landed, err = w.result()
+	if err != nil {
+		c.countRedisError(ctx, err)
+		w.t.n.Failed(ctx, err)
+		if !breaker.NotSent(err) {
+			c.copies.uncertain(w.k, w.key) // the write may have landed
+		}
+		return false, err
+	}
+	if landed {
+		w.land(w.t)
+	}
+	if w.after != nil {
+		err = w.after()
+	}
+	return landed, err
+}
+
+// setWrite is the write of v (encoded b) at k's key with the entity's
+// TTL, as Set and the change buffer's sync write a row: a plain SET, and
+// the key's addition to the Bloom filter in the same round trip, which
+// fails the write when it fails (the id could read as absent later).
+func (c *Cache[K, V]) setWrite(k K, key string, v *V, b []byte) *write[K, V] {
+	w := &write[K, V]{k: k, key: key}
+	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
+		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
+		cmd := c.store.Set(ctx, p, key, b, ttl)
+		add := c.bloom.AddTo(ctx, p, key)
+		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+		w.after = func() error {
+			if err := c.bloom.Added(add); err != nil {
+				return fmt.Errorf("add to the Bloom filter: %w", err)
+			}
+			return nil
+		}
+		w.land = func(t token) { c.copies.wrote(k, key, t, v, len(b), exp) }
+	}
+	return w
+}
+
+// delWrite is the write that deletes k's key.
+func (c *Cache[K, V]) delWrite(k K, key string) *write[K, V] {
+	w := &write[K, V]{k: k, key: key}
+	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+		cmd := c.store.Del(ctx, p, key)
+		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+		w.land = func(t token) { c.copies.wrote(k, key, t, nil, 0, 0) }
+	}
+	return w
+}
+
+// backWrite is the write-back of what a loader returned for k (v, encoded
+// b; a nil v writes the absent row's placeholder for null_ttl), read
+// under t: SET NX, so that a value a writer stored while the loader ran
+// is never overwritten by an older row, with a row's key added to the
+// Bloom filter in the same round trip. A hot key's entry e keeps v
+// locally once the write-back lands: one refused by SET NX means a
+// writer stored something newer. kept, when not nil, learns whether it
+// landed, and the expiry of a copy of what it wrote.
+func (c *Cache[K, V]) backWrite(k K, key string, t token, e *hotEntry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
+	w := &write[K, V]{k: k, key: key, t: t}
+	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
+		if v == nil {
+			ttl = jitter(c.cfg.NullTTL, c.cfg.Jitter)
+		}
+		done, exp := c.store.SetNX(ctx, p, key, b, ttl)
+		if v != nil {
+			add := c.bloom.AddTo(ctx, p, key)
+			w.after = func() error {
+				if err := c.bloom.Added(add); err != nil { // the read returns the row either way
+					c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", operr.Short(key), "err", err)
+				}
+				return nil
+			}
+		}
+		w.result = done
+		w.land = func(t token) {
+			if e != nil {
+				c.copies.keep(e, t, v, 0, len(b), exp)
+			}
+			if kept != nil {
+				kept(exp)
+			}
+		}
+	}
+	return w
+}
+
+// drop deletes k's key, whose bytes do not decode (err), so that the
+// loader's row replaces them, as go-zero does. It changes no copy (the
+// bytes never made one) and returns nothing: the read goes on to the
+// loader either way, and a failed delete is counted.
+func (c *Cache[K, V]) drop(ctx context.Context, k K, key string, err error) {
+	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
+	w := &write[K, V]{k: k, key: key, land: func(token) {}}
+	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+		cmd := c.store.Del(ctx, p, key)
+		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+	}
+	c.commit(ctx, []*write[K, V]{w}, nil)
+}

@@ -1,0 +1,87 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
+)
+
+// breakBloom makes every addition to e's Bloom filter (of 1000 ids at
+// 1%, entity profile) fail: its one shard is a list.
+func breakBloom(t *testing.T, e *env) {
+	t.Helper()
+	m, k := bloom.Size(1000, 0.01)
+	shard := "hotkeygen:bloom:{profile:" + strconv.FormatUint(m, 10) + "x" + strconv.Itoa(k) + ":0}"
+	if err := e.raw.LPush(e.ctx, shard, "not bits").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A row's write adds its key to the Bloom filter in the same round trip.
+// When the addition fails, a write through the repository lands but
+// fails (the id could read as absent later), and a loader's write-back
+// lands and says so in the log, the read returning its row.
+func TestAWritesBloomAdditionThatFails(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(e *env) error
+		err   string // part of the caller's error; "" for none
+		log   string // part of a line logged
+	}{
+		{"Set", func(e *env) error { return e.c.Set(e.ctx, "p:1", sample(1, "v1")) }, "add to the Bloom filter: WRONGTYPE", ""},
+		{"a loader's write-back", func(e *env) error { _, err := e.c.Get(e.ctx, "p:1"); return err }, "", "adding a loaded id to the Bloom filter failed"},
+		{"a batch loader's write-back", func(e *env) error { _, err := e.c.GetMany(e.ctx, []string{"p:1"}); return err }, "", "adding a loaded id to the Bloom filter failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			load := func(context.Context, string) (*profile, error) { return sample(1, "v1"), nil }
+			many := func(_ context.Context, ks []string) (map[string]*profile, error) {
+				return map[string]*profile{ks[0]: sample(1, "v1")}, nil
+			}
+			e := newEnv(t, WithBloom(true), WithBloomItems(1000), WithBloomFP(0.01), WithLoader(load), WithBatchLoader(many),
+				WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			breakBloom(t, e) // a check that fails lets the read through
+			err := tc.write(e)
+			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("%s = %v, want an error with %q", tc.name, err, tc.err)
+			}
+			if got := e.raw.Exists(e.ctx, "p:1").Val(); got != 1 {
+				t.Fatalf("%s did not land", tc.name)
+			}
+			if tc.log != "" && len(logs.linesWith(tc.log)) == 0 {
+				t.Fatalf("logged %q, want a line with %q", logs.String(), tc.log)
+			}
+		})
+	}
+}
+
+// Bytes that do not decode are deleted before the loader's row is
+// written back in their place, and the deletion is logged.
+func TestBytesThatDoNotDecodeAreReplacedByTheLoadersRow(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithLoader(func(context.Context, string) (*profile, error) { return sample(1, "loaded"), nil }),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err := e.raw.Set(e.ctx, "p:1", "\xc1 not msgpack", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get("p:1"); got.Name != "loaded" {
+		t.Fatalf("read %q, want the loader's row", got.Name)
+	}
+	if len(logs.linesWith("deleting a value that does not decode")) != 1 {
+		t.Fatalf("logged %q, want the deletion said once", logs.String())
+	}
+	b, err := e.raw.Get(e.ctx, "p:1").Bytes()
+	var stored profile
+	if err == nil {
+		err = msgpack.Unmarshal(b, &stored)
+	}
+	if err != nil || stored.Name != "loaded" {
+		t.Fatalf("Redis holds %q (%v) after the read, want the loader's row", b, err)
+	}
+}
