@@ -37,25 +37,3 @@ func (c *Cache[K, V]) WarmBloom(ctx context.Context, ids iter.Seq[K]) (int, erro
 	}
 	return n, nil
 }
-
-// bloomSift splits ks into those the filter says may exist, to be loaded,
-// and those certainly absent, in one pipeline.
-func (c *Cache[K, V]) bloomSift(ctx context.Context, ks []K) (maybe []K, absent map[K]bool) {
-	if c.bloom == nil {
-		return ks, nil
-	}
-	keys := make([]string, len(ks))
-	for i, k := range ks {
-		keys[i] = c.key(k)
-	}
-	absent = map[K]bool{}
-	maybe = ks[:0:0]
-	for i, ok := range c.bloom.MayHoldMany(ctx, keys) {
-		if ok {
-			maybe = append(maybe, ks[i])
-		} else {
-			absent[ks[i]] = true
-		}
-	}
-	return maybe, absent
-}

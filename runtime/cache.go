@@ -21,7 +21,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 
 	"github.com/Yiling-J/theine-go"
@@ -76,11 +75,9 @@ type Cache[K comparable, V any] struct {
 	// pipeline, or through its pool (runtime/internal/send).
 	sender send.Sender
 
-	loader      func(context.Context, K) (*V, error)
-	batchLoader func(context.Context, []K) (map[K]*V, error)
-	// degradeSlots bounds loader calls made because Redis failed; nil
-	// unless degrade=loader.
-	degradeSlots chan struct{}
+	// loads reads keys from Redis, and from the loaders when Redis
+	// misses, once for concurrent callers (load.go).
+	loads loads[K, V]
 
 	det *detector[K]
 	// hub is the transport of the Cache's client, shared by every
@@ -94,12 +91,10 @@ type Cache[K comparable, V any] struct {
 	chg   *changes.Buffer
 	bloom *bloom.Filter
 
-	flightMu sync.Mutex // guards flights, and closed against a load starting
-	flights  map[K]*loadCall[V]
-	landed   *landings // loads ended, by shard of keys
-
 	count counters
-	big   throttle.Keys // the keys whose big values were warned about
+	sizes sizes
+	// writes takes every write down one path (write.go).
+	writes writer[K, V]
 
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
@@ -109,10 +104,9 @@ type Cache[K comparable, V any] struct {
 	tickMu sync.Mutex // serialises ticks
 	sched  background.Schedule
 	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog and publishLog space the lines about failed refreshes
-	// and failed announcements.
-	refreshLog, publishLog logThrottle
-	worker                 syncWorker[K, V] // the change buffer's, started when there is a loader
+	// refreshLog spaces the lines about failed refreshes.
+	refreshLog logThrottle
+	worker     syncWorker[K, V] // the change buffer's, started when there is a loader
 
 	ctx    context.Context // cancelled by Close; bounds background I/O
 	cancel context.CancelFunc
@@ -172,21 +166,18 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
 	c := &Cache[K, V]{
-		cfg:         cfg,
-		rdb:         rdb,
-		sender:      sender,
-		key:         glue.Key,
-		clone:       glue.Clone,
-		prefix:      glue.Prefix,
-		codec:       newCodec(glue.Encode, glue.Decode),
-		loader:      loader,
-		batchLoader: batchLoader,
-		log:         cfg.Logger,
-		flights:     map[K]*loadCall[V]{},
-		landed:      newLandings(),
-		hist:        rates.New(HistoryLen),
-		done:        make(chan struct{}),
+		cfg:    cfg,
+		rdb:    rdb,
+		sender: sender,
+		key:    glue.Key,
+		clone:  glue.Clone,
+		prefix: glue.Prefix,
+		codec:  newCodec(glue.Encode, glue.Decode),
+		log:    cfg.Logger,
+		hist:   rates.New(HistoryLen),
+		done:   make(chan struct{}),
 	}
+	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
@@ -196,18 +187,19 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if glue.hash {
 		c.store = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
+	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)
 	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
 	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
 	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.reload(ctx, es, false) }
 	c.copies.moved = map[*hotEntry[K]]struct{}{}
-	c.copies.done, c.worker.c = c.ctx, c
+	c.copies.done, c.worker.c, c.writes.c = c.ctx, c, c
 	if cfg.Aggregate {
 		c.agg = newAggregator[K]()
 	}
 	if cfg.Degrade == DegradeLoader {
-		c.degradeSlots = make(chan struct{}, cfg.DegradeLimit)
+		c.loads.slots = make(chan struct{}, cfg.DegradeLimit)
 	}
 	topts := track.Options{
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
@@ -222,7 +214,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.hub, c.copies.nodes = hub, &hub.Nodes
 	_, cluster := rdb.(*redis.ClusterClient)
 	c.reader = reads.Reader{Client: rdb, Store: c.store, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
-		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.countRedisError, Missing: noKey{}, Closed: ErrClosed}
+		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
 	if err := c.setupChanges(); err != nil {
 		c.Close()
 		return nil, err
@@ -268,16 +260,16 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //
 //	cache.go        Get: no local copy is held (hit asks no freshness check)
 //	detector.go     seen: the read is counted; the key is not hot
-//	flight.go       cold: the key's landed loads counted, then a read by
-//	read.go         fetch: the node's breaker lets the GET through (internal/reads), sent
-//	                through the pool, or with other reads on the client's automatic
-//	                pipeline (internal/send); it misses,
-//	                and cold's resolve starts one load for all concurrent callers with
-//	freshness.go    begin: the token the load's result is judged by
-//	load.go         loadThrough: the Bloom filter may hold the id (internal/bloom)
-//	rebuildlock.go  lockOrWait: this process takes the rebuild lock; the loader runs
-//	write.go        encoded: the row encoded (encode.go's codec) within
-//	                max_value_bytes_hard (bigvalue.go's checkSize); commit: SET NX
+//	load.go         cold: the key's landed loads counted (flight.go's landings);
+//	                fetch: the node's breaker lets the GET through (internal/reads),
+//	                sent through the pool, or with other reads on the client's
+//	                automatic pipeline (internal/send); it misses, and resolve starts
+//	                one load for all concurrent callers, judged by freshness.go's
+//	                token (begin); through: the Bloom filter may hold the id
+//	                (internal/bloom), this process takes the rebuild lock
+//	                (lockOrWait, internal/rebuild), the loader runs
+//	write.go        backOne: the row encoded (encode.go's codec) within
+//	                max_value_bytes_hard (bigvalue.go's sizes); commit: SET NX
 //	                through the layout (internal/layout), the id added to the filter
 //	                in the same round trip
 //
@@ -304,7 +296,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	}
 	e := c.det.seen(key)
 	if e == nil {
-		return c.cold(ctx, key)
+		return c.loads.cold(ctx, key)
 	}
 	c.count.misses.Add(1)
 	// A copy older than a write Redis took is never served: its read
@@ -321,7 +313,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 			opened = slowNodeWait()
 		}
 	}
-	v, err := c.resolveUntil(ctx, key, e, missed{}, opened, patient)
+	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, patient)
 	if err != nil && held && redisFailed(err) {
 		// Redis failed while the copy waited to be vouched for: an
 		// unverified copy beats an error (stale-while-error) if the
@@ -332,11 +324,11 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
 		if n := c.copies.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
-			v, err = c.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true)
+			v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true)
 		}
 	}
 	if err != nil {
-		return c.degrade(ctx, key, err)
+		return c.loads.degrade(ctx, key, err)
 	}
 	return c.clone(v), nil
 }
@@ -403,11 +395,11 @@ func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	if v == nil {
 		return opErr("set", key, errors.New("the value is nil; call Del to delete it"))
 	}
-	b, err := c.encoded(key, v)
+	b, err := c.writes.encoded(key, v)
 	if err != nil {
 		return opErr("set", key, err)
 	}
-	return c.commitOne(ctx, "set", c.setWrite(k, key, v, b))
+	return c.writes.one(ctx, "set", c.writes.set(k, key, v, b))
 }
 
 // Del deletes k from Redis, then drops its local copy.
@@ -416,7 +408,7 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 	if c.closed.Load() {
 		return opErr("del", key, ErrClosed)
 	}
-	return c.commitOne(ctx, "del", c.delWrite(k, key))
+	return c.writes.one(ctx, "del", c.writes.del(k, key))
 }
 
 // Close stops the background work and the reads in flight, waits for
@@ -432,9 +424,9 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 // goroutine (degrade=loader, GetMany's batch load) are the caller's.
 func (c *Cache[K, V]) Close() error {
 	c.closeOnce.Do(func() {
-		c.flightMu.Lock() // no load starts after this
+		c.loads.mu.Lock() // no load starts after this
 		c.closed.Store(true)
-		c.flightMu.Unlock()
+		c.loads.mu.Unlock()
 		c.cancel()
 		close(c.done)
 		c.g.Close()

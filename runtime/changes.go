@@ -34,7 +34,7 @@ func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 		ids[i] = string(m)
 	}
 	if err := c.chg.Mark(ctx, ids); err != nil {
-		c.countRedisError(ctx, err)
+		c.count.redisError(ctx, err)
 		return fmt.Errorf("hotkey: mark %d ids of %s changed: %w", len(ks), c.cfg.Entity, err)
 	}
 	return nil

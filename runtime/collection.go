@@ -189,12 +189,12 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	c.count.cold.Add(1)
 	key, name := c.key(k), col.glue.FieldName(f)
 	var b []byte
-	err := c.ask(ctx, key, false, func(ctx context.Context) (err error) {
+	err := c.loads.ask(ctx, key, false, func(ctx context.Context) (err error) {
 		b, err = col.store.ReadItem(ctx, c.rdb, key, name)
 		return err
 	})
 	switch {
-	case isNoKey(err) && c.loader != nil:
+	case isNoKey(err) && c.loads.one != nil:
 		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
 	case err != nil:
 		return nil, fieldErr("hget", key, name, err)
@@ -264,7 +264,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 		if err != nil {
 			return fieldErr("hset", o.key, name, fmt.Errorf("encode: %w", err))
 		}
-		if err := c.checkSize("write", o.key, len(b)); err != nil {
+		if err := c.sizes.check("write", o.key, len(b)); err != nil {
 			return fieldErr("hset", o.key, name, err)
 		}
 		o.items = append(o.items, layout.Item{Field: name, Value: b, Exp: col.expiry(v)})

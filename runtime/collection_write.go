@@ -37,7 +37,7 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 		}
 		ws[i] = w
 	}
-	errs, refused := c.commit(ctx, ws, func(ctx context.Context) {
+	errs, refused := c.writes.commit(ctx, ws, func(ctx context.Context) {
 		var cmds []*redis.Cmd
 		if len(ows) == 1 {
 			cmds = []*redis.Cmd{col.store.Run(ctx, c.rdb, ows[0].w)}

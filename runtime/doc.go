@@ -10,9 +10,9 @@ package runtime
 //	cache.go        Cache: New, Get (the read path, traced top to bottom), Set, Del, Close
 //	write.go        the one path of every write: Set, Del, sync, HSet/HDel, write-backs
 //	getmany.go      GetMany: a batch of Gets, one round trip per node
-//	flight.go       a cold read, and one load per key for concurrent misses (singleflight)
-//	read.go         a read of one key from Redis, decoded
-//	load.go         the loader behind a miss: placeholders, jitter, degrade
+//	load.go         loads: a cold read, one load per key for concurrent misses
+//	                (singleflight), the loaders behind a miss, the rebuild lock, degrade
+//	flight.go       a load in flight, and the count of loads landed
 //	store.go        the decodes of what a Cache reads through its layout
 //	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
@@ -25,7 +25,6 @@ package runtime
 //	changes.go      MarkChanged, onto the change buffer
 //	sync.go         syncWorker: claims changed ids, reloads them, writes them
 //	bloom.go        WarmBloom and the Bloom filter's typed glue
-//	rebuildlock.go  a load of a key waits while another process holds its rebuild lock
 //	bigvalue.go     max_value_bytes: the size limits of a value
 //	encode.go       codec: values to msgpack and back, where Redis bytes are checked
 //	keys.go         AppendKeyString, for generated key builders

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 )
 
@@ -65,16 +64,4 @@ func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNo
 func redisFailed(err error) bool {
 	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDecode) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrClosed)
-}
-
-// countRedisError counts err, the failure of a command sent under ctx, as a
-// Redis error (Stats.RedisErrors), unless it says only that ctx ended
-// (breaker.RedisError). It reports whether err counted, for the callers
-// that log what did.
-func (c *Cache[K, V]) countRedisError(ctx context.Context, err error) bool {
-	if !breaker.RedisError(ctx, err) {
-		return false
-	}
-	c.count.redisErrors.Add(1)
-	return true
 }

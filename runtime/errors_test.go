@@ -97,8 +97,8 @@ func TestRedisErrorsCountWhatTheClassifierCounts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := new(Cache[string, profile])
-			if got := c.countRedisError(tc.ctx, tc.err); got != tc.counts {
-				t.Errorf("countRedisError = %v, want %v", got, tc.counts)
+			if got := c.count.redisError(tc.ctx, tc.err); got != tc.counts {
+				t.Errorf("redisError = %v, want %v", got, tc.counts)
 			}
 			if want := map[bool]uint64{false: 0, true: 1}[tc.counts]; c.count.redisErrors.Load() != want {
 				t.Errorf("RedisErrors = %d, want %d", c.count.redisErrors.Load(), want)

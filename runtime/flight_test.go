@@ -100,9 +100,9 @@ func missTogether(t *testing.T, e *env, key, want string, callers int, release f
 }
 
 func (e *env) flightWaiters(key string) int32 {
-	e.c.flightMu.Lock()
-	defer e.c.flightMu.Unlock()
-	if call := e.c.flights[key]; call != nil {
+	e.c.loads.mu.Lock()
+	defer e.c.loads.mu.Unlock()
+	if call := e.c.loads.flights[key]; call != nil {
 		return call.waiters.Load()
 	}
 	return 0

@@ -3,10 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
@@ -44,7 +41,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		}
 		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.seen(k), cp: cp}
 		p.t = c.copies.begin(p.key)
-		p.landed = c.landed.of(p.key).Load()
+		p.landed = c.loads.landed.of(p.key).Load()
 		if p.e != nil {
 			c.count.misses.Add(1)
 		} else {
@@ -72,10 +69,10 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 				c.copies.keep(p.e, p.t, nil, 0, len(raw[j]), exps.Of(j))
 			}
 			continue
-		case err != nil && c.loader == nil && c.batchLoader == nil:
+		case err != nil && c.loads.one == nil && c.loads.batch == nil:
 			return nil, err
 		case err != nil:
-			c.drop(ctx, p.k, p.key, err)
+			c.writes.drop(ctx, p.k, p.key, err)
 			load = append(load, p)
 			continue
 		}
@@ -140,11 +137,11 @@ func (c *Cache[K, V]) readManyUntilOpened(ctx context.Context, todo []pending[K,
 // neither, the keys stay nil.
 func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, V]) error {
 	switch {
-	case c.batchLoader != nil:
-		return c.batchLoad(ctx, out, load)
-	case c.loader != nil:
+	case c.loads.batch != nil:
+		return c.loads.many(ctx, out, load)
+	case c.loads.one != nil:
 		for _, p := range load {
-			v, err := c.resolve(ctx, p.k, p.e, missed{opErr(c.store.ReadOp(), p.key, noKey{}), p.landed})
+			v, err := c.loads.resolve(ctx, p.k, p.e, missed{opErr(c.store.ReadOp(), p.key, noKey{}), p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
@@ -152,61 +149,6 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 				return err
 			}
 			out[p.i] = c.clone(v)
-		}
-	}
-	return nil
-}
-
-// batchLoad calls the batch loader once for the distinct keys of load and
-// writes back what it returns, and placeholders for the rest, in one
-// pipeline. A hot key keeps a loaded value only if its write-back landed:
-// one refused by SET NX means a writer stored something newer.
-func (c *Cache[K, V]) batchLoad(ctx context.Context, out []*V, load []pending[K, V]) error {
-	seen := make(map[K]bool, len(load))
-	ks := make([]K, 0, len(load))
-	for _, p := range load {
-		if !seen[p.k] {
-			seen[p.k] = true
-			ks = append(ks, p.k)
-		}
-	}
-	ks, absent := c.bloomSift(ctx, ks)
-	var rows map[K]*V
-	if len(ks) > 0 {
-		c.count.loads.Add(1)
-		var err error
-		if rows, err = c.batchLoader(ctx, ks); err != nil {
-			c.count.loadErrors.Add(1)
-			return &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
-		}
-	}
-	var ws []*write[K, V]
-	written := map[K]bool{}
-	for _, p := range load {
-		if written[p.k] {
-			continue
-		}
-		written[p.k] = true
-		switch v := rows[p.k]; {
-		case absent[p.k]: // the Bloom filter's: nothing to remember
-		case v == nil && c.cfg.NullTTL > 0:
-			ws = append(ws, c.backWrite(p.k, p.key, p.t, p.e, nil, layout.Null, nil))
-		case v != nil:
-			b, err := c.encoded(p.key, v)
-			if err != nil {
-				c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
-				break
-			}
-			ws = append(ws, c.backWrite(p.k, p.key, p.t, p.e, v, b, nil))
-		}
-	}
-	if errs, _ := c.commit(ctx, ws, nil); errors.Join(errs...) != nil && ctx.Err() == nil {
-		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", errors.Join(errs...))
-	}
-	for _, p := range load {
-		v := rows[p.k]
-		if v != nil {
-			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates
 		}
 	}
 	return nil

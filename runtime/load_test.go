@@ -88,15 +88,15 @@ func TestConcurrentMissesCallTheLoaderOnce(t *testing.T) {
 func TestAMissThatALoadOvertookLoadsNoSecondTime(t *testing.T) {
 	tb := newTable(sample(1, "ada"))
 	e := newEnv(t, WithLoader(tb.load))
-	landed := e.c.landed.of("p:1").Load()
-	_, _, _, miss := e.c.fetch(e.ctx, "p:1", false, false) // the late caller's read
+	landed := e.c.loads.landed.of("p:1").Load()
+	_, _, _, miss := e.c.loads.fetch(e.ctx, "p:1", false, false) // the late caller's read
 	if !needsLoad(miss) {
 		t.Fatalf("first read = %v, want a miss", miss)
 	}
 	if got := e.get("p:1"); got.Name != "ada" { // another caller's load, landed
 		t.Fatalf("Get = %q, want ada", got.Name)
 	}
-	v, err := e.c.resolve(e.ctx, "p:1", nil, missed{miss, landed})
+	v, err := e.c.loads.resolve(e.ctx, "p:1", nil, missed{miss, landed})
 	if err != nil || v.Name != "ada" {
 		t.Fatalf("the late caller's load = %+v, %v; want ada", v, err)
 	}
@@ -151,18 +151,18 @@ func TestAMissThatCannotShareALoadWaitsForItsWriteBack(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { _, err := e.c.Get(e.ctx, "p:1"); first <- err }()
 	waitFor(t, "the first load to call the loader", func() bool { return tb.calls.Load() == 1 })
-	e.c.flightMu.Lock()
-	load := e.c.flights["p:1"]
-	e.c.flightMu.Unlock()
+	e.c.loads.mu.Lock()
+	load := e.c.loads.flights["p:1"]
+	e.c.loads.mu.Unlock()
 
 	close(g.open) // the session starts while the loader runs
 	liveSessions(t, e.c, 1)
 	second := make(chan error, 1)
 	go func() { _, err := e.c.Get(e.ctx, "p:1"); second <- err }()
 	waitFor(t, "the second caller's own load", func() bool {
-		e.c.flightMu.Lock()
-		defer e.c.flightMu.Unlock()
-		return e.c.flights["p:1"] != load
+		e.c.loads.mu.Lock()
+		defer e.c.loads.mu.Unlock()
+		return e.c.loads.flights["p:1"] != load
 	})
 	close(tb.gate)
 	for _, ch := range []chan error{first, second} {

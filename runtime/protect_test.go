@@ -77,7 +77,7 @@ func TestDegradeToLoaderWhenRedisFails(t *testing.T) {
 		t.Fatalf("a read beyond the degrade limit = %v, want Redis's error", err)
 	}
 	close(tb.gate)
-	waitFor(t, "the degraded load to end", func() bool { return len(e.c.degradeSlots) == 0 })
+	waitFor(t, "the degraded load to end", func() bool { return len(e.c.loads.slots) == 0 })
 }
 
 func TestDegradeNeedsALoader(t *testing.T) {

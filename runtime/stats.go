@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"cmp"
+	"context"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -225,6 +227,18 @@ var hostname = sync.OnceValue(func() string {
 func (c *counters) refuse(n *track.Node) error {
 	c.failedFast.Add(1)
 	return n.Unavailable()
+}
+
+// redisError counts err, the failure of a command sent under ctx, as a
+// Redis error (Stats.RedisErrors), unless it says only that ctx ended
+// (breaker.RedisError). It reports whether err counted, for the callers
+// that log what did.
+func (c *counters) redisError(ctx context.Context, err error) bool {
+	if !breaker.RedisError(ctx, err) {
+		return false
+	}
+	c.redisErrors.Add(1)
+	return true
 }
 
 // downSince returns when the earliest breaker of the entity's nodes opened

@@ -28,10 +28,10 @@ func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
 
 // decodeRead decodes b, read from Redis under key, with cd: c's codec, or
 // that of a collection's items, one of which HGet reads. A value past the
-// size limit is logged (checkSize); bytes that do not decode are counted
+// size limit is logged (sizes); bytes that do not decode are counted
 // (Stats.DecodeErrors) and fail with ErrDecode.
 func decodeRead[T any, K comparable, V any](c *Cache[K, V], cd *codec[T], key string, b []byte) (*T, error) {
-	c.checkSize("read", key, len(b))
+	c.sizes.check("read", key, len(b))
 	v, err := cd.decode(b)
 	if err != nil {
 		c.count.decodeErrors.Add(1)

@@ -65,7 +65,7 @@ func (w *syncWorker[K, V]) once(ctx context.Context) (syncStep, error) {
 	if len(ks) == 0 {
 		return step, nil
 	}
-	rows, err := c.loadRows(ctx, ks)
+	rows, err := w.rows(ctx, ks)
 	if err != nil {
 		return step, w.failed(ctx, cl, ids, err)
 	}
@@ -74,7 +74,7 @@ func (w *syncWorker[K, V]) once(ctx context.Context) (syncStep, error) {
 		// hold these ids now, and must be the only one writing them.
 		return step, w.failed(ctx, cl, nil, fmt.Errorf("the claim's lease of %v ran out before the batch was written; raise sync_lease or lower sync_batch", c.cfg.SyncLease))
 	}
-	if err := c.writeSynced(ctx, ks, rows); err != nil {
+	if err := w.write(ctx, ks, rows); err != nil {
 		return step, w.failed(ctx, cl, ids, err)
 	}
 	if hook := w.hook; hook != nil {
@@ -128,12 +128,13 @@ func (w *syncWorker[K, V]) failed(ctx context.Context, cl changes.Claim, release
 	return err
 }
 
-// loadRows reads the rows of ks through the batch loader, or the loader id by
+// rows reads the rows of ks through the batch loader, or the loader id by
 // id; an absent row is nil in the result.
-func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
+func (w *syncWorker[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
+	c := w.c
 	c.count.loads.Add(1)
-	if c.batchLoader != nil {
-		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return c.batchLoader(ctx, ks) })
+	if c.loads.batch != nil {
+		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return c.loads.batch(ctx, ks) })
 		if errors.Is(err, group.ErrAbandoned) {
 			return nil, err
 		}
@@ -145,7 +146,7 @@ func (c *Cache[K, V]) loadRows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := group.Unattended(ctx, func() (*V, error) { return c.loader(ctx, k) })
+		v, err := group.Unattended(ctx, func() (*V, error) { return c.loads.one(ctx, k) })
 		switch {
 		case errors.Is(err, group.ErrAbandoned):
 			return nil, err
@@ -184,14 +185,14 @@ func (w *syncWorker[K, V]) start() {
 	if c.chg == nil {
 		return
 	}
-	if c.loader == nil && c.batchLoader == nil {
+	if c.loads.one == nil && c.loads.batch == nil {
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 		return
 	}
 	c.g.Go(w.run)
 }
 
-// writeSynced writes a synced batch to Redis in one pipeline, as Set and
+// write writes a synced batch to Redis in one pipeline, as Set and
 // Del would key by key: each row of ks found in rows is SET with the
 // entity's TTL, and the key of each row that is gone is deleted. Plain SET,
 // not the loader's SET NX: the row was read after its mark, so it is at
@@ -199,26 +200,27 @@ func (w *syncWorker[K, V]) start() {
 // the id again, which syncs it again. Every instance's local copy follows
 // through invalidation, this one's at once, as after Set. A row too large
 // to store is deleted instead, so Redis never keeps the stale one.
-func (c *Cache[K, V]) writeSynced(ctx context.Context, ks []K, rows map[K]*V) error {
+func (w *syncWorker[K, V]) write(ctx context.Context, ks []K, rows map[K]*V) error {
+	c := w.c
 	ws := make([]*write[K, V], 0, len(ks))
 	for _, k := range ks {
 		key, v := c.key(k), rows[k]
 		if v == nil {
-			ws = append(ws, c.delWrite(k, key))
+			ws = append(ws, c.writes.del(k, key))
 			continue
 		}
-		b, err := c.encoded(key, v)
+		b, err := c.writes.encoded(key, v)
 		switch {
 		case errors.Is(err, ErrValueTooLarge):
 			c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
-			ws = append(ws, c.delWrite(k, key))
+			ws = append(ws, c.writes.del(k, key))
 		case err != nil:
 			return fmt.Errorf("%q: %w", key, err)
 		default:
-			ws = append(ws, c.setWrite(k, key, v, b))
+			ws = append(ws, c.writes.set(k, key, v, b))
 		}
 	}
-	errs, refused := c.commit(ctx, ws, nil)
+	errs, refused := c.writes.commit(ctx, ws, nil)
 	if refused != nil {
 		return fmt.Errorf("write: %w", refused)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"time"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -101,27 +99,4 @@ func (s *copies[K, V]) Settled(ctx context.Context) {
 // Hot returns the Redis keys of the hot set.
 func (s *copies[K, V]) Hot() []string {
 	return slices.Collect(maps.Keys(s.det.hot.Load().byName))
-}
-
-// publishLogEvery spaces the lines about failed announcements: while
-// PUBLISH fails, every write's does.
-const publishLogEvery = time.Second
-
-// announce publishes the writes of keys for InvalidatePubSub and
-// InvalidatePubSubKeys, each on the entity's channel and the key's, in
-// one round trip; on a cluster, a key's goes to the key's master, whose
-// subscribers hear it before any PING read after. A failed publish is
-// counted and logged, the first and then at most one a second
-// (publishLogEvery): the keys' other copies then wait for refresh.
-func (c *Cache[K, V]) announce(ctx context.Context, keys ...string) {
-	if len(keys) == 0 || !c.hub.Announces() {
-		return
-	}
-	err := track.Announce(ctx, c.rdb, c.prefix, keys)
-	if err == nil || !c.countRedisError(ctx, err) {
-		return
-	}
-	if unlogged, ok := c.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the keys wait for refresh", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
-	}
 }

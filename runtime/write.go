@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
 // This file holds the one path of every write to Redis: Set, Del, the
@@ -55,14 +57,23 @@ type write[K comparable, V any] struct {
 	land func(t token)
 }
 
+// writer takes a Cache's writes down the path above: the Cache's own,
+// its collection's, its sync worker's and its loads' write-backs.
+type writer[K comparable, V any] struct {
+	c *Cache[K, V]
+	// publishLog spaces the lines about failed announcements.
+	publishLog logThrottle
+}
+
 // encoded encodes v, to be written at key, and checks its size: the one
 // size check of every write.
-func (c *Cache[K, V]) encoded(key string, v *V) ([]byte, error) {
+func (wr *writer[K, V]) encoded(key string, v *V) ([]byte, error) {
+	c := wr.c
 	b, err := c.codec.encode(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	if err := c.checkSize("write", key, len(b)); err != nil {
+	if err := c.sizes.check("write", key, len(b)); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -73,7 +84,8 @@ func (c *Cache[K, V]) encoded(key string, v *V) ([]byte, error) {
 // every key's command in one round trip (send, or one pipeline of each
 // write's queue when send is nil) and settles each key. errs holds each
 // key's error.
-func (c *Cache[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(ctx context.Context)) (errs []error, refused error) {
+func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(ctx context.Context)) (errs []error, refused error) {
+	c := wr.c
 	for _, w := range ws {
 		if w.t.n == nil {
 			w.t = c.copies.begin(w.key)
@@ -95,17 +107,17 @@ func (c *Cache[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(c
 	var landed []string
 	for i, w := range ws {
 		var ok bool
-		if ok, errs[i] = c.settle(ctx, w); ok {
+		if ok, errs[i] = wr.settle(ctx, w); ok {
 			landed = append(landed, w.key)
 		}
 	}
-	c.announce(ctx, landed...)
+	wr.announce(ctx, landed...)
 	return errs, nil
 }
 
-// commitOne commits the write of one key, for the caller's op.
-func (c *Cache[K, V]) commitOne(ctx context.Context, op string, w *write[K, V]) error {
-	errs, refused := c.commit(ctx, []*write[K, V]{w}, nil)
+// one commits the write of one key, for the caller's op.
+func (wr *writer[K, V]) one(ctx context.Context, op string, w *write[K, V]) error {
+	errs, refused := wr.commit(ctx, []*write[K, V]{w}, nil)
 	if refused == nil {
 		refused = errs[0]
 	}
@@ -117,10 +129,11 @@ func (c *Cache[K, V]) commitOne(ctx context.Context, op string, w *write[K, V]) 
 
 // settle applies the outcome of w's command (step 4 above), and reports
 // whether it landed.
-func (c *Cache[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, err error) {
+func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, err error) {
+	c := wr.c
 	landed, err = w.result()
 	if err != nil {
-		c.countRedisError(ctx, err)
+		c.count.redisError(ctx, err)
 		w.t.n.Failed(ctx, err)
 		if !breaker.NotSent(err) {
 			c.copies.uncertain(w.k, w.key) // the write may have landed
@@ -136,11 +149,12 @@ func (c *Cache[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, 
 	return landed, err
 }
 
-// setWrite is the write of v (encoded b) at k's key with the entity's
+// set is the write of v (encoded b) at k's key with the entity's
 // TTL, as Set and the change buffer's sync write a row: a plain SET, and
 // the key's addition to the Bloom filter in the same round trip, which
 // fails the write when it fails (the id could read as absent later).
-func (c *Cache[K, V]) setWrite(k K, key string, v *V, b []byte) *write[K, V] {
+func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
+	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
@@ -159,8 +173,9 @@ func (c *Cache[K, V]) setWrite(k K, key string, v *V, b []byte) *write[K, V] {
 	return w
 }
 
-// delWrite is the write that deletes k's key.
-func (c *Cache[K, V]) delWrite(k K, key string) *write[K, V] {
+// del is the write that deletes k's key.
+func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
+	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		cmd := c.store.Del(ctx, p, key)
@@ -170,7 +185,7 @@ func (c *Cache[K, V]) delWrite(k K, key string) *write[K, V] {
 	return w
 }
 
-// backWrite is the write-back of what a loader returned for k (v, encoded
+// back is the write-back of what a loader returned for k (v, encoded
 // b; a nil v writes the absent row's placeholder for null_ttl), read
 // under t: SET NX, so that a value a writer stored while the loader ran
 // is never overwritten by an older row, with a row's key added to the
@@ -178,7 +193,8 @@ func (c *Cache[K, V]) delWrite(k K, key string) *write[K, V] {
 // locally once the write-back lands: one refused by SET NX means a
 // writer stored something newer. kept, when not nil, learns whether it
 // landed, and the expiry of a copy of what it wrote.
-func (c *Cache[K, V]) backWrite(k K, key string, t token, e *hotEntry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
+func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
+	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
@@ -208,16 +224,56 @@ func (c *Cache[K, V]) backWrite(k K, key string, t token, e *hotEntry[K], v *V, 
 	return w
 }
 
+// backOne writes back through the write path (back) what the
+// loader returned for k, and reports whether it landed, and the expiry
+// of a copy of what it wrote. A failed write-back costs the next reader
+// a load, nothing more: it is counted and logged, not returned. The
+// load's own token keeps its copy (the flight's), so none is given here.
+func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []byte) (landed bool, exp int64) {
+	c := wr.c
+	w := wr.back(k, key, token{}, nil, v, b, func(e int64) { landed, exp = true, e })
+	errs, refused := wr.commit(ctx, []*write[K, V]{w}, nil)
+	if refused == nil && errs[0] != nil && ctx.Err() == nil { // a refused one was not sent
+		c.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])
+	}
+	return landed, exp
+}
+
 // drop deletes k's key, whose bytes do not decode (err), so that the
 // loader's row replaces them, as go-zero does. It changes no copy (the
 // bytes never made one) and returns nothing: the read goes on to the
 // loader either way, and a failed delete is counted.
-func (c *Cache[K, V]) drop(ctx context.Context, k K, key string, err error) {
+func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
+	c := wr.c
 	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	w := &write[K, V]{k: k, key: key, land: func(token) {}}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		cmd := c.store.Del(ctx, p, key)
 		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
 	}
-	c.commit(ctx, []*write[K, V]{w}, nil)
+	wr.commit(ctx, []*write[K, V]{w}, nil)
+}
+
+// publishLogEvery spaces the lines about failed announcements: while
+// PUBLISH fails, every write's does.
+const publishLogEvery = time.Second
+
+// announce publishes the writes of keys for InvalidatePubSub and
+// InvalidatePubSubKeys, each on the entity's channel and the key's, in
+// one round trip; on a cluster, a key's goes to the key's master, whose
+// subscribers hear it before any PING read after. A failed publish is
+// counted and logged, the first and then at most one a second
+// (publishLogEvery): the keys' other copies then wait for refresh.
+func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) {
+	c := wr.c
+	if len(keys) == 0 || !c.hub.Announces() {
+		return
+	}
+	err := track.Announce(ctx, c.rdb, c.prefix, keys)
+	if err == nil || !c.count.redisError(ctx, err) {
+		return
+	}
+	if unlogged, ok := wr.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the keys wait for refresh", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
+	}
 }
