@@ -25,7 +25,8 @@ import (
 // aggregator is a Cache's part in cluster-wide detection. The report and
 // the cluster read use it, each on its own goroutine (see
 // background.Job).
-type aggregator[K comparable] struct {
+type aggregator[K comparable, V any] struct {
+	c  *Cache[K, V]
 	mu sync.Mutex // guards reported
 	// reported maps the names this replica reported in the last window to
 	// their keys: at most AggregateTop per slot.
@@ -41,21 +42,21 @@ type reportedKey[K comparable] struct {
 	slot int64 // the last slot it was reported for
 }
 
-func newAggregator[K comparable]() *aggregator[K] {
-	return &aggregator[K]{reported: map[string]reportedKey[K]{}}
+func newAggregator[K comparable, V any](c *Cache[K, V]) *aggregator[K, V] {
+	return &aggregator[K, V]{c: c, reported: map[string]reportedKey[K]{}}
 }
 
 // reportPending reports every slot queued, in order, until none is left:
 // the aggregation report's job. A tick that finds it running leaves its
 // slot in the queue, for this run or the next tick's.
-func (c *Cache[K, V]) reportPending() {
+func (a *aggregator[K, V]) reportPending() {
 	for {
-		p := c.agg.pending.Take()
+		p := a.pending.Take()
 		if len(p) == 0 {
 			return
 		}
 		for _, e := range p {
-			c.report(e.Slot, e.Reads)
+			a.report(e.Slot, e.Reads)
 		}
 	}
 }
@@ -72,8 +73,8 @@ func (c Config) clusterHotQPS() float64 {
 // the entity's reads in it, to the slot's set: at most AggregateTop+1
 // ZINCRBYs and one PEXPIRE, in one pipeline. Nothing is sent for a slot
 // without reads.
-func (c *Cache[K, V]) report(slot int64, reads uint64) {
-	a := c.agg
+func (a *aggregator[K, V]) report(slot int64, reads uint64) {
+	c := a.c
 	top := c.det.rec.Top(slot, c.cfg.AggregateTop)
 	counts := make([]aggregate.Count, len(top))
 	a.mu.Lock()
@@ -93,27 +94,27 @@ func (c *Cache[K, V]) report(slot int64, reads uint64) {
 	pipe := c.rdb.Pipeline()
 	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, reads, 2*c.cfg.Window)
 	if _, err := pipe.Exec(c.ctx); err != nil {
-		c.aggregateFailed("report", err)
+		a.failed("report", err)
 		return
 	}
 	c.count.aggregateReports.Add(1)
-	c.aggregateWorks()
+	a.works()
 }
 
 // readCluster reads the cluster-wide rates of the last window every
 // replica has reported, and hands those of the keys this replica reported
 // to the detector. A failed read keeps the previous reading: Redis failing
 // is no reason to demote the keys it is spared.
-func (c *Cache[K, V]) readCluster() {
+func (a *aggregator[K, V]) readCluster() {
+	c := a.c
 	first, last := aggregate.Span(c.cfg.Clock.Now(), c.cfg.Window)
 	sums, err := aggregate.Read(c.ctx, c.rdb, c.cfg.Entity, first, last, c.cfg.AggregateTop)
 	if err != nil {
-		c.aggregateFailed("read", err)
+		a.failed("read", err)
 		return
 	}
-	c.aggregateWorks()
+	a.works()
 	window := c.cfg.Window.Seconds()
-	a := c.agg
 	a.mu.Lock()
 	rates := make(map[K]float64, min(len(sums), len(a.reported)))
 	for name, n := range sums {
@@ -125,21 +126,23 @@ func (c *Cache[K, V]) readCluster() {
 	c.det.cluster.Store(&rates)
 }
 
-// aggregateFailed counts a failed report or read. Only the first failure
+// failed counts a failed report or read. Only the first failure
 // after a success is logged: a Redis outage would otherwise log a line
 // every slot.
-func (c *Cache[K, V]) aggregateFailed(op string, err error) {
+func (a *aggregator[K, V]) failed(op string, err error) {
+	c := a.c
 	if c.ctx.Err() != nil {
 		return // Close interrupted it
 	}
 	c.count.aggregateErrors.Add(1)
-	if c.agg.health.Failed() {
+	if a.health.Failed() {
 		c.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
 	}
 }
 
-func (c *Cache[K, V]) aggregateWorks() {
-	if c.agg.health.Works() {
+func (a *aggregator[K, V]) works() {
+	c := a.c
+	if a.health.Works() {
 		c.log.Info("hotkey: cluster aggregation works again")
 	}
 }

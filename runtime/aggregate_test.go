@@ -394,7 +394,7 @@ func BenchmarkAggregateReport(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c.report(slot, 1000)
+		c.agg.report(slot, 1000)
 	}
 	b.StopTimer()
 	if st := c.Stats(); st.AggregateErrors != 0 {
@@ -417,7 +417,7 @@ func TestSlotsEndingWhileAReportWaitsAreReportedAfter(t *testing.T) {
 			e.get("p:1")
 		}
 		now = e.clock.Advance(time.Second)
-		e.c.tick(now) // the first report waits at the gate; the next two queue
+		e.c.ticker.tick(now) // the first report waits at the gate; the next two queue
 	}
 	waitFor(t, "the first report to reach Redis", func() bool { return gate.held.Load() })
 	close(gate.release)

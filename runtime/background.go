@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
@@ -14,26 +16,42 @@ func newSchedule(cfg Config, now time.Time) background.Schedule {
 	return background.New(cfg.Window/detect.Slots, now, cfg.PromoteEvery, cfg.DemoteEvery, cfg.Refresh, cfg.MonitorEvery)
 }
 
-func (c *Cache[K, V]) run() {
-	background.Every(c.cfg.Clock, c.sched.Period, c.done, func() { c.tick(c.cfg.Clock.Now()) })
+// ticker is a Cache's one ticking goroutine: it advances the detection
+// window, runs the selection passes and starts the jobs that wait on
+// Redis (the aggregation report, the cluster read, refresh), each off the
+// tick, and samples History.
+type ticker[K comparable, V any] struct {
+	c     *Cache[K, V]
+	mu    sync.Mutex // serialises ticks
+	sched background.Schedule
+	jobs  jobs
+	// readSnaps holds the total of reads at the start of each slot, for
+	// ReadsPerSec over the window.
+	readSnaps [detect.Ring]atomic.Uint64
+}
+
+func (t *ticker[K, V]) run() {
+	c := t.c
+	background.Every(c.cfg.Clock, t.sched.Period, c.done, func() { t.tick(c.cfg.Clock.Now()) })
 }
 
 // tick advances the detection window to now, runs the jobs that are due
 // and adds the second's sample to History. It never waits on Redis: the
 // jobs that do run on goroutines of their own (see background.Job).
-func (c *Cache[K, V]) tick(now time.Time) {
-	c.tickMu.Lock()
-	defer c.tickMu.Unlock()
-	s := &c.sched
+func (t *ticker[K, V]) tick(now time.Time) {
+	c := t.c
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := &t.sched
 
 	rec := c.det.rec
 	from := rec.Current()
 	rec.Advance(now)
 	to := rec.Current()
 	reads, hits := c.reads()
-	ended := reads - c.readSnaps[from%detect.Ring].Load() // reads since slot from began
+	ended := reads - t.readSnaps[from%detect.Ring].Load() // reads since slot from began
 	for slot := max(from+1, to-detect.Ring+1); slot <= to; slot++ {
-		c.readSnaps[slot%detect.Ring].Store(reads)
+		t.readSnaps[slot%detect.Ring].Store(reads)
 	}
 	if c.agg != nil {
 		if to > from {
@@ -41,7 +59,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 			c.agg.pending.Add(aggregate.Ended{Slot: from, Reads: ended})
 		}
 		if c.agg.pending.Waiting() {
-			c.jobs.report.Start(c.ctx, &c.g, c.log, "aggregation report", c.reportPending)
+			t.jobs.report.Start(c.ctx, &c.g, c.log, "aggregation report", c.agg.reportPending)
 		}
 	}
 
@@ -53,10 +71,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		pass |= detect.DemotePass
 	}
 	if pass != 0 {
-		c.selectHot(pass)
+		t.selectHot(pass)
 	}
 	if s.Due(&s.Refresh, now) {
-		c.jobs.refresh.Start(c.ctx, &c.g, c.log, "refresh", c.refresh)
+		t.jobs.refresh.Start(c.ctx, &c.g, c.log, "refresh", c.refresh.run)
 	}
 	c.hist.Add(rates.Totals{
 		At: now, Reads: reads, Hits: hits,
@@ -64,7 +82,7 @@ func (c *Cache[K, V]) tick(now time.Time) {
 		Stales: c.count.staleReads.Load(),
 	})
 	if s.Due(&s.Monitor, now) {
-		c.logStats()
+		t.logStats()
 	}
 }
 
@@ -72,9 +90,10 @@ func (c *Cache[K, V]) tick(now time.Time) {
 // cluster read's goroutine once the read is done, so that it sees the
 // reading taken for it; while the last read still waits on Redis, it runs
 // at once on the last reading.
-func (c *Cache[K, V]) selectHot(pass detect.Pass) {
-	if c.agg != nil && c.jobs.cluster.Start(c.ctx, &c.g, c.log, "cluster read", func() {
-		c.readCluster()
+func (t *ticker[K, V]) selectHot(pass detect.Pass) {
+	c := t.c
+	if c.agg != nil && t.jobs.cluster.Start(c.ctx, &c.g, c.log, "cluster read", func() {
+		c.agg.readCluster()
 		c.det.reselect(pass)
 	}) {
 		return
@@ -89,14 +108,16 @@ type jobs struct{ report, cluster, refresh background.Job }
 // readsPerSec is the number of reads over the window's complete slots divided by
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
-func (c *Cache[K, V]) readsPerSec() float64 {
+func (t *ticker[K, V]) readsPerSec() float64 {
+	c := t.c
 	cur := c.det.rec.Current()
-	n := c.readSnaps[cur%detect.Ring].Load() - c.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
+	n := t.readSnaps[cur%detect.Ring].Load() - t.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
 }
 
 // logStats writes the periodic monitor line.
-func (c *Cache[K, V]) logStats() {
+func (t *ticker[K, V]) logStats() {
+	c := t.c
 	st := c.Stats()
 	c.log.Info("hotkey: stats",
 		"reads/s", st.ReadsPerSec,

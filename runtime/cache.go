@@ -11,11 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
@@ -85,7 +83,7 @@ type Cache[K comparable, V any] struct {
 	// copies of hot keys and the freshness protocol (freshness.go).
 	hub    *track.Hub
 	copies copies[K, V]
-	agg    *aggregator[K] // nil unless cfg.Aggregate
+	agg    *aggregator[K, V] // nil unless cfg.Aggregate
 	// chg is the change buffer (internal/changes), bloom the filter in
 	// front of the loader (internal/bloom); nil unless turned on.
 	chg   *changes.Buffer
@@ -96,17 +94,14 @@ type Cache[K comparable, V any] struct {
 	// writes takes every write down one path (write.go).
 	writes writer[K, V]
 
-	// readSnaps holds the total of reads at the start of each slot, for
-	// ReadsPerSec over the window.
-	readSnaps [detect.Ring]atomic.Uint64
-	hist      *rates.History
+	hist *rates.History
 
-	tickMu sync.Mutex // serialises ticks
-	sched  background.Schedule
-	jobs   jobs // the background work that waits on Redis, off the tick
-	// refreshLog spaces the lines about failed refreshes.
-	refreshLog logThrottle
-	worker     syncWorker[K, V] // the change buffer's, started when there is a loader
+	// ticker runs the background work (background.go), refresh reloads
+	// the hot copies (refresh.go), and worker syncs the change buffer
+	// (sync.go), started when there is a loader.
+	ticker  ticker[K, V]
+	refresh refresher[K, V]
+	worker  syncWorker[K, V]
 
 	ctx    context.Context // cancelled by Close; bounds background I/O
 	cancel context.CancelFunc
@@ -192,11 +187,11 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.det = newDetector(cfg, glue.Key, c.copies.demote)
 	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
 	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
-	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.reload(ctx, es, false) }
+	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.refresh.reload(ctx, es, false) }
 	c.copies.moved = map[*hotEntry[K]]struct{}{}
-	c.copies.done, c.worker.c, c.writes.c = c.ctx, c, c
+	c.copies.done, c.worker.c, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c, c
 	if cfg.Aggregate {
-		c.agg = newAggregator[K]()
+		c.agg = newAggregator(c)
 	}
 	if cfg.Degrade == DegradeLoader {
 		c.loads.slots = make(chan struct{}, cfg.DegradeLimit)
@@ -219,8 +214,8 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		c.Close()
 		return nil, err
 	}
-	c.sched = newSchedule(cfg, cfg.Clock.Now())
-	c.g.Go(c.run)
+	c.ticker.sched = newSchedule(cfg, cfg.Clock.Now())
+	c.g.Go(c.ticker.run)
 	c.worker.start()
 	return c, nil
 }

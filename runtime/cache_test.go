@@ -170,8 +170,8 @@ func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
 // tickAndWait runs c's tick at now and waits for the jobs it started,
 // which run on goroutines of their own (see background.Job).
 func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
-	c.tick(now)
-	for _, j := range []*background.Job{&c.jobs.report, &c.jobs.cluster, &c.jobs.refresh} {
+	c.ticker.tick(now)
+	for _, j := range []*background.Job{&c.ticker.jobs.report, &c.ticker.jobs.cluster, &c.ticker.jobs.refresh} {
 		j.Wait()
 	}
 }

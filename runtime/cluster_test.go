@@ -189,7 +189,7 @@ func TestACopyWhoseSlotMovedIsServedAgainOnceTheNewMasterConfirmsIt(t *testing.T
 	}
 	waitFor(t, "the copy of p:1 to be unverified once its slot moved", func() bool { return !servesLocally(c, "p:1") })
 	waitFor(t, "a refresh from the new master to serve p:1 from memory again", func() bool {
-		c.refresh()
+		c.refresh.run()
 		return servesLocally(c, "p:1")
 	})
 	e.eventually("p:1", "v1", "after the move")

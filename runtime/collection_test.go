@@ -443,7 +443,7 @@ func TestCollectionLoader(t *testing.T) {
 		t.Fatal("not hot after 101 reads")
 	}
 	refreshes := e.c.Stats().Refreshes
-	e.c.c.refresh()
+	e.c.c.refresh.run()
 	if got := e.c.Stats().Refreshes; got != refreshes+1 {
 		t.Fatalf("Refreshes %d → %d after one refresh of one hot owner", refreshes, got)
 	}

@@ -59,7 +59,7 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 	// A hot owner's copy is read back at once: it holds this write, but
 	// other writers' items only as far as the copy did, so until then it
 	// is served only while Redis cannot be reached.
-	c.reload(ctx, hot, false)
+	c.refresh.reload(ctx, hot, false)
 	for i, err := range errs {
 		if err != nil {
 			return opErr(op, ows[i].w.Key, err)

@@ -290,7 +290,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 			e.put(key, sample(1, "v0"))
 			e.heat(key)
 			e.putPX(key, "v1", time.Hour) // unheard, with invalidation off
-			e.c.refresh()
+			e.c.refresh.run()
 			return "v1"
 		}},
 		{"refresh finds the same bytes, with a TTL now", hour, func(e *env) string {
@@ -299,7 +299,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 			if err := e.raw.PExpire(e.ctx, key, time.Hour).Err(); err != nil {
 				t.Fatal(err)
 			}
-			e.c.refresh()
+			e.c.refresh.run()
 			return "v0"
 		}},
 		{"the loader's write-back", append([]Option{WithLoader(load)}, hour...), func(e *env) string {
@@ -380,7 +380,7 @@ func (e *env) forget(key string) {
 	if err := e.raw.Del(e.ctx, key).Err(); err != nil {
 		e.t.Fatal(err)
 	}
-	e.c.refresh()
+	e.c.refresh.run()
 	if holds(e.c, key) || e.c.det.lookup(key) == nil {
 		e.t.Fatalf("%q: still held, or no longer hot", key)
 	}
@@ -493,7 +493,7 @@ func TestCollectionWriteBackLearnsTheExpiry(t *testing.T) {
 	if err := e.raw.Del(e.ctx, key).Err(); err != nil {
 		t.Fatal(err)
 	}
-	e.c.c.refresh() // drops the copy; the owner stays hot
+	e.c.c.refresh.run() // drops the copy; the owner stays hot
 	if holds(e.c.c, owner) {
 		t.Fatal("the owner's copy outlived its deleted hash")
 	}

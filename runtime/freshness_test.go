@@ -672,13 +672,13 @@ func TestARefreshRacedByAWriteIsNotServedAsVerified(t *testing.T) {
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.c.refresh() // the copy now knows its bytes: the next refresh may reverify it
+	e.c.refresh.run() // the copy now knows its bytes: the next refresh may reverify it
 	seen := e.c.Stats().Invalidations
 	e.c.rdb.AddHook(after("mget", func() {
 		e.put("p:1", sample(1, "v2"))
 		waitFor(t, "the invalidation of the write", func() bool { return e.c.Stats().Invalidations > seen })
 	}))
-	e.c.refresh()
+	e.c.refresh.run()
 	for range 10 {
 		e.wants("p:1", "v2", "after a refresh raced by a write")
 	}
@@ -753,7 +753,7 @@ func TestARefreshFindsAKeyWrittenAfterItsCopyWasDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.put("p:1", sample(1, "v3")) // another program's write
-	e.c.refresh()
+	e.c.refresh.run()
 	e.wants("p:1", "v3", "after the refresh")
 }
 
@@ -768,7 +768,7 @@ func TestACopyIsDroppedAfterRefreshFailuresReloadsFailed(t *testing.T) {
 	srv.Kill()
 	for i := range 3 {
 		e.wants("p:1", "v1", fmt.Sprintf("after %d failed refreshes", i))
-		e.c.refresh()
+		e.c.refresh.run()
 	}
 	if v, err := e.c.Get(e.ctx, "p:1"); err == nil {
 		t.Fatalf("after 3 failed refreshes the copy is still served: %+v", v)
@@ -796,10 +796,10 @@ func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
 	e := &env{t: t, c: c, raw: srv.Client(t), ctx: t.Context()}
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	c.refresh() // the first learns the bytes' hash: a read does not hash them
+	c.refresh.run() // the first learns the bytes' hash: a read does not hash them
 
 	before := decodes.Load()
-	c.refresh()
+	c.refresh.run()
 	if n := decodes.Load() - before; n != 0 {
 		t.Fatalf("a refresh of unchanged bytes decoded them %d times, want 0", n)
 	}
@@ -807,7 +807,7 @@ func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
 		t.Fatal("after a refresh of unchanged bytes, p:1 is not served from memory")
 	}
 	e.put("p:1", sample(1, "v2"))
-	c.refresh()
+	c.refresh.run()
 	if n := decodes.Load() - before; n != 1 {
 		t.Fatalf("a refresh of changed bytes decoded them %d times, want 1", n)
 	}

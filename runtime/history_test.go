@@ -107,7 +107,7 @@ func tickAlone(t *testing.T, e *env) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.c.tick(e.clock.Advance(time.Second))
+		e.c.ticker.tick(e.clock.Advance(time.Second))
 	}()
 	select {
 	case <-done:

@@ -78,7 +78,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 			}
 			waitFor(t, "a write after the thaw", func() bool { return write() == nil })
 			if mode == InvalidateOff {
-				e.c.refresh()
+				e.c.refresh.run()
 			}
 			e.eventually("p:1", "v2", "after the thaw")
 		})

@@ -11,7 +11,16 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
-// refresh reloads every registered hot key (see reload): the one
+// refresher reloads a Cache's hot copies from Redis: every one, now and
+// then (run), and those a session starting or a slot moving left
+// unverified (reload).
+type refresher[K comparable, V any] struct {
+	c *Cache[K, V]
+	// log spaces the lines about failed refreshes.
+	log logThrottle
+}
+
+// run reloads every registered hot key (see reload): the one
 // freshness mechanism of invalidate=off, and a backstop for the others.
 //
 // It waits for a slow node, open breaker or not, as a read of an
@@ -21,14 +30,15 @@ import (
 // that gave up with the breaker left them unverified, served as stale
 // reads until RefreshFailures refreshes had failed (the soak saw reads
 // 1.2 s behind). A node silent for refreshPatience fails it, as before.
-func (c *Cache[K, V]) refresh() {
+func (r *refresher[K, V]) run() {
+	c := r.c
 	var es []*hotEntry[K]
 	for _, e := range c.det.hot.Load().m {
 		if e.refreshable() {
 			es = append(es, e)
 		}
 	}
-	c.logRefreshFailures(c.reload(c.ctx, es, true))
+	r.logFailures(r.reload(c.ctx, es, true))
 }
 
 // refreshPatience is how long a refresh waits for its batch: a node that
@@ -43,7 +53,8 @@ const refreshPatience = 3 * breaker.SlowFor
 // dropped locally; a key that fails RefreshFailures times in a row is
 // dropped too, because its staleness is unknown. A patient reload waits
 // for a slow node (reads.Reader.Patient).
-func (c *Cache[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient bool) refreshFailures {
+func (r *refresher[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient bool) refreshFailures {
+	c := r.c
 	var failed refreshFailures
 	if len(es) == 0 {
 		return failed
@@ -118,13 +129,14 @@ func (f *refreshFailures) add(key string, dropped bool, err error) {
 // every refresh of every hot key fails, and one line now and then says so.
 const refreshLogEvery = 10 * time.Second
 
-// logRefreshFailures logs a refresh's failures, at most once per
+// logFailures logs a refresh's failures, at most once per
 // refreshLogEvery, counting the refreshes whose failures went unlogged.
-func (c *Cache[K, V]) logRefreshFailures(f refreshFailures) {
+func (r *refresher[K, V]) logFailures(f refreshFailures) {
+	c := r.c
 	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
-	if unlogged, ok := c.refreshLog.allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
+	if unlogged, ok := r.log.allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
 		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
 			"unlogged_refreshes", unlogged)
 	}

@@ -44,7 +44,7 @@ func TestRefreshBatchesKeysInMGETs(t *testing.T) {
 	}
 	var h cmdCounter
 	e.c.rdb.AddHook(&h)
-	e.c.refresh()
+	e.c.refresh.run()
 	if pipes, cmds := h.snapshot(); pipes != 1 || cmds["mget"] != 3 || len(cmds) != 1 {
 		t.Fatalf("refresh sent %d pipelines with %v; want one pipeline of 3 MGETs", pipes, cmds)
 	}
@@ -74,9 +74,9 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 		cp, _ := e.c.copies.local.Get("p:1")
 		return cp.v
 	}
-	e.c.refresh() // the copy came from a read: decoded and stored again
+	e.c.refresh.run() // the copy came from a read: decoded and stored again
 	first := held()
-	e.c.refresh()
+	e.c.refresh.run()
 	if held() != first {
 		t.Fatal("a refresh of unchanged bytes replaced the local copy")
 	}
@@ -90,7 +90,7 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 		t.Fatalf("read after expiry = %q", got.Name)
 	}
 	e.put("p:1", sample(1, "ada")) // and back to the bytes refresh saw last
-	e.c.refresh()
+	e.c.refresh.run()
 	if got := e.get("p:1"); got.Name != "ada" {
 		t.Fatalf("after refresh the copy reads %q, want ada", got.Name)
 	}

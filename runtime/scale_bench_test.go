@@ -85,7 +85,7 @@ func BenchmarkRefresh(b *testing.B) {
 			start := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				c.refresh()
+				c.refresh.run()
 			}
 			elapsed := time.Since(start)
 			pipes, cmds := h.snapshot()

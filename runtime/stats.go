@@ -175,7 +175,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		Host:                  hostname(),
 		PID:                   os.Getpid(),
 		Reads:                 reads,
-		ReadsPerSec:           c.readsPerSec(),
+		ReadsPerSec:           c.ticker.readsPerSec(),
 		DistinctKeysPerSec:    c.det.rec.DistinctPerSec(),
 		HotAccesses:           hotAccesses,
 		Hits:                  hits,
