@@ -105,16 +105,6 @@ func (t *ticker[K, V]) selectHot(pass detect.Pass) {
 // run off the tick, once at a time (see background.Job).
 type jobs struct{ report, cluster, refresh background.Job }
 
-// readsPerSec is the number of reads over the window's complete slots divided by
-// the window; before a whole window has passed it counts from the start,
-// so a fresh Cache never reports an inflated rate.
-func (t *ticker[K, V]) readsPerSec() float64 {
-	c := t.c
-	cur := c.det.rec.Current()
-	n := t.readSnaps[cur%detect.Ring].Load() - t.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
-	return float64(n) / c.cfg.Window.Seconds()
-}
-
 // logStats writes the periodic monitor line.
 func (t *ticker[K, V]) logStats() {
 	c := t.c

@@ -210,7 +210,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	_, cluster := rdb.(*redis.ClusterClient)
 	c.reader = reads.Reader{Client: rdb, Store: c.store, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
 		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
-	if err := c.setupChanges(); err != nil {
+	if err := setupChanges(c); err != nil {
 		c.Close()
 		return nil, err
 	}

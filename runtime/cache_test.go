@@ -1,10 +1,8 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"reflect"
 	"strconv"
@@ -17,164 +15,8 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"go.uber.org/goleak"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 )
-
-func TestMain(m *testing.M) { redistest.Main(m) }
-
-// profile has every kind of field a clone must copy deeply.
-type profile struct {
-	ID    int64
-	Name  string
-	Tags  []string
-	Attrs map[string]string
-	Best  *profile
-}
-
-func cloneProfile(p *profile) *profile {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	if p.Tags != nil {
-		c.Tags = append([]string(nil), p.Tags...)
-	}
-	if p.Attrs != nil {
-		c.Attrs = make(map[string]string, len(p.Attrs))
-		for k, v := range p.Attrs {
-			c.Attrs[k] = v
-		}
-	}
-	c.Best = cloneProfile(p.Best)
-	return &c
-}
-
-// profileGlue keys profiles by their Redis key itself.
-var profileGlue = Glue[string, profile]{Key: ident, Clone: cloneProfile, Prefix: "p:"}
-
-func sample(id int64, name string) *profile {
-	return &profile{ID: id, Name: name, Tags: []string{"a", "b"}, Attrs: map[string]string{"x": "1"}, Best: &profile{ID: id + 1, Name: "best"}}
-}
-
-type env struct {
-	t     *testing.T
-	c     *Cache[string, profile]
-	clock *fakeclock.Clock
-	raw   *redis.Client // another client, as another process would be
-	ctx   context.Context
-}
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// newEnv returns a Cache on a private Redis with a manual clock. hot_qps is
-// 100 so that 100 reads in one slot promote a key inline.
-func newEnv(t *testing.T, opts ...Option) *env {
-	t.Helper()
-	return newEnvOn(t, redistest.Start(t), opts...)
-}
-
-// newEnvOn is newEnv on a server the test controls.
-func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
-	t.Helper()
-	return newEnvClient(t, srv, srv.Client(t), opts...)
-}
-
-// newEnvClient is newEnvOn through rdb, a client of srv the test made.
-func newEnvClient(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient, opts ...Option) *env {
-	t.Helper()
-	clk := fakeclock.New(epoch)
-	// Invalidation is off unless a test turns it on: it drops local copies
-	// asynchronously, and the tests of invalidation check that on purpose.
-	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
-	c, err := New(rdb, profileGlue, append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: context.Background()}
-}
-
-func (e *env) put(key string, v *profile) {
-	e.t.Helper()
-	b, err := msgpack.Marshal(v)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := e.raw.Set(e.ctx, key, b, 0).Err(); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-func (e *env) get(key string) *profile {
-	e.t.Helper()
-	v, err := e.c.Get(e.ctx, key)
-	if err != nil {
-		e.t.Fatalf("Get(%q): %v", key, err)
-	}
-	return v
-}
-
-// heat reads key until it is hot and held locally.
-func (e *env) heat(key string) {
-	e.t.Helper()
-	for range 101 {
-		e.get(key)
-	}
-	if e.c.det.lookup(key) == nil {
-		e.t.Fatalf("%q not hot after 101 reads", key)
-	}
-	if !holds(e.c, key) {
-		e.t.Fatalf("%q hot but not held locally", key)
-	}
-	// A keyed node verifies a copy once its key is tracked: the read
-	// after the confirmation keeps it verified.
-	if n := e.c.copies.nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
-		waitFor(e.t, key+" tracked and served locally", func() bool {
-			ok := servesLocally(e.c, key)
-			if !ok {
-				e.get(key)
-			}
-			return ok
-		})
-	}
-}
-
-// holds reports whether c keeps a local copy of key, without counting a
-// hit as local.Get would.
-func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
-	c.copies.local.Range(func(k K, _ *localCopy[V]) bool {
-		found = k == key
-		return !found
-	})
-	return found
-}
-
-// servesLocally reports whether c holds a copy of key that a read would
-// be answered with while Redis answers.
-func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
-	c.copies.local.Range(func(k K, cp *localCopy[V]) bool {
-		if k == key {
-			ok = cp.meta.verified()
-		}
-		return k != key
-	})
-	return ok
-}
-
-// tick advances the clock by d, runs the background work due then, and
-// waits for the jobs it started.
-func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
-
-// tickAndWait runs c's tick at now and waits for the jobs it started,
-// which run on goroutines of their own (see background.Job).
-func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
-	c.ticker.tick(now)
-	for _, j := range []*background.Job{&c.ticker.jobs.report, &c.ticker.jobs.cluster, &c.ticker.jobs.refresh} {
-		j.Wait()
-	}
-}
 
 func TestColdReadThrough(t *testing.T) {
 	e := newEnv(t)
@@ -667,35 +509,6 @@ func TestPromotionAndDemotionAreLogged(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// linesWith returns the lines logged so far that contain s.
-func (s *syncBuffer) linesWith(sub string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // Tuning one threshold is enough: the thresholds that depend on it follow,
 // at run time as in an annotation, and the key still goes hot and cools.
 func TestNewWithOneThresholdOnly(t *testing.T) {
@@ -721,6 +534,3 @@ func testConfig(opts ...Option) Config {
 	}
 	return cfg
 }
-
-// ident names a string key by itself, as tests key caches by Redis key.
-func ident(s string) string { return s }

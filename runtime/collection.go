@@ -247,7 +247,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	}
 	var owners []*owner
 	byKey := map[K]*owner{}
-	ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
+	ttl := c.writes.ttl(false)
 	for _, v := range items {
 		if v == nil {
 			return opErr("hset", "", errors.New("an item is nil"))

@@ -134,7 +134,7 @@ type Config struct {
 	SyncLease time.Duration
 	SyncTTL   time.Duration
 
-	// Bloom puts a Bloom filter shared by every instance (bloom.go) in
+	// Bloom puts a Bloom filter shared by every instance (changes.go) in
 	// front of the loader, sized for BloomItems ids at a false-positive
 	// rate of BloomFP.
 	Bloom      bool

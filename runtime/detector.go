@@ -234,3 +234,18 @@ func (d *detector[K]) hit(k K, rnd uint32) {
 		}
 	}
 }
+
+// hotSet is an immutable set of hot keys, swapped whole on every change so
+// the read path looks it up without a lock.
+type hotSet[K comparable] struct {
+	m      map[K]*hotEntry[K]
+	byName map[string]*hotEntry[K] // by Redis key, for invalidations
+}
+
+func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
+	s := &hotSet[K]{m: m, byName: make(map[string]*hotEntry[K], len(m))}
+	for _, e := range m {
+		s.byName[e.key] = e
+	}
+	return s
+}

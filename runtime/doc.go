@@ -22,19 +22,18 @@ package runtime
 //	background.go   what the one ticking goroutine does, and the jobs it starts
 //	collection.go   Collection: a value kept as a Redis hash, read and written by item
 //	collection_write.go  the write script's runs for a Collection's owners
-//	changes.go      MarkChanged, onto the change buffer
+//	changes.go      MarkChanged, onto the change buffer; WarmBloom, the Bloom filter's
+//	                typed glue; both made by setupChanges
 //	sync.go         syncWorker: claims changed ids, reloads them, writes them
-//	bloom.go        WarmBloom and the Bloom filter's typed glue
 //	bigvalue.go     max_value_bytes: the size limits of a value
 //	encode.go       codec: values to msgpack and back, where Redis bytes are checked
 //	keys.go         AppendKeyString, for generated key builders
 //	options.go      every option, declared once; config.go, validate.go and
 //	                changes_config.go derive Config, With… and the checks from it
-//	stats.go, changes_stats.go, history.go  Stats, ChangeStats, History
+//	stats.go        Stats and History; changes_stats.go and history.go their types
 //	errors.go       the errors a caller matches, and the one classifier of
 //	                "absent, or did Redis fail?"
 //	clock.go        Clock, and the wall clock's
-//	throttle.go     logThrottle, for transport.go: the lines of internal/throttle
 //
 // Mechanisms that need no key or value type live in internal packages,
 // each tested alone against a real redis-server:

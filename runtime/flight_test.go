@@ -3,11 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -106,37 +104,4 @@ func (e *env) flightWaiters(key string) int32 {
 		return call.waiters.Load()
 	}
 	return 0
-}
-
-// liveSessions has the node of every key of c start its session, as the
-// first copy of one of its keys would (Node.Want; on a cluster, once its
-// topology is read), and waits until n sessions are live: a test's
-// precondition where sessions start with the first copy.
-func liveSessions[K comparable, V any](t *testing.T, c *Cache[K, V], n int) {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("%d live sessions", n), func() bool {
-		for _, nd := range c.copies.nodes.All() {
-			nd.Want()
-		}
-		return c.Stats().InvalidationLive == n
-	})
-}
-
-// waitFor polls cond until it holds; goroutines reach a state in their own
-// time, and only a deadline far beyond any normal run fails the test.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 10*time.Second, what, cond)
-}
-
-// waitWithin is waitFor with the deadline d.
-func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

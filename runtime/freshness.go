@@ -126,21 +126,6 @@ type hotEntry[K comparable] struct {
 	tracked    tracking  // on a keyed node, when its session last confirmed it tracks the key
 }
 
-// hotSet is an immutable set of hot keys, swapped whole on every change so
-// the read path looks it up without a lock.
-type hotSet[K comparable] struct {
-	m      map[K]*hotEntry[K]
-	byName map[string]*hotEntry[K] // by Redis key, for invalidations
-}
-
-func newHotSet[K comparable](m map[K]*hotEntry[K]) *hotSet[K] {
-	s := &hotSet[K]{m: m, byName: make(map[string]*hotEntry[K], len(m))}
-	for _, e := range m {
-		s.byName[e.key] = e
-	}
-	return s
-}
-
 // genStripes is the number of key generations: invalidations are counted
 // per stripe of the key space, so every key has a generation without a
 // map entry per key. Two keys that share a stripe only cost each other a

@@ -33,24 +33,6 @@ import (
 // it); the history checker (internal/soak) measures the bound itself.
 const settle = time.Second
 
-// eventually reads key until it returns name, and fails if it still does
-// not after settle: refresh, the only other way a change arrives, is far
-// off on the tests' manual clock.
-func (e *env) eventually(key, name, when string) {
-	e.t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		v, err := e.c.Get(e.ctx, key)
-		if err == nil && v.Name == name {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %s still reads %+v, %v after %v; want %q", when, key, v, err, settle, name)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // gatedDialer delays every new connection while closed is set, as a slow
 // network or a busy server does, until the gate opens.
 type gatedDialer struct {

@@ -62,7 +62,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 			load = append(load, p)
 			continue
 		}
-		v, err := c.decodeValue(p.key, raw[j])
+		v, err := decodeValue(c, p.key, raw[j])
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {

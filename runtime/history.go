@@ -23,18 +23,3 @@ type Sample struct {
 	// live invalidation session vouched for (Stats.StaleReads).
 	StaleReads float64
 }
-
-// History returns the reads, local hits, Redis reads, Redis errors and
-// stale reads per second over the last ten minutes, oldest first, one
-// sample a second (less often when the background tick is slower).
-func (c *Cache[K, V]) History() []Sample {
-	rs := c.hist.Rates() // kept by runtime/internal/rates
-	if rs == nil {
-		return nil
-	}
-	out := make([]Sample, len(rs))
-	for i, r := range rs {
-		out[i] = Sample(r)
-	}
-	return out
-}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,30 +22,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
-
-// instances returns n caches on one server, each with its own client, as n
-// replicas of a service would be, with invalidation in mode; each holds
-// "p:1" hot and local.
-func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
-	t.Helper()
-	var es []*env
-	for range n {
-		e := newEnvOn(t, srv, WithInvalidate(mode))
-		liveSessions(t, e.c, 1)
-		es = append(es, e)
-	}
-	es[0].put("p:1", sample(1, "v1"))
-	for _, e := range es {
-		e.heat("p:1")
-	}
-	return es
-}
-
-// dropped waits until e no longer serves key locally.
-func dropped(t *testing.T, e *env, key string) {
-	t.Helper()
-	waitFor(t, "the local copy of "+key+" to be invalidated", func() bool { return !servesLocally(e.c, key) })
-}
 
 func TestTrackingInvalidatesEveryInstance(t *testing.T) {
 	srv := redistest.Start(t)
@@ -315,26 +290,6 @@ func TestFailedAnnouncementsAreLoggedOnceASecond(t *testing.T) {
 	if st := e.c.Stats(); st.RedisErrors < 220 {
 		t.Fatalf("RedisErrors = %d, want every failed announcement counted (220)", st.RedisErrors)
 	}
-}
-
-// infoStat returns the field of INFO section on rdb's server, as a number.
-func infoStat(t *testing.T, rdb *redis.Client, section, field string) int {
-	t.Helper()
-	info, err := rdb.Info(t.Context(), section).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatalf("INFO %s %s: %v", section, field, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO %s has no %s", section, field)
-	return 0
 }
 
 // An invalidation connection lost is logged once per outage, however

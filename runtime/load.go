@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -13,16 +12,6 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rebuild"
 )
-
-// jitter returns the expiry of a write: base spread uniformly
-// within ±j (the Jitter option), in whole milliseconds as Redis keeps them.
-func jitter(base time.Duration, j float64) time.Duration {
-	if base <= 0 || j == 0 {
-		return base
-	}
-	f := 1 + j*(2*rand.Float64()-1)
-	return max(time.Millisecond, time.Duration(float64(base)*f).Truncate(time.Millisecond))
-}
 
 // loads is a Cache's loading machinery: one read of a key from Redis,
 // and from the loader when Redis misses, shared by the callers that miss
@@ -301,7 +290,7 @@ func (l *loads[K, V]) fetch(ctx context.Context, key string, patient, keep bool)
 	if err != nil {
 		return nil, 0, 0, opErr(c.store.ReadOp(), key, err)
 	}
-	v, err = c.decodeValue(key, b)
+	v, err = decodeValue(c, key, b)
 	return v, len(b), exp, err
 }
 

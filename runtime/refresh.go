@@ -9,6 +9,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 )
 
 // refresher reloads a Cache's hot copies from Redis: every one, now and
@@ -17,7 +18,7 @@ import (
 type refresher[K comparable, V any] struct {
 	c *Cache[K, V]
 	// log spaces the lines about failed refreshes.
-	log logThrottle
+	log throttle.Lines
 }
 
 // run reloads every registered hot key (see reload): the one
@@ -89,7 +90,7 @@ func (r *refresher[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient
 			c.count.refreshes.Add(1)
 			continue
 		}
-		v, err := c.decodeValue(e.key, raw[i])
+		v, err := decodeValue(c, e.key, raw[i])
 		if errors.Is(err, ErrNotFound) {
 			err, v = nil, nil // the placeholder of an absent row
 		}
@@ -136,7 +137,7 @@ func (r *refresher[K, V]) logFailures(f refreshFailures) {
 	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
-	if unlogged, ok := r.log.allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
+	if unlogged, ok := r.log.Allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
 		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
 			"unlogged_refreshes", unlogged)
 	}

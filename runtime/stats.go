@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -175,7 +176,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		Host:                  hostname(),
 		PID:                   os.Getpid(),
 		Reads:                 reads,
-		ReadsPerSec:           c.ticker.readsPerSec(),
+		ReadsPerSec:           c.readsPerSec(),
 		DistinctKeysPerSec:    c.det.rec.DistinctPerSec(),
 		HotAccesses:           hotAccesses,
 		Hits:                  hits,
@@ -279,4 +280,28 @@ func (c *Cache[K, V]) localBytes() int64 {
 		return true
 	})
 	return n
+}
+
+// History returns the reads, local hits, Redis reads, Redis errors and
+// stale reads per second over the last ten minutes, oldest first, one
+// sample a second (less often when the background tick is slower).
+func (c *Cache[K, V]) History() []Sample {
+	rs := c.hist.Rates() // kept by runtime/internal/rates
+	if rs == nil {
+		return nil
+	}
+	out := make([]Sample, len(rs))
+	for i, r := range rs {
+		out[i] = Sample(r)
+	}
+	return out
+}
+
+// readsPerSec is the number of reads over the window's complete slots divided by
+// the window; before a whole window has passed it counts from the start,
+// so a fresh Cache never reports an inflated rate.
+func (c *Cache[K, V]) readsPerSec() float64 {
+	cur := c.det.rec.Current()
+	n := c.ticker.readSnaps[cur%detect.Ring].Load() - c.ticker.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
+	return float64(n) / c.cfg.Window.Seconds()
 }

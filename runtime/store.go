@@ -15,7 +15,7 @@ import (
 // decodeValue turns bytes read from Redis into a value: nil with an error
 // wrapping ErrNotFound for layout.Null, or an ErrDecode error. Every read
 // of a value, one or a batch, first or refreshed, decodes here.
-func (c *Cache[K, V]) decodeValue(key string, b []byte) (*V, error) {
+func decodeValue[K comparable, V any](c *Cache[K, V], key string, b []byte) (*V, error) {
 	if bytes.Equal(b, layout.Null) {
 		return nil, opErr(c.store.ReadOp(), key, ErrNotFound)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 type syncWorker[K comparable, V any] struct {
 	c    *Cache[K, V]
 	hook func(context.Context, map[K]*V) error // WithSyncHook's, nil without one
-	log  logThrottle                           // spaces the lines about failed batches
+	log  throttle.Lines                        // spaces the lines about failed batches
 }
 
 // syncStep is what one step of the sync worker did.
@@ -122,7 +123,7 @@ func (w *syncWorker[K, V]) failed(ctx context.Context, cl changes.Claim, release
 	if _, rerr := c.chg.Settle(ctx, cl, release, true); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
-	if _, ok := w.log.allow(c.cfg.Clock.Now(), time.Minute); ok {
+	if _, ok := w.log.Allow(c.cfg.Clock.Now(), time.Minute); ok {
 		c.log.Warn("hotkey: syncing changed rows failed; the batch returns to the buffer and is retried", "err", err)
 	}
 	return err

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,6 +11,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -62,7 +64,7 @@ type write[K comparable, V any] struct {
 type writer[K comparable, V any] struct {
 	c *Cache[K, V]
 	// publishLog spaces the lines about failed announcements.
-	publishLog logThrottle
+	publishLog throttle.Lines
 }
 
 // encoded encodes v, to be written at key, and checks its size: the one
@@ -157,7 +159,7 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
+		ttl := wr.ttl(false)
 		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
 		cmd := c.store.Set(ctx, p, key, b, ttl)
 		add := c.bloom.AddTo(ctx, p, key)
@@ -197,10 +199,7 @@ func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b [
 	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		ttl := jitter(c.cfg.TTL, c.cfg.Jitter)
-		if v == nil {
-			ttl = jitter(c.cfg.NullTTL, c.cfg.Jitter)
-		}
+		ttl := wr.ttl(v == nil)
 		done, exp := c.store.SetNX(ctx, p, key, b, ttl)
 		if v != nil {
 			add := c.bloom.AddTo(ctx, p, key)
@@ -273,7 +272,27 @@ func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) {
 	if err == nil || !c.count.redisError(ctx, err) {
 		return
 	}
-	if unlogged, ok := wr.publishLog.allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+	if unlogged, ok := wr.publishLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
 		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the keys wait for refresh", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
 	}
+}
+
+// jitter returns the expiry of a write: base spread uniformly
+// within ±j (the Jitter option), in whole milliseconds as Redis keeps them.
+func jitter(base time.Duration, j float64) time.Duration {
+	if base <= 0 || j == 0 {
+		return base
+	}
+	f := 1 + j*(2*rand.Float64()-1)
+	return max(time.Millisecond, time.Duration(float64(base)*f).Truncate(time.Millisecond))
+}
+
+// ttl is the expiry of a write: the entity's TTL, or NullTTL for the
+// placeholder of an absent row (null), spread by Jitter.
+func (wr *writer[K, V]) ttl(null bool) time.Duration {
+	cfg := &wr.c.cfg
+	if null {
+		return jitter(cfg.NullTTL, cfg.Jitter)
+	}
+	return jitter(cfg.TTL, cfg.Jitter)
 }

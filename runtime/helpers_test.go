@@ -1,0 +1,306 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
+)
+
+// The helpers of the runtime's tests: the profile entity, a Cache on a
+// real Redis with a manual clock (env), and the waits the tests judge
+// events by.
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// profile has every kind of field a clone must copy deeply.
+type profile struct {
+	ID    int64
+	Name  string
+	Tags  []string
+	Attrs map[string]string
+	Best  *profile
+}
+
+func cloneProfile(p *profile) *profile {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Tags != nil {
+		c.Tags = append([]string(nil), p.Tags...)
+	}
+	if p.Attrs != nil {
+		c.Attrs = make(map[string]string, len(p.Attrs))
+		for k, v := range p.Attrs {
+			c.Attrs[k] = v
+		}
+	}
+	c.Best = cloneProfile(p.Best)
+	return &c
+}
+
+// profileGlue keys profiles by their Redis key itself.
+var profileGlue = Glue[string, profile]{Key: ident, Clone: cloneProfile, Prefix: "p:"}
+
+func sample(id int64, name string) *profile {
+	return &profile{ID: id, Name: name, Tags: []string{"a", "b"}, Attrs: map[string]string{"x": "1"}, Best: &profile{ID: id + 1, Name: "best"}}
+}
+
+type env struct {
+	t     *testing.T
+	c     *Cache[string, profile]
+	clock *fakeclock.Clock
+	raw   *redis.Client // another client, as another process would be
+	ctx   context.Context
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newEnv returns a Cache on a private Redis with a manual clock. hot_qps is
+// 100 so that 100 reads in one slot promote a key inline.
+func newEnv(t *testing.T, opts ...Option) *env {
+	t.Helper()
+	return newEnvOn(t, redistest.Start(t), opts...)
+}
+
+// newEnvOn is newEnv on a server the test controls.
+func newEnvOn(t *testing.T, srv *redistest.Server, opts ...Option) *env {
+	t.Helper()
+	return newEnvClient(t, srv, srv.Client(t), opts...)
+}
+
+// newEnvClient is newEnvOn through rdb, a client of srv the test made.
+func newEnvClient(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient, opts ...Option) *env {
+	t.Helper()
+	clk := fakeclock.New(epoch)
+	// Invalidation is off unless a test turns it on: it drops local copies
+	// asynchronously, and the tests of invalidation check that on purpose.
+	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
+	c, err := New(rdb, profileGlue, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: context.Background()}
+}
+
+func (e *env) put(key string, v *profile) {
+	e.t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.raw.Set(e.ctx, key, b, 0).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) get(key string) *profile {
+	e.t.Helper()
+	v, err := e.c.Get(e.ctx, key)
+	if err != nil {
+		e.t.Fatalf("Get(%q): %v", key, err)
+	}
+	return v
+}
+
+// heat reads key until it is hot and held locally.
+func (e *env) heat(key string) {
+	e.t.Helper()
+	for range 101 {
+		e.get(key)
+	}
+	if e.c.det.lookup(key) == nil {
+		e.t.Fatalf("%q not hot after 101 reads", key)
+	}
+	if !holds(e.c, key) {
+		e.t.Fatalf("%q hot but not held locally", key)
+	}
+	// A keyed node verifies a copy once its key is tracked: the read
+	// after the confirmation keeps it verified.
+	if n := e.c.copies.nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
+		waitFor(e.t, key+" tracked and served locally", func() bool {
+			ok := servesLocally(e.c, key)
+			if !ok {
+				e.get(key)
+			}
+			return ok
+		})
+	}
+}
+
+// holds reports whether c keeps a local copy of key, without counting a
+// hit as local.Get would.
+func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
+	c.copies.local.Range(func(k K, _ *localCopy[V]) bool {
+		found = k == key
+		return !found
+	})
+	return found
+}
+
+// servesLocally reports whether c holds a copy of key that a read would
+// be answered with while Redis answers.
+func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
+	c.copies.local.Range(func(k K, cp *localCopy[V]) bool {
+		if k == key {
+			ok = cp.meta.verified()
+		}
+		return k != key
+	})
+	return ok
+}
+
+// tick advances the clock by d, runs the background work due then, and
+// waits for the jobs it started.
+func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
+
+// tickAndWait runs c's tick at now and waits for the jobs it started,
+// which run on goroutines of their own (see background.Job).
+func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
+	c.ticker.tick(now)
+	for _, j := range []*background.Job{&c.ticker.jobs.report, &c.ticker.jobs.cluster, &c.ticker.jobs.refresh} {
+		j.Wait()
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// linesWith returns the lines logged so far that contain s.
+func (s *syncBuffer) linesWith(sub string) []string {
+	var out []string
+	for _, l := range strings.Split(s.String(), "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// liveSessions has the node of every key of c start its session, as the
+// first copy of one of its keys would (Node.Want; on a cluster, once its
+// topology is read), and waits until n sessions are live: a test's
+// precondition where sessions start with the first copy.
+func liveSessions[K comparable, V any](t *testing.T, c *Cache[K, V], n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d live sessions", n), func() bool {
+		for _, nd := range c.copies.nodes.All() {
+			nd.Want()
+		}
+		return c.Stats().InvalidationLive == n
+	})
+}
+
+// waitFor polls cond until it holds; goroutines reach a state in their own
+// time, and only a deadline far beyond any normal run fails the test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	waitWithin(t, 10*time.Second, what, cond)
+}
+
+// waitWithin is waitFor with the deadline d.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// eventually reads key until it returns name, and fails if it still does
+// not after settle: refresh, the only other way a change arrives, is far
+// off on the tests' manual clock.
+func (e *env) eventually(key, name, when string) {
+	e.t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		v, err := e.c.Get(e.ctx, key)
+		if err == nil && v.Name == name {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %s still reads %+v, %v after %v; want %q", when, key, v, err, settle, name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// instances returns n caches on one server, each with its own client, as n
+// replicas of a service would be, with invalidation in mode; each holds
+// "p:1" hot and local.
+func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
+	t.Helper()
+	var es []*env
+	for range n {
+		e := newEnvOn(t, srv, WithInvalidate(mode))
+		liveSessions(t, e.c, 1)
+		es = append(es, e)
+	}
+	es[0].put("p:1", sample(1, "v1"))
+	for _, e := range es {
+		e.heat("p:1")
+	}
+	return es
+}
+
+// dropped waits until e no longer serves key locally.
+func dropped(t *testing.T, e *env, key string) {
+	t.Helper()
+	waitFor(t, "the local copy of "+key+" to be invalidated", func() bool { return !servesLocally(e.c, key) })
+}
+
+// infoStat returns the field of INFO section on rdb's server, as a number.
+func infoStat(t *testing.T, rdb *redis.Client, section, field string) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("INFO %s %s: %v", section, field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
+
+// ident names a string key by itself, as tests key caches by Redis key.
+func ident(s string) string { return s }
