@@ -66,14 +66,7 @@ func gatedEnv(t *testing.T, srv *redistest.Server, g *gatedDialer, gated bool, o
 		t.Fatal(err)
 	}
 	g.closed.Store(gated)
-	clk := fakeclock.New(epoch)
-	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking)}
-	c, err := New(rdb, profileGlue, append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, c: c, clock: clk, raw: srv.Client(t), ctx: context.Background()}
+	return newEnvClient(t, srv, rdb, append([]Option{WithInvalidate(InvalidateTracking)}, opts...)...)
 }
 
 // wants reads key and fails unless it returns name.
