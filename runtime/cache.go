@@ -62,9 +62,9 @@ type Cache[K comparable, V any] struct {
 	prefix string
 	codec  *codec[V]
 	log    *slog.Logger
-	// store is how values sit in Redis: a String per key, or a hash for
+	// layout is how values sit in Redis: a String per key, or a hash for
 	// a collection (runtime/internal/layout).
-	store layout.Layout
+	layout layout.Layout
 	// reader sends the reads of bytes to Redis, through the breakers of
 	// their nodes (runtime/internal/reads); the writes take write.go's
 	// path.
@@ -178,9 +178,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	// the key's remaining TTL in the same round trip, so that no local
 	// copy outlives the key (copyMeta.live); the others pay nothing.
 	learnsTTL := cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
-	c.store = layout.NewString(cfg.Clock, learnsTTL)
+	c.layout = layout.NewString(cfg.Clock, learnsTTL)
 	if glue.hash {
-		c.store = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
+		c.layout = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
 	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -208,7 +208,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.hub, c.copies.nodes = hub, &hub.Nodes
 	_, cluster := rdb.(*redis.ClusterClient)
-	c.reader = reads.Reader{Client: rdb, Store: c.store, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
+	c.reader = reads.Reader{Client: rdb, Store: c.layout, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
 		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
 	if err := setupChanges(c); err != nil {
 		c.Close()
@@ -278,7 +278,7 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 // returned is the caller's own.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
-		return nil, opErr(c.store.ReadOp(), c.key(key), ErrClosed)
+		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
 	}
 	cp, held := c.copies.local.Get(key) // a hit, counted by theine
 	if held && cp.v != nil && c.copies.fresh(&cp.meta) {
@@ -374,7 +374,7 @@ func (c *Cache[K, V]) served(key K, cp *localCopy[V], stale bool) *V {
 func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
 	v := c.served(key, cp, stale)
 	if v == nil {
-		return nil, opErr(c.store.ReadOp(), c.key(key), ErrNotFound)
+		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrNotFound)
 	}
 	return c.clone(v), nil
 }

@@ -24,10 +24,7 @@ func (r *Config) validateChanges() []error {
 		optSyncEvery, optSyncBatch, optSyncLease, optSyncTTL)
 	var err error
 	switch {
-	case r.SyncEvery <= 0:
-		err = optSyncEvery.Errorf("must be a positive duration, got %v", r.SyncEvery)
-	case r.SyncLease < time.Millisecond:
-		err = optSyncLease.Errorf("must be at least 1ms (Redis keeps milliseconds), got %v", r.SyncLease)
+	case r.SyncEvery <= 0 || r.SyncLease < time.Millisecond: // their rows say so
 	case r.SyncLease <= r.SyncEvery:
 		err = optSyncLease.Errorf("%v must be longer than sync_every %v: a claim must outlive the interval, or a live worker's batch returns to the buffer while it works; raise sync_lease, or lower sync_every", r.SyncLease, r.SyncEvery)
 	case r.SyncTTL <= r.SyncLease:
@@ -47,10 +44,7 @@ func (r *Config) validateBloom() []error {
 		optBloomItems, optBloomFP)
 	var err error
 	switch {
-	case r.BloomItems <= 0:
-		err = optBloomItems.Errorf("must be positive, got %d", r.BloomItems)
-	case !(r.BloomFP > 0 && r.BloomFP < 1):
-		err = optBloomFP.Errorf("must be a fraction between 0 and 1, as in 0.01 or 1%%, got %v", r.BloomFP)
+	case r.BloomItems <= 0 || !(r.BloomFP > 0 && r.BloomFP < 1): // their rows say so
 	default:
 		if m, _ := bloom.Size(r.BloomItems, r.BloomFP); m > maxBloomBits {
 			err = optBloomItems.Errorf("%d ids at bloom_fp %v need %d MiB of Redis memory, more than the %d MiB allowed; lower bloom_items or raise bloom_fp", r.BloomItems, r.BloomFP, m>>23, maxBloomBits>>23)

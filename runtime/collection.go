@@ -53,11 +53,11 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 // owner's expired items and moves the hash's TTL only forward (see
 // layout.Hash).
 type Collection[K comparable, F comparable, V any] struct {
-	c     *Cache[K, map[F]*V]
-	store *layout.Hash // the Cache's
-	glue  CollectionGlue[K, F, V]
-	item  *codec[V]
-	clock Clock // the Cache's
+	c      *Cache[K, map[F]*V]
+	layout *layout.Hash // the Cache's
+	glue   CollectionGlue[K, F, V]
+	item   *codec[V]
+	clock  Clock // the Cache's
 }
 
 // NewCollection returns a Collection over rdb. Options are those of New.
@@ -98,7 +98,7 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	if err != nil {
 		return nil, err
 	}
-	col.c, col.store = c, c.store.(*layout.Hash)
+	col.c, col.layout = c, c.layout.(*layout.Hash)
 	return col, nil
 }
 
@@ -176,7 +176,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if ok, stale := c.hit(ctx, k, cp, held); ok {
 		m := c.served(k, cp, stale) // shared: pick clones the item
 		if m == nil {
-			return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
+			return nil, opErr(c.layout.ReadOp(), c.key(k), ErrNotFound)
 		}
 		return col.pick(*m, k, f)
 	} else if held || c.det.lookup(k) != nil {
@@ -190,7 +190,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	key, name := c.key(k), col.glue.FieldName(f)
 	var b []byte
 	err := c.loads.ask(ctx, key, false, func(ctx context.Context) (err error) {
-		b, err = col.store.ReadItem(ctx, c.rdb, key, name)
+		b, err = col.layout.ReadItem(ctx, c.rdb, key, name)
 		return err
 	})
 	switch {
@@ -273,7 +273,7 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 	writes := make([]ownerWrite[K, map[F]*V], len(owners))
 	for i, o := range owners {
 		set := o.vs
-		writes[i] = ownerWrite[K, map[F]*V]{k: o.k, w: col.store.SetItems(o.key, o.items, ttl),
+		writes[i] = ownerWrite[K, map[F]*V]{k: o.k, w: col.layout.SetItems(o.key, o.items, ttl),
 			apply: func(old *map[F]*V) *map[F]*V {
 				m := col.copyOf(old)
 				for _, v := range set {
@@ -299,7 +299,7 @@ func (col *Collection[K, F, V]) HDel(ctx context.Context, k K, fs ...F) error {
 	for i, f := range fs {
 		fields[i] = col.glue.FieldName(f)
 	}
-	return col.writeOwners(ctx, "hdel", []ownerWrite[K, map[F]*V]{{k: k, w: col.store.DelItems(c.key(k), fields),
+	return col.writeOwners(ctx, "hdel", []ownerWrite[K, map[F]*V]{{k: k, w: col.layout.DelItems(c.key(k), fields),
 		apply: func(old *map[F]*V) *map[F]*V {
 			m := col.copyOf(old)
 			for _, f := range fs {

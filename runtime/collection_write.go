@@ -40,13 +40,13 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 	errs, refused := c.writes.commit(ctx, ws, func(ctx context.Context) {
 		var cmds []*redis.Cmd
 		if len(ows) == 1 {
-			cmds = []*redis.Cmd{col.store.Run(ctx, c.rdb, ows[0].w)}
+			cmds = []*redis.Cmd{col.layout.Run(ctx, c.rdb, ows[0].w)}
 		} else {
 			writes := make([]layout.Write, len(ows))
 			for i, ow := range ows {
 				writes[i] = ow.w
 			}
-			cmds = col.store.RunMany(ctx, c.rdb, writes)
+			cmds = col.layout.RunMany(ctx, c.rdb, writes)
 		}
 		for i, w := range ws {
 			cmd := cmds[i]

@@ -180,7 +180,7 @@ type Config struct {
 	Clock Clock
 }
 
-// Defaults; the annotation table in the README lists the same values.
+// Defaults; the option table in docs/options.md lists the same values.
 const (
 	DefaultHotQPS          = 3000
 	DefaultWarmQPS         = DefaultHotQPS / WarmRatio

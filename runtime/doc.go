@@ -13,7 +13,7 @@ package runtime
 //	load.go         loads: a cold read, one load per key for concurrent misses
 //	                (singleflight), the loaders behind a miss, the rebuild lock, degrade
 //	flight.go       a load in flight, and the count of loads landed
-//	store.go        the decodes of what a Cache reads through its layout
+//	decode.go       the decodes of what a Cache reads through its layout
 //	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
 //	transport.go    the Cache's side of its client's hub: what the transport tells its copies

@@ -29,7 +29,7 @@ type pending[K comparable, V any] struct {
 // set. Each value returned is the caller's own.
 func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if c.closed.Load() {
-		return nil, opErr(c.store.ReadOp(), "", ErrClosed)
+		return nil, opErr(c.layout.ReadOp(), "", ErrClosed)
 	}
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
@@ -141,7 +141,7 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 		return c.loads.many(ctx, out, load)
 	case c.loads.one != nil:
 		for _, p := range load {
-			v, err := c.loads.resolve(ctx, p.k, p.e, missed{opErr(c.store.ReadOp(), p.key, noKey{}), p.landed})
+			v, err := c.loads.resolve(ctx, p.k, p.e, missed{opErr(c.layout.ReadOp(), p.key, noKey{}), p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}

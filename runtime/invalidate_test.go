@@ -96,6 +96,7 @@ func TestOnlyTheKeysOfKeptCopiesAreTracked(t *testing.T) {
 // other's hot copy, which then reads what Redis holds; and during a
 // rolling deploy from one to the other, between builds of either.
 func TestPubSubInvalidatesOtherInstances(t *testing.T) {
+	srv := redistest.Start(t)
 	for _, modes := range [][2]string{
 		{InvalidatePubSub, InvalidatePubSub},
 		{InvalidatePubSubKeys, InvalidatePubSubKeys},
@@ -103,7 +104,6 @@ func TestPubSubInvalidatesOtherInstances(t *testing.T) {
 		{InvalidatePubSubKeys, InvalidatePubSub},
 	} {
 		t.Run(modes[0]+" writes, "+modes[1]+" holds", func(t *testing.T) {
-			srv := redistest.Start(t)
 			es := []*env{newEnvOn(t, srv, WithInvalidate(modes[0])), newEnvOn(t, srv, WithInvalidate(modes[1]))}
 			es[0].put("p:1", sample(1, "v1"))
 			for _, e := range es {
@@ -149,9 +149,9 @@ func TestAPubSubSessionThatResubscribedEnds(t *testing.T) {
 // another, with tracking and with key channels, whatever master the key is
 // on.
 func TestInvalidationOnACluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
 	for _, mode := range []string{InvalidateTracking, InvalidatePubSubKeys} {
 		t.Run(mode, func(t *testing.T) {
-			cl := redistest.StartCluster(t, 3)
 			newCache := func() *Cache[string, profile] {
 				c, err := New(cl.Client(t), profileGlue, WithInvalidate(mode), WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
 				if err != nil {

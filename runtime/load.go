@@ -82,7 +82,7 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	if call == nil || !call.t.same(t) || patient && !call.patient {
 		if c.closed.Load() {
 			l.mu.Unlock()
-			return nil, opErr(c.store.ReadOp(), key, ErrClosed)
+			return nil, opErr(c.layout.ReadOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || l.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -101,9 +101,9 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-call.done:
 		return call.v, call.err
 	case <-ctx.Done():
-		return nil, opErr(c.store.ReadOp(), key, ctx.Err())
+		return nil, opErr(c.layout.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.store.ReadOp(), key, t.n.Unavailable())
+		return nil, opErr(c.layout.ReadOp(), key, t.n.Unavailable())
 	}
 }
 
@@ -164,7 +164,7 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *hotEntry[K], seen error, 
 func (l *loads[K, V]) through(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
 	c := l.c
 	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrNotFound)
+		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	}
 	if c.cfg.RebuildLock {
 		v, exp, found, release, err := l.lockOrWait(ctx, key)
@@ -177,12 +177,12 @@ func (l *loads[K, V]) through(ctx context.Context, k K, key string) (v *V, exp i
 	v, err = group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
 	switch {
 	case errors.Is(err, group.ErrAbandoned):
-		return nil, 0, false, opErr(c.store.ReadOp(), key, ErrClosed)
+		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
 		if c.cfg.NullTTL > 0 {
 			inRedis, exp = c.writes.backOne(ctx, k, key, nil, layout.Null)
 		}
-		return nil, exp, inRedis, opErr(c.store.ReadOp(), key, ErrNotFound)
+		return nil, exp, inRedis, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	case err != nil:
 		c.count.loadErrors.Add(1)
 		return nil, 0, false, &opError{Op: "load", Key: key, Err: err} // the user's error, kept whole
@@ -225,7 +225,7 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, &opError{Op: "load", Key: c.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
-		return nil, opErr(c.store.ReadOp(), c.key(k), ErrNotFound)
+		return nil, opErr(c.layout.ReadOp(), c.key(k), ErrNotFound)
 	}
 	return v, nil
 }
@@ -284,11 +284,11 @@ func (l *loads[K, V]) fetch(ctx context.Context, key string, patient, keep bool)
 	c := l.c
 	var b []byte
 	err = l.ask(ctx, key, patient, func(ctx context.Context) (err error) {
-		b, exp, err = c.store.Read(ctx, c.sender, key, keep)
+		b, exp, err = c.layout.Read(ctx, c.sender, key, keep)
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, opErr(c.store.ReadOp(), key, err)
+		return nil, 0, 0, opErr(c.layout.ReadOp(), key, err)
 	}
 	v, err = decodeValue(c, key, b)
 	return v, len(b), exp, err

@@ -12,8 +12,8 @@ import (
 // Config field it sets, its default and the rules its value alone must
 // keep. DefaultConfig, the With functions, Validate's record of what was
 // written, the annotations' table, the generator's option calls and (by a
-// test) the README's option table all follow from these rows; the rules
-// relating two options are in Validate. Adding an option takes a row, its
+// test) the option table of docs/options.md all follow from these rows;
+// the rules relating two options are in Validate. Adding an option takes a row, its
 // Config field and its With function ("With"+field, returning the row's
 // With), and a Default constant when users need to see the value; a test
 // (options_test.go) checks that each With function and row agree. Why a
@@ -23,13 +23,13 @@ import (
 // whose Table is also the machinery of the rows).
 var (
 	optTTL               = options.Duration("ttl", "TTL", 0, option.Disables, option.Expiry)
-	optHotQPS            = options.Rate("hot_qps", "HotQPS", DefaultHotQPS)
-	optWarmQPS           = options.Rate("warm_qps", "WarmQPS", DefaultWarmQPS)
-	optTopN              = options.Count("top_n", "TopN", DefaultTopN)
+	optHotQPS            = options.Rate("hot_qps", "HotQPS", DefaultHotQPS, positiveRate)
+	optWarmQPS           = options.Rate("warm_qps", "WarmQPS", DefaultWarmQPS, positiveRate)
+	optTopN              = options.Count("top_n", "TopN", DefaultTopN, option.Positive)
 	optWindow            = options.Duration("window", "Window", DefaultWindow, option.PositiveDuration, slotsOfAMillisecond)
 	optPromoteEvery      = options.Duration("promote_every", "PromoteEvery", DefaultPromoteEvery, option.PositiveDuration)
 	optDemoteEvery       = options.Duration("demote_every", "DemoteEvery", DefaultDemoteEvery, option.PositiveDuration)
-	optLocalSize         = options.Count("local_size", "LocalSize", DefaultLocalSize)
+	optLocalSize         = options.Count("local_size", "LocalSize", DefaultLocalSize, option.Positive)
 	optLocalTTL          = options.Duration("local_ttl", "LocalTTL", DefaultLocalTTL, option.PositiveDuration)
 	optRefresh           = options.Duration("refresh", "Refresh", DefaultRefresh, option.Disables)
 	optRefreshFailures   = options.Count("refresh_failures", "RefreshFailures", DefaultRefreshFailures, option.Positive)
@@ -45,19 +45,19 @@ var (
 	optStaleReads        = options.Toggle("stale_reads", "StaleReads", true)
 	optAutoPipeline      = options.Toggle("auto_pipeline", "AutoPipeline", true).ProgramOnly()
 	optInvalidate        = options.Choice("invalidate", "Invalidate", InvalidateTracking, word(InvalidateTracking, "InvalidateTracking"), word(InvalidatePubSub, "InvalidatePubSub"), word(InvalidatePubSubKeys, "InvalidatePubSubKeys"), word(InvalidateOff, "InvalidateOff"))
-	optMaxValueBytes     = options.Size("max_value_bytes", "MaxValueBytes", DefaultMaxValueBytes)
-	optMaxValueBytesHard = options.Size("max_value_bytes_hard", "MaxValueBytesHard", 0)
+	optMaxValueBytes     = options.Size("max_value_bytes", "MaxValueBytes", DefaultMaxValueBytes, notNegative[int]("0 disables the warning"))
+	optMaxValueBytesHard = options.Size("max_value_bytes_hard", "MaxValueBytesHard", 0, notNegative[int]("0 disables the limit"))
 	optAggregate         = options.Toggle("aggregate", "Aggregate", false)
-	optClusterHotQPS     = options.Rate("cluster_hot_qps", "ClusterHotQPS", 0)
+	optClusterHotQPS     = options.Rate("cluster_hot_qps", "ClusterHotQPS", 0, notNegative[float64]("0 means hot_qps"))
 	optAggregateTop      = options.Count("aggregate_top", "AggregateTop", DefaultAggregateTop, option.Positive).ProgramOnly()
 	optChanges           = options.Toggle("changes", "Changes", false)
-	optSyncEvery         = options.Duration("sync_every", "SyncEvery", DefaultSyncEvery)
+	optSyncEvery         = options.Duration("sync_every", "SyncEvery", DefaultSyncEvery, option.PositiveDuration)
 	optSyncBatch         = options.Count("sync_batch", "SyncBatch", DefaultSyncBatch, option.Positive)
-	optSyncLease         = options.Duration("sync_lease", "SyncLease", DefaultSyncLease)
+	optSyncLease         = options.Duration("sync_lease", "SyncLease", DefaultSyncLease, option.AMillisecond)
 	optSyncTTL           = options.Duration("sync_ttl", "SyncTTL", DefaultSyncTTL)
 	optBloom             = options.Toggle("bloom", "Bloom", false)
-	optBloomItems        = options.Count("bloom_items", "BloomItems", DefaultBloomItems)
-	optBloomFP           = options.Fraction("bloom_fp", "BloomFP", DefaultBloomFP)
+	optBloomItems        = options.Count("bloom_items", "BloomItems", DefaultBloomItems, option.Positive)
+	optBloomFP           = options.Fraction("bloom_fp", "BloomFP", DefaultBloomFP, betweenZeroAndOne)
 )
 
 // options lists the rows above in their order, which is the order of
@@ -80,6 +80,33 @@ func init() { option.Publish(options.Rows()) }
 func slotsOfAMillisecond(d time.Duration) string {
 	if d > 0 && d < detect.Slots*time.Millisecond {
 		return fmt.Sprintf("must be at least %v so each of its %d slots lasts a millisecond, got %v", detect.Slots*time.Millisecond, detect.Slots, d)
+	}
+	return ""
+}
+
+// positiveRate is the rule of a rate that must be above 0 (NaN is not).
+func positiveRate(f float64) string {
+	if !(f > 0) {
+		return fmt.Sprintf("must be positive, got %v", f)
+	}
+	return ""
+}
+
+// notNegative is the rule of a size or a rate that may be 0, which
+// means what zero says.
+func notNegative[T int | float64](zero string) func(T) string {
+	return func(v T) string {
+		if !(v >= 0) { // NaN too
+			return fmt.Sprintf("must not be negative (%s), got %v", zero, v)
+		}
+		return ""
+	}
+}
+
+// betweenZeroAndOne is the rule of a probability: bloom_fp's.
+func betweenZeroAndOne(f float64) string {
+	if !(f > 0 && f < 1) {
+		return fmt.Sprintf("must be a fraction between 0 and 1, as in 0.01 or 1%%, got %v", f)
 	}
 	return ""
 }

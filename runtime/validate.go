@@ -60,38 +60,22 @@ func (c *Config) Validate() error {
 	}
 	r := c.resolved()
 	// What options were given that they cannot take, the rules of single
-	// values, declared with the options (options.go), then those relating
-	// two options.
+	// values, declared with the options (options.go) and judged on what
+	// was written, then those relating two options, judged only between
+	// values that keep their own rules: a broken value is reported once,
+	// by its row.
 	errs = append(errs, r.misused...)
-	errs = append(errs, options.Check(&r)...)
-	switch {
-	case r.MaxValueBytes < 0:
-		bad(optMaxValueBytes, "must not be negative (0 disables the warning), got %d", r.MaxValueBytes)
-	case r.MaxValueBytesHard < 0:
-		bad(optMaxValueBytesHard, "must not be negative (0 disables the limit), got %d", r.MaxValueBytesHard)
-	case r.MaxValueBytesHard > 0 && r.MaxValueBytesHard < r.MaxValueBytes:
+	errs = append(errs, options.Check(c)...)
+	if r.MaxValueBytesHard > 0 && r.MaxValueBytes > 0 && r.MaxValueBytesHard < r.MaxValueBytes {
 		bad(optMaxValueBytesHard, "%d is below max_value_bytes %d: writes would be refused before they were ever warned about; raise it, or lower max_value_bytes", r.MaxValueBytesHard, r.MaxValueBytes)
 	}
-	switch {
-	case !(r.ClusterHotQPS >= 0): // NaN too
-		bad(optClusterHotQPS, "must not be negative (0 means hot_qps), got %v", r.ClusterHotQPS)
-	case r.ClusterHotQPS > 0 && !r.Aggregate:
+	if r.ClusterHotQPS > 0 && !r.Aggregate {
 		bad(optClusterHotQPS, "applies only to cluster-wide detection, which is off; add aggregate=on (WithAggregate(true)), or remove cluster_hot_qps")
 	}
-	switch {
-	case !(r.HotQPS > 0):
-		bad(optHotQPS, "must be positive, got %v", r.HotQPS)
-	case !(r.WarmQPS > 0):
-		bad(optWarmQPS, "must be positive, got %v", r.WarmQPS)
-	case r.WarmQPS > r.HotQPS:
+	if r.HotQPS > 0 && r.WarmQPS > r.HotQPS {
 		bad(optWarmQPS, "%v is above hot_qps %v; a key must cool below the promotion rate to be demoted: lower warm_qps, or leave it out to follow hot_qps / %d", r.WarmQPS, r.HotQPS, WarmRatio)
 	}
-	switch {
-	case r.TopN <= 0:
-		bad(optTopN, "must be positive, got %d", r.TopN)
-	case r.LocalSize <= 0:
-		bad(optLocalSize, "must be positive, got %d", r.LocalSize)
-	case r.TopN > r.LocalSize:
+	if r.LocalSize > 0 && r.TopN > r.LocalSize {
 		bad(optTopN, "%d exceeds local_size %d; every hot key needs a local slot: raise local_size, or lower top_n", r.TopN, r.LocalSize)
 	}
 	errs = append(errs, r.validateChanges()...)

@@ -161,7 +161,7 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		ttl := wr.ttl(false)
 		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
-		cmd := c.store.Set(ctx, p, key, b, ttl)
+		cmd := c.layout.Set(ctx, p, key, b, ttl)
 		add := c.bloom.AddTo(ctx, p, key)
 		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
 		w.after = func() error {
@@ -180,7 +180,7 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		cmd := c.store.Del(ctx, p, key)
+		cmd := c.layout.Del(ctx, p, key)
 		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
 		w.land = func(t token) { c.copies.wrote(k, key, t, nil, 0, 0) }
 	}
@@ -200,7 +200,7 @@ func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b [
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
 		ttl := wr.ttl(v == nil)
-		done, exp := c.store.SetNX(ctx, p, key, b, ttl)
+		done, exp := c.layout.SetNX(ctx, p, key, b, ttl)
 		if v != nil {
 			add := c.bloom.AddTo(ctx, p, key)
 			w.after = func() error {
@@ -247,7 +247,7 @@ func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
 	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	w := &write[K, V]{k: k, key: key, land: func(token) {}}
 	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		cmd := c.store.Del(ctx, p, key)
+		cmd := c.layout.Del(ctx, p, key)
 		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
 	}
 	wr.commit(ctx, []*write[K, V]{w}, nil)

@@ -84,7 +84,11 @@ func TestChartPanelsFromResults(t *testing.T) {
 		{System: "hotkeygen", Scenario: "idle-holding", N: 8, CPUMsPerSec: 9},
 		{System: "hotkeygen", Scenario: "writes-unheld", N: 8},
 	}
-	p := chartPanels(rs, systems[:2])
+	sel, err := pickSystems("hotkeygen,rueidis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := chartPanels(rs, sel)
 	if len(p) != 2 || len(p[0].Series) != 2 || len(p[1].Series) != 2 {
 		t.Fatalf("panels %+v", p)
 	}

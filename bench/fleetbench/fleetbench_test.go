@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ func TestSmoke(t *testing.T) {
 	srv := redistest.Start(t)
 	out := filepath.Join(t.TempDir(), "results", "smoke")
 	rs := runSmoke(t, "-redis", srv.Addr, "-n", "2", "-scenarios", "idle-holding,writes-unheld", "-window", "1s", "-warmup", "0s", "-write-rate", "300", "-out", out)
-	if len(rs) != 2*len(systems) {
-		t.Fatalf("%d results, want %d: every system under both scenarios", len(rs), 2*len(systems))
+	if want := 2 * len(strings.Split(defaultSystems, ",")); len(rs) != want {
+		t.Fatalf("%d results, want %d: every system -systems runs by default, under both scenarios", len(rs), want)
 	}
 	for _, r := range rs {
 		name := r.System + ", " + r.Scenario
@@ -74,6 +75,35 @@ func TestSmoke(t *testing.T) {
 }
 
 // TestProcsMode spreads three instances over two child processes: this
+
+// The Pub/Sub systems' writer writes through a repository of their mode,
+// which announces each write: a PUBLISH on the entity's channel and one
+// on the key's, which the node counts beside the writer's SETs. A write
+// of a key nobody holds costs the node more bytes with invalidate=pubsub,
+// whose every holder hears it, than with pubsub-keys.
+func TestSmokeOfTheAnnouncingSystems(t *testing.T) {
+	srv := redistest.Start(t)
+	out := filepath.Join(t.TempDir(), "results", "smoke")
+	rs := runSmoke(t, "-redis", srv.Addr, "-systems", "hotkeygen-pubsub,hotkeygen-pubsub-keys", "-n", "1", "-scenarios", "idle-holding,writes-unheld", "-window", "1s", "-warmup", "0s", "-write-rate", "300", "-out", out)
+	if len(rs) != 4 {
+		t.Fatalf("%d results, want 4", len(rs))
+	}
+	bytes := map[string]float64{}
+	for _, r := range rs {
+		if r.Scenario != "writes-unheld" {
+			continue
+		}
+		published := slices.ContainsFunc(r.TopCommands, func(c CommandRate) bool { return c.Command == "PUBLISH" })
+		if r.WritesPerSec < 100 || r.NetOutPerWrite == nil || !published {
+			t.Fatalf("%s: %.0f writes/s, %v B per write, top commands %v; want writes announced with PUBLISH", r.System, r.WritesPerSec, r.NetOutPerWrite, r.TopCommands)
+		}
+		bytes[r.System] = *r.NetOutPerWrite
+	}
+	if bytes["hotkeygen pubsub"] <= bytes["hotkeygen pubsub-keys"] {
+		t.Fatalf("bytes out per unheld write: pubsub %.0f, pubsub-keys %.0f; want pubsub's more (the instance holding a copy of the entity hears it)", bytes["hotkeygen pubsub"], bytes["hotkeygen pubsub-keys"])
+	}
+}
+
 // test binary run again, as -mode procs runs fleetbench.
 func TestProcsMode(t *testing.T) {
 	srv := redistest.Start(t)

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	var (
 		addr      = fs.String("redis", "", "address of the Redis to use (for -topology cluster, any node; every node is measured); empty starts one on a free loopback port")
-		sysList   = fs.String("systems", "hotkeygen,rueidis,csc,plain", "systems to run, comma-separated: "+systemIDs())
+		sysList   = fs.String("systems", defaultSystems, "systems to run, comma-separated: "+systemIDs())
 		scList    = fs.String("scenarios", "idle-empty,idle-holding,writes-unheld,writes-held", "scenarios to run, comma-separated: "+scenarioIDs())
 		nList     = fs.String("n", "1,8,32,128,256", "instance counts to run, comma-separated")
 		window    = fs.Duration("window", 10*time.Second, "how long the node is measured for each run")

@@ -41,6 +41,10 @@ type systemInfo struct {
 	Announced string
 }
 
+// defaultSystems are those -systems runs unless told: hotkeygen with its
+// default invalidation beside the peers.
+const defaultSystems = "hotkeygen,rueidis,csc,plain"
+
 var systems = []systemInfo{
 	{"hotkeygen", "hotkeygen", newHotkeygen(hk.InvalidateTracking), ""},
 	{"hotkeygen-pubsub", "hotkeygen pubsub", newHotkeygen(hk.InvalidatePubSub), hk.InvalidatePubSub},

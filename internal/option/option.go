@@ -4,7 +4,7 @@
 //
 // runtime/options.go declares every option once: its name, Config field,
 // default, kind and rules. The annotations' table, the generator's option
-// calls and the README's option table (by a test) are derived from it. The
+// calls and docs/options.md's option table (by a test) are derived from it. The
 // declaration itself stays unexported, so the runtime's public API does
 // not grow; the runtime publishes a read-only copy here, where the other
 // packages of this module, and only they, can read it.

@@ -8,7 +8,7 @@ import (
 )
 
 // This file is where a Cache decodes what it reads through its layout
-// (c.store: how its values sit in Redis, a String per key or a
+// (c.layout: how its values sit in Redis, a String per key or a
 // collection's hash). The reads themselves are runtime/internal/reads',
 // and the writes take the write path (write.go).
 
@@ -17,11 +17,11 @@ import (
 // of a value, one or a batch, first or refreshed, decodes here.
 func decodeValue[K comparable, V any](c *Cache[K, V], key string, b []byte) (*V, error) {
 	if bytes.Equal(b, layout.Null) {
-		return nil, opErr(c.store.ReadOp(), key, ErrNotFound)
+		return nil, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	}
 	v, err := decodeRead(c, c.codec, key, b)
 	if err != nil {
-		return nil, opErr(c.store.ReadOp(), key, err)
+		return nil, opErr(c.layout.ReadOp(), key, err)
 	}
 	return v, nil
 }
