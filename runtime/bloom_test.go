@@ -150,7 +150,7 @@ func TestBloomAnswersOnlyOnceWarmed(t *testing.T) {
 	if err := e.c.MarkChanged(e.ctx, "p:3"); err != nil { // …and marked
 		t.Fatal(err)
 	}
-	if _, err := e.c.worker.once(e.ctx); err != nil {
+	if _, err := e.c.worker.Once(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.raw.Del(e.ctx, "p:1", "p:2", "p:3") // as if they expired

@@ -98,10 +98,10 @@ type Cache[K comparable, V any] struct {
 
 	// ticker runs the background work (background.go), refresh reloads
 	// the hot copies (refresh.go), and worker syncs the change buffer
-	// (sync.go), started when there is a loader.
+	// (internal/changes), started when there is a loader (setupChanges).
 	ticker  ticker[K, V]
 	refresh refresher[K, V]
-	worker  syncWorker[K, V]
+	worker  changes.Worker[K, V]
 
 	ctx    context.Context // cancelled by Close; bounds background I/O
 	cancel context.CancelFunc
@@ -189,7 +189,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
 	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.refresh.reload(ctx, es, false) }
 	c.copies.moved = map[*hotEntry[K]]struct{}{}
-	c.copies.done, c.worker.c, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c, c
+	c.copies.done, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c
 	if cfg.Aggregate {
 		c.agg = newAggregator(c)
 	}
@@ -216,7 +216,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.ticker.sched = newSchedule(cfg, cfg.Clock.Now())
 	c.g.Go(c.ticker.run)
-	c.worker.start()
 	return c, nil
 }
 

@@ -41,8 +41,9 @@ func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	return nil
 }
 
-// setupChanges makes the change buffer and the Bloom filter the
-// configuration asks for; both name their Redis keys after the entity.
+// setupChanges makes the change buffer, its sync worker and the Bloom
+// filter the configuration asks for; they name their Redis keys after
+// the entity.
 func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	cfg := c.cfg
 	if (cfg.Changes || cfg.Bloom) && cfg.Entity == "" {
@@ -53,13 +54,25 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 		if !ok {
 			return fmt.Errorf("hotkey: the sync hook is a %T, but this cache needs a func(context.Context, map[%T]*%T) error", cfg.syncHook, *new(K), *new(V))
 		}
-		c.worker.hook = hook
+		c.worker.Hook = hook
 	}
 	if cfg.Changes {
 		c.chg = changes.New(c.rdb, cfg.Entity, changes.Options{Lease: cfg.SyncLease, TTL: cfg.SyncTTL, Clock: cfg.Clock})
+		c.worker.Buffer, c.worker.Entity, c.worker.Batch, c.worker.Lease = c.chg, cfg.Entity, cfg.SyncBatch, cfg.SyncLease
+		c.worker.Now, c.worker.Log, c.worker.Rows, c.worker.Write = cfg.Clock.Now, c.log, c.loads.rows, c.writes.synced
 	}
 	if cfg.Bloom {
 		c.bloom = bloom.New(c.rdb, cfg.Entity, cfg.BloomItems, cfg.BloomFP)
+	}
+	// The sync worker runs where there is a loader to read rows with. A
+	// program that only marks changes, such as a binlog reader, needs
+	// none: workers elsewhere sync them.
+	switch {
+	case c.chg == nil:
+	case c.loads.one == nil && c.loads.batch == nil:
+		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
+	default:
+		c.g.Go(func() { c.worker.Run(c.ctx, cfg.Clock, cfg.SyncEvery, c.done) })
 	}
 	return nil
 }

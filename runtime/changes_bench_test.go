@@ -37,14 +37,14 @@ func BenchmarkSync(b *testing.B) {
 			start := time.Now()
 			synced := 0
 			for synced < b.N {
-				step, err := c.worker.once(ctx)
+				step, err := c.worker.Once(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if step.claimed == 0 {
+				if step.Claimed == 0 {
 					b.Fatalf("the buffer ran dry after %d of %d ids", synced, b.N)
 				}
-				synced += step.synced
+				synced += step.Synced
 			}
 			b.ReportMetric(float64(synced)/time.Since(start).Seconds(), "ids/s")
 		})

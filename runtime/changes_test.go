@@ -181,13 +181,13 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 	defer stop()
 	defer context.AfterFunc(c.ctx, stop)() // Close stops it, as it stops the runtime's worker
 	for ctx.Err() == nil {
-		var step syncStep
+		var step changes.Step
 		var err error
 		done := make(chan struct{})
 		// Close waits for a step in progress, as for the runtime's worker.
 		if !c.g.Go(func() {
 			defer close(done)
-			step, err = c.worker.once(ctx)
+			step, err = c.worker.Once(ctx)
 			if err != nil && ctx.Err() != nil {
 				tag.mu.Lock() // its load is over
 				f.db.release(tag.ids)
@@ -197,10 +197,10 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 			return
 		}
 		<-done
-		if err == nil && step.claimed == 0 && untilEmpty {
+		if err == nil && step.Claimed == 0 && untilEmpty {
 			return
 		}
-		if err != nil || step.claimed == 0 {
+		if err != nil || step.Claimed == 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -409,13 +409,13 @@ func TestChangeBufferSurvivesRestartWithAOF(t *testing.T) {
 		}
 	}
 	mark(0, 100)
-	if _, err := f.caches[0].worker.once(ctx); err != nil { // one batch synced before the crash
+	if _, err := f.caches[0].worker.Once(ctx); err != nil { // one batch synced before the crash
 		t.Fatal(err)
 	}
 	tag := &workerTag{victim: make(chan []string, 1)}
 	victim, cancel := context.WithCancel(context.WithValue(ctx, workerKey{}, tag))
 	done := make(chan struct{})
-	go func() { defer close(done); f.caches[1].worker.once(victim) }()
+	go func() { defer close(done); f.caches[1].worker.Once(victim) }()
 	held := <-tag.victim // a worker holds a claim
 
 	srv.Kill()
@@ -521,7 +521,7 @@ func TestChangeStats(t *testing.T) {
 		redis.Z{Score: float64(epoch.Add(-2 * time.Hour).UnixMilli()), Member: "\xdb\x7f\xff\xff\xffab"}) // a 2 GiB string, declared
 
 	failing.Store(true)
-	if _, err := c.worker.once(ctx); !errors.Is(err, fail) {
+	if _, err := c.worker.Once(ctx); !errors.Is(err, fail) {
 		t.Fatalf("syncOnce with the loader failing: %v, want %v", err, fail)
 	}
 	st := c.Stats().Changes
@@ -533,7 +533,7 @@ func TestChangeStats(t *testing.T) {
 	}
 	failing.Store(false)
 	for range 3 {
-		if _, err := c.worker.once(ctx); err != nil {
+		if _, err := c.worker.Once(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,7 +24,6 @@ package runtime
 //	collection_write.go  the write script's runs for a Collection's owners
 //	changes.go      MarkChanged, onto the change buffer; WarmBloom, the Bloom filter's
 //	                typed glue; both made by setupChanges
-//	sync.go         syncWorker: claims changed ids, reloads them, writes them
 //	bigvalue.go     max_value_bytes: the size limits of a value
 //	encode.go       codec: values to msgpack and back, where Redis bytes are checked
 //	keys.go         AppendKeyString, for generated key builders
@@ -41,7 +40,8 @@ package runtime
 //	internal/breaker  a node's breaker: verdicts, the probe, waiting callers, error classes
 //	internal/layout   how a value sits in Redis: a String or a hash (read, read many, set, set if absent, delete)
 //	internal/bloom    the Bloom filter in front of the loader, its bits in Redis
-//	internal/changes  the change buffer: mark, claim, settle
+//	internal/changes  the change buffer: mark, claim, settle; its sync worker, which claims
+//	                  changed ids, reloads their rows and writes them through the Cache
 //	internal/track    the transport: one hub per client, shared by its repositories (sessions,
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
 //	internal/detect   the recorder and the selector of hot keys

@@ -380,3 +380,36 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 	}
 	return nil
 }
+
+// rows reads the rows of ks through the batch loader, or the loader id by
+// id; an absent row is nil in the result.
+func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
+	c := l.c
+	c.count.loads.Add(1)
+	if l.batch != nil {
+		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return l.batch(ctx, ks) })
+		if errors.Is(err, group.ErrAbandoned) {
+			return nil, err
+		}
+		if err != nil {
+			c.count.loadErrors.Add(1)
+			return nil, fmt.Errorf("load: %w", err)
+		}
+		return rows, nil
+	}
+	rows := make(map[K]*V, len(ks))
+	for _, k := range ks {
+		v, err := group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
+		switch {
+		case errors.Is(err, group.ErrAbandoned):
+			return nil, err
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			c.count.loadErrors.Add(1)
+			return nil, fmt.Errorf("load %q: %w", c.key(k), err)
+		default:
+			rows[k] = v
+		}
+	}
+	return rows, nil
+}

@@ -134,7 +134,7 @@ func TestAValueAboveTheHardLimitIsStoredByNoWrite(t *testing.T) {
 			if err := e.c.MarkChanged(e.ctx, "p:1"); err != nil {
 				return err
 			}
-			_, err := e.c.worker.once(e.ctx)
+			_, err := e.c.worker.Once(e.ctx)
 			return err
 		}, "p:1", nil},
 	} {

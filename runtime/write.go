@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -221,6 +222,46 @@ func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b [
 		}
 	}
 	return w
+}
+
+// synced writes a synced batch to Redis in one pipeline, as Set and
+// Del would key by key: each row of ks found in rows is SET with the
+// entity's TTL, and the key of each row that is gone is deleted. Plain SET,
+// not the loader's SET NX: the row was read after its mark, so it is at
+// least as new as what Redis holds, and a change racing this write marks
+// the id again, which syncs it again. Every instance's local copy follows
+// through invalidation, this one's at once, as after Set. A row too large
+// to store is deleted instead, so Redis never keeps the stale one.
+func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V) error {
+	c := wr.c
+	ws := make([]*write[K, V], 0, len(ks))
+	for _, k := range ks {
+		key, v := c.key(k), rows[k]
+		if v == nil {
+			ws = append(ws, wr.del(k, key))
+			continue
+		}
+		b, err := wr.encoded(key, v)
+		switch {
+		case errors.Is(err, ErrValueTooLarge):
+			c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
+			ws = append(ws, wr.del(k, key))
+		case err != nil:
+			return fmt.Errorf("%q: %w", key, err)
+		default:
+			ws = append(ws, wr.set(k, key, v, b))
+		}
+	}
+	errs, refused := wr.commit(ctx, ws, nil)
+	if refused != nil {
+		return fmt.Errorf("write: %w", refused)
+	}
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = fmt.Errorf("write %q: %w", ws[i].key, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // backOne writes back through the write path (back) what the

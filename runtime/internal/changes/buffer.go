@@ -2,8 +2,8 @@
 // database, kept in Redis until a sync worker has reloaded them and
 // written them to Redis. It knows ids only as the bytes the runtime
 // encodes them to, so it needs neither the entity's key type nor its
-// value type; the runtime's sync worker, which owns the loader and the
-// hook, drives it through Mark, Claim and Settle.
+// value type; its sync worker (Worker), given the repository's loader,
+// write path and hook, drives it through Claim and Settle.
 package changes
 
 import (
