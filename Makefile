@@ -106,7 +106,7 @@ fuzz:
 # its coverage is of the package (--coverpkg). The reports are
 # mutate.json and mutate-<package>.json; the last is in RELIABILITY.md
 # ("Mutation testing").
-MUTATE_FILES ?= freshness.go transport.go
+MUTATE_FILES ?= freshness.go
 MUTATE_PKGS ?= runtime/internal/breaker runtime/internal/track
 MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors cluster refresh collection close
 MUTATE_WORKERS ?= 3

@@ -180,6 +180,32 @@ type Config struct {
 	Clock Clock
 }
 
+// Invalidation modes: how a write on any instance, or by any other writer,
+// reaches the local copies of every instance.
+const (
+	// InvalidateTracking uses Redis server-assisted client-side caching:
+	// every write of a key whose copy is kept, by anyone, is announced to
+	// the instances that keep it. The runtime's own connection to the
+	// key's server (on a cluster, to its master and each replica) reads
+	// each held key to have it tracked: a few bytes of server memory per
+	// key and instance, and no message for a write of a key nobody holds.
+	InvalidateTracking = "tracking"
+	// InvalidatePubSub has the repositories' own writes announced on a
+	// channel of the entity's; writes by other programs are not seen.
+	// Tracking falls back to it on a server without client tracking.
+	// Every instance holding a copy of any of the entity's keys hears
+	// every write of the entity.
+	InvalidatePubSub = "pubsub"
+	// InvalidatePubSubKeys hears the same announcements on a channel per
+	// key, subscribed to only for the keys of the copies kept: a write of
+	// a key no instance holds sends no message. Every repository announces
+	// on both channels, so a fleet moves from InvalidatePubSub to it by a
+	// rolling deploy of this release first (see docs/failures.md).
+	InvalidatePubSubKeys = "pubsub-keys"
+	// InvalidateOff leaves freshness to refresh alone.
+	InvalidateOff = "off"
+)
+
 // Defaults; the option table in docs/options.md lists the same values.
 const (
 	DefaultHotQPS          = 3000

@@ -16,7 +16,6 @@ package runtime
 //	decode.go       the decodes of what a Cache reads through its layout
 //	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
-//	transport.go    the Cache's side of its client's hub: what the transport tells its copies
 //	detector.go     which keys are hot: the recorder and the hot set
 //	aggregate.go    cluster-wide detection (aggregate=on): the keys behind the reported names
 //	background.go   what the one ticking goroutine does, and the jobs it starts

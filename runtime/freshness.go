@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"hash/maphash"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,7 +79,7 @@ const vouchFor = 50 * time.Millisecond
 // copies are the hot keys' local copies, and the one protocol above
 // that decides whether one may be kept and served. The Cache holds them
 // by value, so the read path's freshness check costs no extra pointer;
-// the transport tells them what changed (track.Store, transport.go).
+// the transport tells them what changed (track.Store, at the end of this file).
 type copies[K comparable, V any] struct {
 	local *theine.Cache[K, *localCopy[V]]
 	det   *detector[K] // the hot set
@@ -604,4 +606,71 @@ func (s *copies[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
 	}
 	s.revokeLocked(e)
 	return false
+}
+
+// The copies are a Cache's side of the transport (runtime/internal/track,
+// whose Store they are): the hub of the Cache's client, shared by every
+// repository on it, tells them which keys changed, when a session starts
+// and when slots move, and they apply each through the protocol above.
+
+// Changed marks the copies of keys, or of every key, unverified.
+func (s *copies[K, V]) Changed(keys []string, flush bool) {
+	if flush {
+		s.flushed()
+	} else {
+		s.invalidate(keys)
+	}
+	if s.cfg.onInvalidate != nil {
+		s.cfg.onInvalidate(keys)
+	}
+}
+
+// Live reloads the copies of n that are unverified, when a session of n
+// has just started: unchanged bytes make a copy verified again, changed
+// bytes replace it, a missing key drops it. Until then reads of those
+// keys ask Redis.
+func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.done, cancel)() // the Cache's Close does not wait on Redis
+	var es []*hotEntry[K]
+	for _, e := range s.det.hot.Load().m {
+		if e.unverifiedOn(n) {
+			es = append(es, e)
+		}
+	}
+	s.reload(ctx, es)
+}
+
+// Moved makes the copies of keys whose slot moved unverified until
+// Settled reloads them from their new owner.
+func (s *copies[K, V]) Moved(moved func(key string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.det.hot.Load().m {
+		if moved(e.key) {
+			s.revoke(e)
+			s.moved[e] = struct{}{}
+		}
+	}
+}
+
+// Settled reloads the copies Moved made unverified.
+func (s *copies[K, V]) Settled(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.done, cancel)()
+	s.mu.Lock()
+	es := make([]*hotEntry[K], 0, len(s.moved))
+	for e := range s.moved {
+		es = append(es, e)
+	}
+	clear(s.moved)
+	s.mu.Unlock()
+	s.reload(ctx, es)
+}
+
+// Hot returns the Redis keys of the hot set.
+func (s *copies[K, V]) Hot() []string {
+	return slices.Collect(maps.Keys(s.det.hot.Load().byName))
 }
