@@ -49,8 +49,7 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 			cmds = col.layout.RunMany(ctx, c.rdb, writes)
 		}
 		for i, w := range ws {
-			cmd := cmds[i]
-			w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+			w.cmd = cmds[i]
 		}
 	})
 	if refused != nil {

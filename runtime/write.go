@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
@@ -48,12 +49,15 @@ type write[K comparable, V any] struct {
 	// t is the key's token, taken before anything was sent; a write-back
 	// is given its read's, by which its load is judged.
 	t token
-	// queue adds the key's commands to p and sets result and after; nil
-	// for a write whose send queues it otherwise (a collection's).
-	queue func(ctx context.Context, p redis.Pipeliner)
-	// result reports, once the round trip is over, whether the key's
-	// command landed, and its error; after, when not nil, the error of
-	// what went with it (the Bloom filter's addition).
+	// queue adds the key's commands to p (a pipeline, or the client
+	// itself for a lone command) and sets result and after; nil for a
+	// write whose send queues it otherwise (a collection's).
+	queue func(ctx context.Context, p redis.Cmdable)
+	// cmd is the key's command, which landed when it did not fail; result,
+	// when set, reports instead whether it landed (a write-back's SET NX
+	// may not), and its error. after, when not nil, is the error of what
+	// went with it (the Bloom filter's addition).
+	cmd    redis.Cmder
 	result func() (landed bool, err error)
 	after  func() error
 	// land applies the landed write to the key's local copy, under t.
@@ -97,25 +101,39 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 			return nil, c.count.refuse(w.t.n)
 		}
 	}
-	if send == nil {
+	switch {
+	case send != nil:
+		send(ctx)
+	case len(ws) == 1 && c.bloom == nil:
+		ws[0].queue(ctx, c.rdb) // one command: no pipeline to build
+	default:
 		p := c.rdb.Pipeline()
 		for _, w := range ws {
 			w.queue(ctx, p)
 		}
 		_, _ = p.Exec(ctx) // each command's own error is settled
-	} else {
-		send(ctx)
 	}
 	errs = make([]error, len(ws))
+	announces := c.hub.Announces()
 	var landed []string
 	for i, w := range ws {
 		var ok bool
-		if ok, errs[i] = wr.settle(ctx, w); ok {
+		if ok, errs[i] = wr.settle(ctx, w); ok && announces {
 			landed = append(landed, w.key)
 		}
 	}
 	wr.announce(ctx, landed...)
 	return errs, nil
+}
+
+// addTo queues the addition of key to the Bloom filter on p, which
+// commit makes a pipeline whenever there is a filter; nil without one.
+func (wr *writer[K, V]) addTo(ctx context.Context, p redis.Cmdable, key string) bloom.Op {
+	pipe, ok := p.(redis.Pipeliner)
+	if !ok {
+		return nil
+	}
+	return wr.c.bloom.AddTo(ctx, pipe, key)
 }
 
 // one commits the write of one key, for the caller's op.
@@ -134,7 +152,12 @@ func (wr *writer[K, V]) one(ctx context.Context, op string, w *write[K, V]) erro
 // whether it landed.
 func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, err error) {
 	c := wr.c
-	landed, err = w.result()
+	if w.result != nil {
+		landed, err = w.result()
+	} else {
+		err = w.cmd.Err()
+		landed = err == nil
+	}
 	if err != nil {
 		c.count.redisError(ctx, err)
 		w.t.n.Failed(ctx, err)
@@ -159,17 +182,17 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
-	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(false)
 		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
-		cmd := c.layout.Set(ctx, p, key, b, ttl)
-		add := c.bloom.AddTo(ctx, p, key)
-		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
-		w.after = func() error {
-			if err := c.bloom.Added(add); err != nil {
-				return fmt.Errorf("add to the Bloom filter: %w", err)
+		w.cmd = c.layout.Set(ctx, p, key, b, ttl)
+		if add := wr.addTo(ctx, p, key); add != nil {
+			w.after = func() error {
+				if err := c.bloom.Added(add); err != nil {
+					return fmt.Errorf("add to the Bloom filter: %w", err)
+				}
+				return nil
 			}
-			return nil
 		}
 		w.land = func(t token) { c.copies.wrote(k, key, t, v, len(b), exp) }
 	}
@@ -180,9 +203,8 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
-	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		cmd := c.layout.Del(ctx, p, key)
-		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+	w.queue = func(ctx context.Context, p redis.Cmdable) {
+		w.cmd = c.layout.Del(ctx, p, key)
 		w.land = func(t token) { c.copies.wrote(k, key, t, nil, 0, 0) }
 	}
 	return w
@@ -199,11 +221,11 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
-	w.queue = func(ctx context.Context, p redis.Pipeliner) {
+	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(v == nil)
 		done, exp := c.layout.SetNX(ctx, p, key, b, ttl)
 		if v != nil {
-			add := c.bloom.AddTo(ctx, p, key)
+			add := wr.addTo(ctx, p, key)
 			w.after = func() error {
 				if err := c.bloom.Added(add); err != nil { // the read returns the row either way
 					c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", operr.Short(key), "err", err)
@@ -287,9 +309,8 @@ func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
 	c := wr.c
 	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	w := &write[K, V]{k: k, key: key, land: func(token) {}}
-	w.queue = func(ctx context.Context, p redis.Pipeliner) {
-		cmd := c.layout.Del(ctx, p, key)
-		w.result = func() (bool, error) { return cmd.Err() == nil, cmd.Err() }
+	w.queue = func(ctx context.Context, p redis.Cmdable) {
+		w.cmd = c.layout.Del(ctx, p, key)
 	}
 	wr.commit(ctx, []*write[K, V]{w}, nil)
 }

@@ -87,16 +87,15 @@ type keyedSession struct {
 	end     atomic.Pointer[func()]
 	follow  following
 	// channels: subscribe to key channels instead of tracking. Under mu,
-	// subscribed holds the keys subscribed to (asked for and not swept),
-	// confirmed those whose subscription Redis confirmed, and renew those
-	// asked for again while confirmed, which the session's goroutine
-	// counts tracked without asking Redis (still). swept is when it last
-	// swept.
-	channels   bool
-	subscribed map[string]struct{}
-	confirmed  map[string]struct{}
-	renew      []string
-	swept      time.Time
+	// confirmed holds the keys whose subscription Redis confirmed and no
+	// sweep ended (a key asked for and not confirmed yet is pending), and
+	// renew those asked for again while confirmed, which the session's
+	// goroutine counts tracked without asking Redis (still). swept is
+	// when it last swept.
+	channels  bool
+	confirmed map[string]struct{}
+	renew     []string
+	swept     time.Time
 }
 
 // sweepEvery is how often a key-channel session unsubscribes the keys
@@ -133,7 +132,7 @@ func (k keyed) listener() func(context.Context) (session, error) {
 	o := k.o
 	return func(ctx context.Context) (session, error) {
 		s := &keyedSession{pending: map[string]struct{}{}, rest: keyedWithin, keys: k.keys, perKey: k.cluster && !k.channels,
-			channels: k.channels, subscribed: map[string]struct{}{}, confirmed: map[string]struct{}{}, swept: time.Now()}
+			channels: k.channels, confirmed: map[string]struct{}{}, swept: time.Now()}
 		if o.ReadTimeout > 0 {
 			s.rest = o.ReadTimeout
 		}
@@ -303,9 +302,6 @@ func (s *keyedSession) track(keys []string) {
 		}
 		s.pending[k] = struct{}{}
 		s.queued = append(s.queued, k)
-		if s.channels {
-			s.subscribed[k] = struct{}{}
-		}
 	}
 	if len(s.queued) > 0 && !s.flushing && !s.closed {
 		s.flushing = true
@@ -384,9 +380,8 @@ func (s *keyedSession) sweep() error {
 	held := s.keys()
 	s.mu.Lock()
 	cmd := []string{"UNSUBSCRIBE"}
-	for k := range s.subscribed {
-		if _, asked := s.pending[k]; !asked && !slices.Contains(held, k) {
-			delete(s.subscribed, k)
+	for k := range s.confirmed {
+		if !slices.Contains(held, k) {
 			delete(s.confirmed, k)
 			cmd = append(cmd, KeyChannel(k))
 		}
@@ -529,12 +524,13 @@ func (s *keyedSession) pushed(r reply) []string {
 		return []string{key}
 	case "subscribe":
 		s.mu.Lock()
+		_, asked := s.pending[key]
 		delete(s.pending, key)
-		if _, ok := s.subscribed[key]; ok {
+		if asked {
 			s.confirmed[key] = struct{}{}
 		}
 		s.mu.Unlock()
-		if v := s.keep.v; v != nil && v.tracked != nil {
+		if v := s.keep.v; asked && v != nil && v.tracked != nil {
 			v.tracked([]string{key})
 		}
 	}
@@ -564,7 +560,7 @@ func (s *keyedSession) still() {
 // copy's next keep), its EXISTS could come after the master's answer, and
 // the copy be verified while the replica tracks nothing.
 func (s *keyedSession) retrack(keys []string, flush bool) {
-	if v := s.keep.v; v == nil || v.n.master.Load() == nil || s.channels {
+	if v := s.keep.v; v == nil || v.n.master.Load() == nil {
 		return
 	}
 	if flush {

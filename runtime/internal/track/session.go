@@ -78,9 +78,10 @@ func refused(err error) error {
 // the subscribers of the node that takes it before it reads another
 // command, and to the other nodes' later, over the cluster bus, so only
 // there is it ordered before the answers to the PINGs that vouch for the
-// key's copies. A plain client sends them all in one round trip, a
-// cluster client one per key; any other (a Ring routes each PUBLISH by
-// its channel) one command at a time.
+// key's copies (the entity's goes there too: a cluster delivers a
+// PUBLISH to every node's subscribers). A plain client sends them all in
+// one round trip, a cluster client one per key; any other (a Ring routes
+// each PUBLISH by its channel) one command at a time.
 func Announce(ctx context.Context, rdb redis.UniversalClient, prefix string, keys []string) error {
 	switch r := rdb.(type) {
 	case *redis.Client:
@@ -98,10 +99,11 @@ func Announce(ctx context.Context, rdb redis.UniversalClient, prefix string, key
 			if err != nil {
 				return err
 			}
-			if err := master.Publish(ctx, KeyChannel(key), "").Err(); err != nil {
-				return err
-			}
-			if err := rdb.Publish(ctx, Channel(prefix), key).Err(); err != nil {
+			if _, err := master.Pipelined(ctx, func(p redis.Pipeliner) error {
+				p.Publish(ctx, Channel(prefix), key)
+				p.Publish(ctx, KeyChannel(key), "")
+				return nil
+			}); err != nil {
 				return err
 			}
 		}
