@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -122,19 +123,26 @@ func slowEveryReply(ctx context.Context, r *run, _ *history.Log) error {
 	from := r.now()
 	defer func() { r.record(history.Window{From: from, To: r.now(), Answered: true}) }()
 	defer r.heal()
-	delay := proxy.NewDelay()
+	delay, err := proxy.NewDelay()
+	if err != nil {
+		return err
+	}
 	for _, p := range r.proxies {
 		if err := p.Follow(delay); err != nil {
 			return err
 		}
 	}
 	for _, late := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
-		delay.Set(late)
+		if err := delay.Set(late); err != nil {
+			return err
+		}
 		if !sleep(ctx, slowFor/2) {
 			return nil
 		}
 	}
-	delay.Set(0)
+	if err := delay.Set(0); err != nil {
+		return err
+	}
 	sleep(ctx, 300*time.Millisecond) // the replies on their way arrive
 	return nil
 }
@@ -158,7 +166,9 @@ func cutOffOneInstance(ctx context.Context, r *run, _ *history.Log) error {
 // heal undoes what slowEveryReply and cutOffOneInstance did.
 func (r *run) heal() {
 	for _, p := range r.proxies {
-		p.Heal()
+		if err := p.Heal(); err != nil {
+			slog.Warn("soak: a proxy did not heal", "err", err)
+		}
 	}
 }
 

@@ -3,7 +3,11 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,7 +76,9 @@ func TestCutHoldsBytesUntilHealed(t *testing.T) {
 	if ping(t, late, lr, 100*time.Millisecond) {
 		t.Fatal("a connection made while cut was answered")
 	}
-	p.Heal()
+	if err := p.Heal(); err != nil {
+		t.Fatal(err)
+	}
 	if !pong(t, conn, r, time.Second) || !pong(t, late, lr, time.Second) {
 		t.Fatal("what was sent while cut was not delivered after Heal")
 	}
@@ -88,7 +94,9 @@ func TestSlowDelaysReplies(t *testing.T) {
 	if !ping(t, conn, r, time.Second) || time.Since(start) < 140*time.Millisecond {
 		t.Fatalf("answered in %v through a proxy slowed by 150ms", time.Since(start))
 	}
-	p.Heal()
+	if err := p.Heal(); err != nil {
+		t.Fatal(err)
+	}
 	start = time.Now()
 	if !ping(t, conn, r, time.Second) || time.Since(start) > 100*time.Millisecond {
 		t.Fatalf("answered in %v after Heal", time.Since(start))
@@ -122,7 +130,10 @@ func TestMoveClosesConnectionsAndReachesTheNewServer(t *testing.T) {
 // set to, and no longer once it is set back to none.
 func TestProxiesThatFollowADelayDelayTheirRepliesAlike(t *testing.T) {
 	srv := redistest.Start(t)
-	d := NewDelay()
+	d, err := NewDelay()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var conns []net.Conn
 	var readers []*bufio.Reader
 	for range 2 {
@@ -134,7 +145,9 @@ func TestProxiesThatFollowADelayDelayTheirRepliesAlike(t *testing.T) {
 		conns, readers = append(conns, c), append(readers, r)
 	}
 	for _, late := range []time.Duration{150 * time.Millisecond, 0} {
-		d.Set(late)
+		if err := d.Set(late); err != nil {
+			t.Fatal(err)
+		}
 		for i := range conns {
 			start := time.Now()
 			if !ping(t, conns[i], readers[i], time.Second) || time.Since(start) < late {
@@ -142,4 +155,44 @@ func TestProxiesThatFollowADelayDelayTheirRepliesAlike(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The proxies are no part of the test's process: none of its sockets
+// listens at a proxy's address, so a test that starves its goroutines
+// does not stop the network its clients see.
+func TestProxiesListenInAnotherProcess(t *testing.T) {
+	p := start(t, redistest.Start(t).Addr)
+	_, port, _ := net.SplitHostPort(p.Addr)
+	inode := listener(t, port)
+	if inode == "" {
+		t.Fatalf("no socket listens at %s", p.Addr)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if link, _ := os.Readlink("/proc/self/fd/" + fd.Name()); link == "socket:["+inode+"]" {
+			t.Fatalf("this process listens at %s: the proxy runs inside the test", p.Addr)
+		}
+	}
+}
+
+// listener returns the inode of the IPv4 socket listening on port, from
+// /proc/net/tcp.
+func listener(t *testing.T, port string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X", n)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && strings.HasSuffix(f[1], want) && f[3] == "0A" { // 0A: LISTEN
+			return f[9]
+		}
+	}
+	return ""
 }
