@@ -5,6 +5,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
 
 // Cluster-wide detection (Config.Aggregate). A key read evenly by twenty
@@ -62,6 +63,24 @@ func (a *aggregator[K, V]) reportPending() {
 }
 
 // clusterHotQPS is the cluster-wide promotion rate in effect.
+// detection is what of c the hot set depends on.
+func (c Config) detection() fresh.Detection {
+	return fresh.Detection{
+		Recorder: detect.Params{
+			Window:        c.Window,
+			HotQPS:        c.HotQPS,
+			WarmQPS:       c.WarmQPS,
+			RecorderSize:  c.RecorderSize,
+			InactiveAfter: c.InactiveAfter,
+			Aggregate:     c.Aggregate,
+		},
+		Thresholds:   detect.Thresholds{Hot: c.HotQPS, Warm: c.WarmQPS, TopN: c.TopN},
+		ClusterScale: c.HotQPS / c.clusterHotQPS(),
+		Clock:        c.Clock,
+		Log:          c.Logger,
+	}
+}
+
 func (c Config) clusterHotQPS() float64 {
 	if c.ClusterHotQPS > 0 {
 		return c.ClusterHotQPS
@@ -75,7 +94,7 @@ func (c Config) clusterHotQPS() float64 {
 // without reads.
 func (a *aggregator[K, V]) report(slot int64, reads uint64) {
 	c := a.c
-	top := c.det.rec.Top(slot, c.cfg.AggregateTop)
+	top := c.det.Rec.Top(slot, c.cfg.AggregateTop)
 	counts := make([]aggregate.Count, len(top))
 	a.mu.Lock()
 	for name, r := range a.reported {
@@ -123,7 +142,7 @@ func (a *aggregator[K, V]) readCluster() {
 		}
 	}
 	a.mu.Unlock()
-	c.det.cluster.Store(&rates)
+	c.det.Cluster.Store(&rates)
 }
 
 // failed counts a failed report or read. Only the first failure

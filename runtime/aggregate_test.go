@@ -63,7 +63,7 @@ func (r *replicas) read(key string, n int) {
 // step moves the clock one slot on and ticks every replica, as their
 // background goroutines would.
 func (r *replicas) step() {
-	now := r.clock.Advance(r.cs[0].det.rec.Slot())
+	now := r.clock.Advance(r.cs[0].det.Rec.Slot())
 	for _, c := range r.cs {
 		tickAndWait(c, now)
 	}
@@ -118,8 +118,8 @@ func TestAClusterHotKeyCoolsWithTheCluster(t *testing.T) {
 		r.step()
 	}
 	for i, c := range r.cs {
-		if c.det.lookup("p:spread") == nil {
-			t.Fatalf("replica %d demoted the key while its cluster rate was %v", i, c.det.clusterRates()["p:spread"])
+		if c.det.Lookup("p:spread") == nil {
+			t.Fatalf("replica %d demoted the key while its cluster rate was %v", i, c.det.ClusterRates()["p:spread"])
 		}
 	}
 	for range detect.Slots { // at 30s nothing is left of the reads
@@ -157,19 +157,19 @@ func TestClusterRatesPromoteAndKeepKeysHot(t *testing.T) {
 			d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithClusterHotQPS(400))
 			for range detect.Slots {
 				for range tt.local {
-					d.rec.Record("k")
+					d.Rec.Record("k")
 				}
-				d.advance(d.rec.Slot())
+				d.advance(d.Rec.Slot())
 			}
 			if tt.hot {
-				d.mu.Lock()
-				d.applyLocked(detect.Decision[string]{Promote: []string{"k"}}, []detect.KeyRate[string]{{Key: "k", Name: "k"}})
-				d.mu.Unlock()
+				d.Mu.Lock()
+				d.ApplyLocked(detect.Decision[string]{Promote: []string{"k"}}, []detect.KeyRate[string]{{Key: "k", Name: "k"}})
+				d.Mu.Unlock()
 			}
-			d.cluster.Store(&map[string]float64{"k": tt.cluster})
-			d.reselect(tt.pass)
-			if got := d.lookup("k") != nil; got != tt.want {
-				t.Errorf("hot = %v, want %v (local %v)", got, tt.want, d.rec.Rate("k"))
+			d.Cluster.Store(&map[string]float64{"k": tt.cluster})
+			d.Reselect(tt.pass)
+			if got := d.Lookup("k") != nil; got != tt.want {
+				t.Errorf("hot = %v, want %v (local %v)", got, tt.want, d.Rec.Rate("k"))
 			}
 		})
 	}
@@ -326,7 +326,7 @@ func TestTheSetsAreCutLikeTheRecorder(t *testing.T) {
 	if detect.Slots != aggregate.Slots {
 		t.Fatalf("the recorder cuts a window in %d slots, the sets in %d", detect.Slots, aggregate.Slots)
 	}
-	r := detect.NewRecorder(testConfig().detection(), epoch, ident)
+	r := detect.NewRecorder(testConfig().detection().Recorder, epoch, ident)
 	if first, last := aggregate.Span(epoch, DefaultWindow); last != r.Current()-2 || last-first+1 != detect.Slots {
 		t.Fatalf("Span = %d..%d, want the window ending two slots before %d", first, last, r.Current())
 	}
@@ -384,11 +384,11 @@ func BenchmarkAggregateReport(b *testing.B) {
 	b.Cleanup(func() { c.Close() })
 	for i := range 1000 {
 		for range 1 + i%40 {
-			c.det.rec.Record("p:" + strconv.Itoa(i))
+			c.det.Rec.Record("p:" + strconv.Itoa(i))
 		}
 	}
-	slot := c.det.rec.Current()
-	c.det.rec.Advance(clk.Advance(c.det.rec.Slot()))
+	slot := c.det.Rec.Current()
+	c.det.Rec.Advance(clk.Advance(c.det.Rec.Slot()))
 	hook := &cmdCounter{}
 	c.rdb.AddHook(hook)
 	b.ReportAllocs()
@@ -401,7 +401,7 @@ func BenchmarkAggregateReport(b *testing.B) {
 		b.Fatalf("%d reports failed", st.AggregateErrors)
 	}
 	cmds := float64(hook.get("zincrby")+hook.get("pexpire")) / float64(b.N)
-	b.ReportMetric(cmds/c.det.rec.Slot().Seconds(), "cmds/s")
+	b.ReportMetric(cmds/c.det.Rec.Slot().Seconds(), "cmds/s")
 }
 
 // A report that waits on Redis holds up the slots that end meanwhile,

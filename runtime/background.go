@@ -44,7 +44,7 @@ func (t *ticker[K, V]) tick(now time.Time) {
 	defer t.mu.Unlock()
 	s := &t.sched
 
-	rec := c.det.rec
+	rec := c.det.Rec
 	from := rec.Current()
 	rec.Advance(now)
 	to := rec.Current()
@@ -94,11 +94,11 @@ func (t *ticker[K, V]) selectHot(pass detect.Pass) {
 	c := t.c
 	if c.agg != nil && t.jobs.cluster.Start(c.ctx, &c.g, c.log, "cluster read", func() {
 		c.agg.readCluster()
-		c.det.reselect(pass)
+		c.det.Reselect(pass)
 	}) {
 		return
 	}
-	c.det.reselect(pass)
+	c.det.Reselect(pass)
 }
 
 // jobs are a Cache's kinds of background work that wait on Redis, each

@@ -14,6 +14,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
@@ -77,12 +78,12 @@ type Cache[K comparable, V any] struct {
 	// misses, once for concurrent callers (load.go).
 	loads loads[K, V]
 
-	det *detector[K]
+	det *fresh.Detector[K]
 	// hub is the transport of the Cache's client, shared by every
 	// repository on it (runtime/internal/track); copies are the local
-	// copies of hot keys and the freshness protocol (freshness.go).
+	// copies of hot keys and the freshness protocol (internal/fresh).
 	hub    *track.Hub
-	copies copies[K, V]
+	copies fresh.Copies[K, V]
 	agg    *aggregator[K, V] // nil unless cfg.Aggregate
 	// chg is the change buffer (internal/changes), bloom the filter in
 	// front of the loader (internal/bloom); nil unless turned on.
@@ -156,7 +157,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: the client's automatic pipeline: %w; use WithAutoPipeline(false)", err)
 	}
-	local, err := theine.NewBuilder[K, *localCopy[V]](int64(cfg.LocalSize)).Build()
+	local, err := theine.NewBuilder[K, *fresh.Copy[V]](int64(cfg.LocalSize)).Build()
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
@@ -184,12 +185,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.det = newDetector(cfg, glue.Key, c.copies.demote)
-	c.copies.local, c.copies.det, c.copies.gens = local, c.det, &generations{seed: maphash.MakeSeed()}
-	c.copies.cfg, c.copies.clock, c.copies.clone, c.copies.key, c.copies.count = &c.cfg, cfg.Clock, glue.Clone, glue.Key, &c.count
-	c.copies.reload = func(ctx context.Context, es []*hotEntry[K]) refreshFailures { return c.refresh.reload(ctx, es, false) }
-	c.copies.moved = map[*hotEntry[K]]struct{}{}
-	c.copies.done, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c
+	c.det = fresh.NewDetector(cfg.detection(), glue.Key, c.copies.Demote)
+	c.copies.Local, c.copies.Det, c.copies.Gens = local, c.det, &fresh.Generations{Seed: maphash.MakeSeed()}
+	c.copies.Cfg = fresh.Params{LocalTTL: cfg.LocalTTL, NullTTL: cfg.NullTTL, RefreshFailures: cfg.RefreshFailures, StaleReads: cfg.StaleReads, OnInvalidate: cfg.onInvalidate}
+	c.copies.Clock, c.copies.Clone, c.copies.Name, c.copies.Count = cfg.Clock, glue.Clone, glue.Key, &c.count.Counts
+	c.copies.Reload = func(ctx context.Context, es []*fresh.Entry[K]) { c.refresh.reload(ctx, es, false) }
+	c.copies.Done, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c
 	if cfg.Aggregate {
 		c.agg = newAggregator(c)
 	}
@@ -200,13 +201,13 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
 		Line: cfg.probeLine, Track: cfg.trackVia, TopologyEvery: cfg.topologyEvery, Linger: cfg.linger,
 	}
-	c.copies.stamps = topts.Stamps()
+	c.copies.Stamps = topts.Stamps()
 	hub, err := track.Join(rdb, topts, glue.Prefix, &c.copies)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)
 	}
-	c.hub, c.copies.nodes = hub, &hub.Nodes
+	c.hub, c.copies.Nodes = hub, &hub.Nodes
 	_, cluster := rdb.(*redis.ClusterClient)
 	c.reader = reads.Reader{Client: rdb, Store: c.layout, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
 		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
@@ -253,13 +254,13 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 // absent from Redis, enters each file once, in this order:
 //
 //	cache.go        Get: no local copy is held (hit asks no freshness check)
-//	detector.go     seen: the read is counted; the key is not hot
+//	internal/fresh  Seen: the read is counted; the key is not hot
 //	load.go         cold: the key's landed loads counted (flight.go's landings);
 //	                fetch: the node's breaker lets the GET through (internal/reads),
 //	                sent through the pool, or with other reads on the client's
 //	                automatic pipeline (internal/send); it misses, and resolve starts
-//	                one load for all concurrent callers, judged by freshness.go's
-//	                token (begin); through: the Bloom filter may hold the id
+//	                one load for all concurrent callers, judged by the
+//	                protocol's token (Begin); through: the Bloom filter may hold the id
 //	                (internal/bloom), this process takes the rebuild lock
 //	                (lockOrWait, internal/rebuild), the loader runs
 //	write.go        backOne: the row encoded (encode.go's codec) within
@@ -268,7 +269,7 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	                in the same round trip
 //
 // and returns up the same way; a hot key's load keeps its copy
-// (freshness.go's keep) before the flight ends. errors.go's vocabulary
+// (Copies.Keep) before the flight ends. errors.go's vocabulary
 // (opErr, and the classifier of "absent, or did Redis fail?") is called
 // along the way, as errors are made.
 
@@ -279,16 +280,16 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
 	}
-	cp, held := c.copies.local.Get(key) // a hit, counted by theine
-	if held && cp.v != nil && c.copies.fresh(&cp.meta) {
+	cp, held := c.copies.Local.Get(key) // a hit, counted by theine
+	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
 		// The hot path, flat: hit's first case, without its call.
-		c.det.hit(key, rand.Uint32())
-		return c.clone(cp.v), nil
+		c.det.Hit(key, rand.Uint32())
+		return c.clone(cp.Val), nil
 	}
 	if ok, stale := c.hit(ctx, key, cp, held); ok {
 		return c.serve(key, cp, stale)
 	}
-	e := c.det.seen(key)
+	e := c.det.Seen(key)
 	if e == nil {
 		return c.loads.cold(ctx, key)
 	}
@@ -299,9 +300,9 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	var opened <-chan struct{} // nil: never
 	patient := false
 	if held {
-		n := c.copies.nodes.Of(c.key(key))
+		n := c.copies.Nodes.Of(c.key(key))
 		opened = n.WhenOpened()
-		if now := c.cfg.Clock.Now(); cp.meta.overtaken(n, now) && n.Answering(now) {
+		if now := c.cfg.Clock.Now(); cp.Meta.Overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true
 			opened = slowNodeWait()
@@ -312,12 +313,12 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// Redis failed while the copy waited to be vouched for: an
 		// unverified copy beats an error (stale-while-error) if the
 		// node does not answer a ping either, and only then.
-		if ok, stale := c.copies.servable(ctx, key, &cp.meta); ok {
+		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
 			return c.serve(key, cp, stale)
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.copies.nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+		if n := c.copies.Nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true)
 		}
 	}
@@ -332,18 +333,18 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 // servable). theine counted a hit for a copy held but not served: it is
 // counted as passed over, and the read goes to Redis. Every read of a key
 // (Get, GetMany, HGet) asks it after its lookup; the freshness protocol
-// (freshness.go) is asked only about a copy held.
-func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *localCopy[V], held bool) (ok, stale bool) {
+// (internal/fresh) is asked only about a copy held.
+func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *fresh.Copy[V], held bool) (ok, stale bool) {
 	if !held {
 		return false, false
 	}
-	if cp.v != nil && c.copies.fresh(&cp.meta) {
+	if cp.Val != nil && c.copies.Fresh(&cp.Meta) {
 		return true, false
 	}
-	if ok, stale = c.copies.servable(ctx, k, &cp.meta); ok {
+	if ok, stale = c.copies.Servable(ctx, k, &cp.Meta); ok {
 		return true, stale
 	}
-	c.copies.passedOver.Add(1)
+	c.copies.PassedOver.Add(1)
 	return false, false
 }
 
@@ -360,17 +361,17 @@ func slowNodeWait() <-chan struct{} {
 // and a stale read when stale: unverified, served because Redis cannot
 // be asked) and returns the copy's value, shared by every reader: nil for
 // a row known to be absent.
-func (c *Cache[K, V]) served(key K, cp *localCopy[V], stale bool) *V {
-	c.det.hit(key, rand.Uint32())
+func (c *Cache[K, V]) served(key K, cp *fresh.Copy[V], stale bool) *V {
+	c.det.Hit(key, rand.Uint32())
 	if stale {
 		c.count.staleReads.Add(1)
 	}
-	return cp.v
+	return cp.Val
 }
 
 // serve is served for a caller that gets a value of its own, or
 // ErrNotFound.
-func (c *Cache[K, V]) serve(key K, cp *localCopy[V], stale bool) (*V, error) {
+func (c *Cache[K, V]) serve(key K, cp *fresh.Copy[V], stale bool) (*V, error) {
 	v := c.served(key, cp, stale)
 	if v == nil {
 		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrNotFound)
@@ -427,7 +428,7 @@ func (c *Cache[K, V]) Close() error {
 		if c.hub != nil {
 			c.hub.Leave(&c.copies)
 		}
-		c.copies.local.Close()
+		c.copies.Local.Close()
 	})
 	return nil
 }

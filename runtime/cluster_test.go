@@ -253,7 +253,7 @@ func TestClusterKeysOfAFailedMasterFailFast(t *testing.T) {
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { c.copies.nodes.One.Want(); return c.copies.nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.copies.Nodes.One.Want(); return c.copies.Nodes.Followed() })
 	if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != "v1" {
 		t.Fatalf("before the failure: %+v, %v", v, err)
 	}
@@ -333,7 +333,7 @@ func promoteUnder(t *testing.T, cl *redistest.Cluster, rdb *redis.ClusterClient,
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { c.copies.nodes.One.Want(); return c.copies.nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.copies.Nodes.One.Want(); return c.copies.Nodes.Followed() })
 	for range 101 {
 		e.eventually("p:1", "v1", "before the failure")
 	}

@@ -172,18 +172,18 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	if c.closed.Load() {
 		return nil, opErr("hget", c.key(k), ErrClosed)
 	}
-	cp, held := c.copies.local.Get(k)
+	cp, held := c.copies.Local.Get(k)
 	if ok, stale := c.hit(ctx, k, cp, held); ok {
 		m := c.served(k, cp, stale) // shared: pick clones the item
 		if m == nil {
 			return nil, opErr(c.layout.ReadOp(), c.key(k), ErrNotFound)
 		}
 		return col.pick(*m, k, f)
-	} else if held || c.det.lookup(k) != nil {
+	} else if held || c.det.Lookup(k) != nil {
 		// Hot: the whole collection is what is kept locally.
 		return col.pickFrom(ctx, k, f)
 	}
-	if c.det.seen(k) != nil {
+	if c.det.Seen(k) != nil {
 		return col.pickFrom(ctx, k, f)
 	}
 	c.count.cold.Add(1)

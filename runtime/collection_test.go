@@ -439,7 +439,7 @@ func TestCollectionLoader(t *testing.T) {
 	for range 101 {
 		e.all(hot)
 	}
-	if e.c.c.det.lookup(hot) == nil {
+	if e.c.c.det.Lookup(hot) == nil {
 		t.Fatal("not hot after 101 reads")
 	}
 	refreshes := e.c.Stats().Refreshes

@@ -5,6 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
@@ -26,12 +27,12 @@ type ownerWrite[K comparable, V any] struct {
 func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows []ownerWrite[K, map[F]*V]) error {
 	c := col.c
 	ws := make([]*write[K, map[F]*V], len(ows))
-	var hot []*hotEntry[K]
+	var hot []*fresh.Entry[K]
 	for i, ow := range ows {
 		w := &write[K, map[F]*V]{k: ow.k, key: ow.w.Key}
-		w.land = func(t token) {
-			c.copies.applied(ow.k, ow.w.Key, t, ow.apply)
-			if e := c.det.lookup(ow.k); e != nil {
+		w.land = func(t fresh.Token) {
+			c.copies.Applied(ow.k, ow.w.Key, t, ow.apply)
+			if e := c.det.Lookup(ow.k); e != nil {
 				hot = append(hot, e)
 			}
 		}

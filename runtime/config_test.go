@@ -3,11 +3,12 @@ package runtime
 import (
 	"errors"
 
-	"github.com/redis/go-redis/v9"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestConfigValidate(t *testing.T) {

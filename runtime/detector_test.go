@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 )
 
 type testDetector struct {
-	*detector[string]
+	*fresh.Detector[string]
 	clock   *fakeclock.Clock
 	dropped []string
 }
@@ -27,13 +28,13 @@ func newTestDetector(opts ...Option) *testDetector {
 	clk := fakeclock.New(epoch)
 	cfg := testConfig(append([]Option{WithClock(clk), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	td := &testDetector{clock: clk}
-	td.detector = newDetector(cfg, ident, func(e *hotEntry[string]) { td.dropped = append(td.dropped, e.k) })
+	td.Detector = fresh.NewDetector(cfg.detection(), ident, func(e *fresh.Entry[string]) { td.dropped = append(td.dropped, e.K) })
 	return td
 }
 
 func (d *testDetector) hotKeys() []string {
 	var ks []string
-	for k := range d.hot.Load().m {
+	for k := range d.Set.Load().ByKey {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
@@ -41,23 +42,23 @@ func (d *testDetector) hotKeys() []string {
 }
 
 // advance moves the clock and the recorder's window by dt.
-func (d *testDetector) advance(dt time.Duration) { d.rec.Advance(d.clock.Advance(dt)) }
+func (d *testDetector) advance(dt time.Duration) { d.Rec.Advance(d.clock.Advance(dt)) }
 
 func TestInlinePromotionWithinOneSlot(t *testing.T) {
 	d := newTestDetector(WithHotQPS(3000))
 	// Ten times hot_qps, that is 30000 reads/s: the 3000th read of the slot
 	// lands a tenth of a second in, and promotes the key at once.
 	for range 2999 {
-		d.observe("k")
+		d.Observe("k")
 	}
-	if d.lookup("k") != nil {
+	if d.Lookup("k") != nil {
 		t.Fatal("promoted before reaching the hot rate")
 	}
-	d.observe("k")
-	if d.lookup("k") == nil {
+	d.Observe("k")
+	if d.Lookup("k") == nil {
 		t.Fatal("not promoted on the access that reached the hot rate")
 	}
-	if got := d.promotions.Load(); got != 1 {
+	if got := d.Promotions.Load(); got != 1 {
 		t.Fatalf("promotions = %d, want 1", got)
 	}
 }
@@ -65,26 +66,26 @@ func TestInlinePromotionWithinOneSlot(t *testing.T) {
 func TestInlinePromotionRespectsTopN(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithTopN(1))
 	for range 500 {
-		d.observe("strong")
+		d.Observe("strong")
 	}
 	for range 100 {
-		d.observe("weak") // crosses, but ranks below the incumbent
+		d.Observe("weak") // crosses, but ranks below the incumbent
 	}
 	if got := d.hotKeys(); !slices.Equal(got, []string{"strong"}) {
 		t.Fatalf("hot = %v, want [strong]", got)
 	}
 	d.advance(time.Second)
 	for range 100 {
-		d.observe("stronger")
+		d.Observe("stronger")
 	}
 	// In the new slot "strong" still scores 500 from the previous one.
 	if got := d.hotKeys(); !slices.Equal(got, []string{"strong"}) {
 		t.Fatalf("hot = %v, want [strong]", got)
 	}
 	for range 2000 {
-		d.observe("stronger")
+		d.Observe("stronger")
 	}
-	d.reselect(detect.PromotePass)
+	d.Reselect(detect.PromotePass)
 	if got := d.hotKeys(); !slices.Equal(got, []string{"stronger"}) {
 		t.Fatalf("hot = %v, want [stronger] to displace strong", got)
 	}
@@ -96,19 +97,19 @@ func TestInlinePromotionRespectsTopN(t *testing.T) {
 func TestInlinePromotionRetriesAsTheRateClimbs(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithTopN(1))
 	for range 100 {
-		d.observe("incumbent")
+		d.Observe("incumbent")
 	}
 	d.advance(time.Second)
 	for range 100 {
-		d.observe("incumbent")
+		d.Observe("incumbent")
 	}
 	for range 199 {
-		d.observe("newcomer")
+		d.Observe("newcomer")
 	}
 	if got := d.hotKeys(); !slices.Equal(got, []string{"incumbent"}) {
 		t.Fatalf("hot = %v: a newcomer at the incumbent's rate displaced it", got)
 	}
-	d.observe("newcomer") // the 200th read: twice the hot rate
+	d.Observe("newcomer") // the 200th read: twice the hot rate
 	if got := d.hotKeys(); !slices.Equal(got, []string{"newcomer"}) {
 		t.Fatalf("hot = %v, want [newcomer] promoted inline at twice the hot rate", got)
 	}
@@ -120,27 +121,27 @@ func TestInlinePromotionRetriesAsTheRateClimbs(t *testing.T) {
 func TestDemotionCleansUp(t *testing.T) {
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10))
 	for range 100 {
-		d.observe("k")
+		d.Observe("k")
 	}
-	e := d.lookup("k")
+	e := d.Lookup("k")
 	if e == nil {
 		t.Fatal("k not promoted")
 	}
 
 	d.advance(5 * time.Second) // still warm: 100 reads in the window = 10 QPS
-	d.reselect(detect.DemotePass)
-	if d.lookup("k") == nil {
+	d.Reselect(detect.DemotePass)
+	if d.Lookup("k") == nil {
 		t.Fatal("demoted while warm")
 	}
 	d.advance(6 * time.Second) // the window no longer holds the reads
-	d.reselect(detect.DemotePass)
-	if d.lookup("k") != nil {
+	d.Reselect(detect.DemotePass)
+	if d.Lookup("k") != nil {
 		t.Fatal("still in the hot set after cooling")
 	}
 	if !slices.Equal(d.dropped, []string{"k"}) {
 		t.Fatalf("keys forgotten: %v, want [k]", d.dropped)
 	}
-	if got := d.demotions.Load(); got != 1 {
+	if got := d.Demotions.Load(); got != 1 {
 		t.Fatalf("demotions = %d, want 1", got)
 	}
 }
@@ -192,17 +193,17 @@ func TestDetectionZipf(t *testing.T) {
 			for s := range seconds {
 				rng.Shuffle(len(stream), func(i, j int) { stream[i], stream[j] = stream[j], stream[i] })
 				for _, i := range stream {
-					d.observe(names[i])
+					d.Observe(names[i])
 				}
 				if s == 0 && len(d.hotKeys()) == 0 {
 					t.Fatal("nothing promoted inline during the first second")
 				}
 				d.advance(time.Second)
 				if (s+1)%5 == 0 {
-					d.reselect(detect.PromotePass)
+					d.Reselect(detect.PromotePass)
 				}
 			}
-			d.reselect(detect.PromotePass | detect.DemotePass)
+			d.Reselect(detect.PromotePass | detect.DemotePass)
 			if got := d.hotKeys(); !slices.Equal(got, want) {
 				t.Fatalf("hot set differs from the exact answer\n got: %v\nwant: %v", got, want)
 			}
@@ -238,7 +239,7 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 	}
 	for b.Loop() {
 		cfg := testConfig(WithHotQPS(DefaultHotQPS))
-		r := detect.NewRecorder(cfg.detection(), epoch, ident)
+		r := detect.NewRecorder(cfg.detection().Recorder, epoch, ident)
 		rng := rand.New(rand.NewPCG(3, 4))
 		exact := make([][detect.Ring]uint32, keys)
 		var precision, recall float64
@@ -307,7 +308,7 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 // lockProbe is a log handler that records, for each line, whether the
 // detector's mutex was free when the line was written.
 type lockProbe struct {
-	d     *detector[string]
+	d     *fresh.Detector[string]
 	lines []string
 	held  []string
 }
@@ -317,11 +318,11 @@ func (h *lockProbe) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *lockProbe) WithGroup(string) slog.Handler            { return h }
 func (h *lockProbe) Handle(_ context.Context, r slog.Record) error {
 	h.lines = append(h.lines, r.Message)
-	if !h.d.mu.TryLock() {
+	if !h.d.Mu.TryLock() {
 		h.held = append(h.held, r.Message)
 		return nil
 	}
-	h.d.mu.Unlock()
+	h.d.Mu.Unlock()
 	return nil
 }
 
@@ -331,12 +332,12 @@ func (h *lockProbe) Handle(_ context.Context, r slog.Record) error {
 func TestHotSetChangesAreLoggedOutsideTheLock(t *testing.T) {
 	h := &lockProbe{}
 	d := newTestDetector(WithHotQPS(100), WithWarmQPS(10), WithLogger(slog.New(h)))
-	h.d = d.detector
+	h.d = d.Detector
 	for range 100 {
-		d.observe("k") // promoted inline
+		d.Observe("k") // promoted inline
 	}
 	d.advance(time.Minute)
-	d.reselect(detect.DemotePass) // demoted
+	d.Reselect(detect.DemotePass) // demoted
 	if len(h.lines) != 2 || len(h.held) != 0 {
 		t.Fatalf("logged %q, of which %q with the detector's lock held; want a promotion and a demotion, neither under the lock", h.lines, h.held)
 	}

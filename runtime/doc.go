@@ -14,9 +14,7 @@ package runtime
 //	                (singleflight), the loaders behind a miss, the rebuild lock, degrade
 //	flight.go       a load in flight, and the count of loads landed
 //	decode.go       the decodes of what a Cache reads through its layout
-//	freshness.go    the copies, and the one protocol that decides whether one may be kept and served
 //	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
-//	detector.go     which keys are hot: the recorder and the hot set
 //	aggregate.go    cluster-wide detection (aggregate=on): the keys behind the reported names
 //	background.go   what the one ticking goroutine does, and the jobs it starts
 //	collection.go   Collection: a value kept as a Redis hash, read and written by item
@@ -43,6 +41,8 @@ package runtime
 //	                  changed ids, reloads their rows and writes them through the Cache
 //	internal/track    the transport: one hub per client, shared by its repositories (sessions,
 //	                  their PINGs, nodes and their coverage, a cluster's topology, node options)
+//	internal/fresh    the copies, and the one protocol that decides whether one may be kept and
+//	                  served (fresh.go); which keys are hot, the hot set (hot.go)
 //	internal/detect   the recorder and the selector of hot keys
 //	internal/send     how one read's commands travel: the client's automatic pipeline, or its pool
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch

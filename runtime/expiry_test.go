@@ -196,7 +196,7 @@ func (r ttlRow) subject(t *testing.T, rdb, raw *redis.Client, opts []Option) ttl
 				}
 				return err == nil, err
 			},
-			hot:   func() bool { return c.det.lookup(key) != nil && holds(c, key) },
+			hot:   func() bool { return c.det.Lookup(key) != nil && holds(c, key) },
 			write: func() error { return c.Set(ctx, key, sample(1, "v1")) },
 			put: func(px time.Duration) {
 				b, err := msgpack.Marshal(sample(1, "v0"))
@@ -223,7 +223,7 @@ func (r ttlRow) subject(t *testing.T, rdb, raw *redis.Client, opts []Option) ttl
 			m, err := col.HGetAll(ctx, owner)
 			return len(m) > 0, err
 		},
-		hot:   func() bool { return col.c.det.lookup(owner) != nil && holds(col.c, owner) },
+		hot:   func() bool { return col.c.det.Lookup(owner) != nil && holds(col.c, owner) },
 		write: func() error { return col.HSet(ctx, item) },
 		put: func(px time.Duration) {
 			b, err := msgpack.Marshal(item)
@@ -381,7 +381,7 @@ func (e *env) forget(key string) {
 		e.t.Fatal(err)
 	}
 	e.c.refresh.run()
-	if holds(e.c, key) || e.c.det.lookup(key) == nil {
+	if holds(e.c, key) || e.c.det.Lookup(key) == nil {
 		e.t.Fatalf("%q: still held, or no longer hot", key)
 	}
 }
@@ -551,8 +551,8 @@ func TestOnlyAHotKeysReadAsksItsTTL(t *testing.T) {
 	if stat("pttl") == 0 || !servesLocally(e.c, keys[0]) {
 		t.Fatalf("a key made hot is held (%v) after %d PTTLs; want its TTL asked and the copy served", servesLocally(e.c, keys[0]), stat("pttl"))
 	}
-	hot := e.c.det.lookup(keys[0])
-	if e.c.copies.keep(hot, e.c.copies.begin(keys[0]), sample(0, "bob"), 0, 0, layout.Unasked) {
+	hot := e.c.det.Lookup(keys[0])
+	if e.c.copies.Keep(hot, e.c.copies.Begin(keys[0]), sample(0, "bob"), 0, 0, layout.Unasked) {
 		t.Fatal("a copy was kept from a read that did not ask its key's TTL")
 	}
 	if got := e.get(keys[0]); got.Name != "ada" {

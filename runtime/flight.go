@@ -3,6 +3,8 @@ package runtime
 import (
 	"hash/maphash"
 	"sync/atomic"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
 
 // loadCall is one read of a key from Redis, and from the loader when Redis
@@ -10,8 +12,8 @@ import (
 // value is shared too: callers hand out clones.
 type loadCall[V any] struct {
 	// t is what the read knew when it was sent: a caller may share it
-	// only if it knows no more (see freshness.go).
-	t token
+	// only if it knows no more (see internal/fresh).
+	t fresh.Token
 	// patient reads Redis even while the key's node is believed down:
 	// the caller holds a copy known to be older than what Redis holds
 	// (superseded), which it may not serve, and Redis is its only answer.

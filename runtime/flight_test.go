@@ -45,7 +45,7 @@ func TestConcurrentMissesShareOneRead(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
-	e.c.copies.local.Delete("p:1") // as if evicted: the next reads miss
+	e.c.copies.Local.Delete("p:1") // as if evicted: the next reads miss
 
 	hook := &gateHook{release: make(chan struct{})}
 	e.c.rdb.AddHook(hook)

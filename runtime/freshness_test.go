@@ -21,7 +21,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
-// These tests attack the freshness protocol (freshness.go) and the breaker
+// These tests attack the freshness protocol (internal/fresh) and the breaker
 // (internal/breaker) with the faults of issue 11, each checking what a read
 // returns. Each would fail on the runtime before the protocol: the finding
 // it reproduces is named in its comment.
@@ -163,7 +163,7 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1")) // unheard: nobody holds p:1 yet
 	e.heat("p:1")
-	e.c.copies.local.Delete("p:1") // as if evicted: the next read misses
+	e.c.copies.Local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
@@ -231,7 +231,7 @@ func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
 	for range 101 {
 		e.get("p:1")
 	}
-	e.c.copies.local.Delete("p:1") // as if evicted: the next read misses
+	e.c.copies.Local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
@@ -248,11 +248,12 @@ func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
 	}
 	held = nil
 	mu.Unlock()
-	entry := e.c.det.lookup("p:1")
+	entry := e.c.det.Lookup("p:1")
 	waitFor(t, "p:1 tracked", func() bool {
-		entry.mu.Lock()
-		defer entry.mu.Unlock()
-		return entry.tracked.state != 0
+		entry.Mu.Lock()
+		defer entry.Mu.Unlock()
+		state, _ := entry.Confirmed()
+		return state != 0
 	})
 	release()
 	if got := <-old; got != "v1" {
@@ -267,7 +268,7 @@ func TestOwnWriteIsNotOvertakenByAnOlderRead(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.c.copies.local.Delete("p:1")
+	e.c.copies.Local.Delete("p:1")
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
 	e.c.rdb.AddHook(h)
@@ -406,7 +407,7 @@ func heldUpSession(t *testing.T, mode string) {
 	// A session whose next answer is a few milliseconds late still vouches:
 	// a busy moment does not send every hot read to Redis.
 	e.clock.Advance(busy)
-	if cp, ok := e.c.copies.local.Get("p:1"); !ok || !e.c.copies.fresh(&cp.meta) {
+	if cp, ok := e.c.copies.Local.Get("p:1"); !ok || !e.c.copies.Fresh(&cp.Meta) {
 		t.Fatalf("%v after the session's last answer, its copies are no longer served from memory", busy)
 	}
 	// One held up until a read could no longer be within the 50 ms bound
@@ -628,13 +629,14 @@ func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
 // trackedNow reports whether c's session tracks hot key now: it
 // confirmed it since the key's last invalidation.
 func trackedNow[V any](c *Cache[string, V], key string) bool {
-	e := c.det.lookup(key)
+	e := c.det.Lookup(key)
 	if e == nil {
 		return false
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.tracked.state != 0 && e.tracked.gen == c.copies.gens.of(key).Load()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	state, gen := e.Confirmed()
+	return state != 0 && gen == c.copies.Gens.Of(key).Load()
 }
 
 // TestARefreshRacedByAWriteIsNotServedAsVerified: a refresh reads the
@@ -797,12 +799,12 @@ func TestADemotedKeyStoresNoReadInFlight(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
-	entry := e.c.det.lookup("p:1")
-	t0 := e.c.copies.begin("p:1") // a read sent now, answered after the demotion
+	entry := e.c.det.Lookup("p:1")
+	t0 := e.c.copies.Begin("p:1") // a read sent now, answered after the demotion
 	// The entry stays in the hot set here, as it does for a read or a
 	// write that looked it up just before the demotion.
-	e.c.copies.demote(entry)
-	if e.c.copies.keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
+	e.c.copies.Demote(entry)
+	if e.c.copies.Keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
 		t.Fatal("a read begun before the demotion stored its value after it")
 	}
 	if err := e.c.Set(e.ctx, "p:1", sample(1, "bob")); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 )
 
@@ -12,9 +13,9 @@ type pending[K comparable, V any] struct {
 	i   int // index in the caller's keys
 	k   K
 	key string
-	e   *hotEntry[K]  // nil for a cold key
-	cp  *localCopy[V] // an unverified copy, served if Redis fails
-	t   token
+	e   *fresh.Entry[K] // nil for a cold key
+	cp  *fresh.Copy[V]  // an unverified copy, served if Redis fails
+	t   fresh.Token
 	// landed is the count of loads landed for key before it was read
 	// (see landings).
 	landed uint64
@@ -34,13 +35,13 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	out := make([]*V, len(ks))
 	var todo []pending[K, V]
 	for i, k := range ks {
-		cp, held := c.copies.local.Get(k)
+		cp, held := c.copies.Local.Get(k)
 		if ok, stale := c.hit(ctx, k, cp, held); ok {
 			out[i], _ = c.serve(k, cp, stale) // nil: known absent
 			continue
 		}
-		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.seen(k), cp: cp}
-		p.t = c.copies.begin(p.key)
+		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.Seen(k), cp: cp}
+		p.t = c.copies.Begin(p.key)
 		p.landed = c.loads.landed.of(p.key).Load()
 		if p.e != nil {
 			c.count.misses.Add(1)
@@ -66,7 +67,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		switch {
 		case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 			if p.e != nil {
-				c.copies.keep(p.e, p.t, nil, 0, len(raw[j]), exps.Of(j))
+				c.copies.Keep(p.e, p.t, nil, 0, len(raw[j]), exps.Of(j))
 			}
 			continue
 		case err != nil && c.loads.one == nil && c.loads.batch == nil:
@@ -100,7 +101,7 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 		if p.cp == nil {
 			return nil, err
 		}
-		if ok, stale[j] = c.copies.servable(ctx, p.k, &p.cp.meta); !ok {
+		if ok, stale[j] = c.copies.Servable(ctx, p.k, &p.cp.Meta); !ok {
 			return nil, err
 		}
 	}
@@ -115,7 +116,7 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 // the key's expiry.
 func (c *Cache[K, V]) deliver(out []*V, p pending[K, V], v *V, size int, exp int64) {
 	if p.e != nil {
-		c.copies.keep(p.e, p.t, v, 0, size, exp)
+		c.copies.Keep(p.e, p.t, v, 0, size, exp)
 		v = c.clone(v)
 	}
 	out[p.i] = v

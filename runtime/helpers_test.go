@@ -18,6 +18,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
 
 // The helpers of the runtime's tests: the profile entity, a Cache on a
@@ -124,7 +125,7 @@ func (e *env) heat(key string) {
 	for range 101 {
 		e.get(key)
 	}
-	if e.c.det.lookup(key) == nil {
+	if e.c.det.Lookup(key) == nil {
 		e.t.Fatalf("%q not hot after 101 reads", key)
 	}
 	if !holds(e.c, key) {
@@ -132,7 +133,7 @@ func (e *env) heat(key string) {
 	}
 	// A keyed node verifies a copy once its key is tracked: the read
 	// after the confirmation keeps it verified.
-	if n := e.c.copies.nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
+	if n := e.c.copies.Nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
 		waitFor(e.t, key+" tracked and served locally", func() bool {
 			ok := servesLocally(e.c, key)
 			if !ok {
@@ -146,7 +147,7 @@ func (e *env) heat(key string) {
 // holds reports whether c keeps a local copy of key, without counting a
 // hit as local.Get would.
 func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
-	c.copies.local.Range(func(k K, _ *localCopy[V]) bool {
+	c.copies.Local.Range(func(k K, _ *fresh.Copy[V]) bool {
 		found = k == key
 		return !found
 	})
@@ -156,9 +157,9 @@ func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
 // servesLocally reports whether c holds a copy of key that a read would
 // be answered with while Redis answers.
 func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
-	c.copies.local.Range(func(k K, cp *localCopy[V]) bool {
+	c.copies.Local.Range(func(k K, cp *fresh.Copy[V]) bool {
 		if k == key {
-			ok = cp.meta.verified()
+			ok = cp.Meta.Verified()
 		}
 		return k != key
 	})
@@ -214,7 +215,7 @@ func (s *syncBuffer) linesWith(sub string) []string {
 func liveSessions[K comparable, V any](t *testing.T, c *Cache[K, V], n int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d live sessions", n), func() bool {
-		for _, nd := range c.copies.nodes.All() {
+		for _, nd := range c.copies.Nodes.All() {
 			nd.Want()
 		}
 		return c.Stats().InvalidationLive == n

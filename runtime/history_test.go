@@ -57,7 +57,7 @@ func TestHistoryGoesOnWhileRedisHangs(t *testing.T) {
 			tickAlone(t, e) // its refresh, and cluster read, wait on the frozen server
 			// The breaker opens, as it does when the first command times
 			// out (none does here): a ping of the frozen server fails.
-			if !e.c.copies.nodes.One.Check(e.ctx) {
+			if !e.c.copies.Nodes.One.Check(e.ctx) {
 				t.Fatal("the frozen server answered a ping")
 			}
 			prev := e.c.Stats()

@@ -692,8 +692,8 @@ func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
 		for range 5 {
 			time.Sleep(250 * time.Millisecond) // a poll over the topology's pace: the count may only stay
 		}
-		if got := reads() - before; got != 0 || c.Stats().InvalidationLive != 0 || c.copies.nodes.Followed() {
-			t.Fatalf("%s: %d topology reads and PINGs, %d sessions, topology followed %v; want none", when, got, c.Stats().InvalidationLive, c.copies.nodes.Followed())
+		if got := reads() - before; got != 0 || c.Stats().InvalidationLive != 0 || c.copies.Nodes.Followed() {
+			t.Fatalf("%s: %d topology reads and PINGs, %d sessions, topology followed %v; want none", when, got, c.Stats().InvalidationLive, c.copies.Nodes.Followed())
 		}
 	}
 	idle("with no copy yet")
@@ -705,11 +705,11 @@ func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
 	e.heat("p:1")
 	waitFor(t, "the topology and the sessions the first copy starts", func() bool {
 		e.get("p:1")
-		return c.copies.nodes.Followed() && c.Stats().InvalidationLive > 0 && servesLocally(c, "p:1")
+		return c.copies.Nodes.Followed() && c.Stats().InvalidationLive > 0 && servesLocally(c, "p:1")
 	})
 	e.tick(DefaultDemoteEvery) // p:1 cools and is demoted
 	waitFor(t, "the sessions and the topology to stop", func() bool {
-		return c.Stats().InvalidationLive == 0 && !c.copies.nodes.Followed()
+		return c.Stats().InvalidationLive == 0 && !c.copies.Nodes.Followed()
 	})
 	idle("once the last copy was gone")
 }
@@ -809,8 +809,8 @@ func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
 		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
 	})
 	waitFor(t, "the copy vouched for again", func() bool {
-		cp, ok := e.c.copies.local.Get("p:1")
-		return ok && e.c.copies.fresh(&cp.meta)
+		cp, ok := e.c.copies.Local.Get("p:1")
+		return ok && e.c.copies.Fresh(&cp.Meta)
 	})
 	misses := e.c.Stats().Misses
 	if got := e.get("p:1"); got.Name != "v1" {
@@ -910,7 +910,7 @@ func TestAKeyChannelSessionUnsubscribesTheKeysNoLongerHeld(t *testing.T) {
 		e.get("p:1")
 	}
 	e.tick(time.Second)
-	if e.c.det.lookup("p:2") != nil || e.c.det.lookup("p:1") == nil {
+	if e.c.det.Lookup("p:2") != nil || e.c.det.Lookup("p:1") == nil {
 		t.Fatal("p:2 was not demoted, or p:1 was")
 	}
 	waitFor(t, "p:2's channel to be unsubscribed", func() bool { return subs("p:2") == 0 })

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
@@ -62,7 +63,7 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 // The read runs on a goroutine of its own, so a caller whose context ends
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
-func (l *loads[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen missed) (*V, error) {
+func (l *loads[K, V]) resolve(ctx context.Context, k K, e *fresh.Entry[K], seen missed) (*V, error) {
 	return l.resolveUntil(ctx, k, e, seen, nil, false)
 }
 
@@ -71,15 +72,15 @@ func (l *loads[K, V]) resolve(ctx context.Context, k K, e *hotEntry[K], seen mis
 // with a local copy in hand waited on Redis. The read goes on for the
 // others; this caller is answered from the copy at once. A patient read
 // asks Redis whatever the breaker says (see loadCall.patient).
-func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
+func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
 	c := l.c
 	key := c.key(k)
-	t := c.copies.begin(key)
+	t := c.copies.Begin(key)
 	l.mu.Lock()
 	call := l.flights[k]
 	// A patient caller does not join a read that gives up on a node
 	// believed down: it would be refused with it.
-	if call == nil || !call.t.same(t) || patient && !call.patient {
+	if call == nil || !call.t.Same(t) || patient && !call.patient {
 		if c.closed.Load() {
 			l.mu.Unlock()
 			return nil, opErr(c.layout.ReadOp(), key, ErrClosed)
@@ -103,11 +104,11 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *hotEntry[K], see
 	case <-ctx.Done():
 		return nil, opErr(c.layout.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.layout.ReadOp(), key, t.n.Unavailable())
+		return nil, opErr(c.layout.ReadOp(), key, t.N.Unavailable())
 	}
 }
 
-func (l *loads[K, V]) run(ctx context.Context, k K, e *hotEntry[K], seen error, call *loadCall[V]) {
+func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen error, call *loadCall[V]) {
 	c := l.c
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -140,7 +141,7 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *hotEntry[K], seen error, 
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
-		c.copies.keep(e, call.t, call.v, 0, size, exp)
+		c.copies.Keep(e, call.t, call.v, 0, size, exp)
 	}
 	l.mu.Lock()
 	l.landed.of(key).Add(1) // before it leaves flights: see landings

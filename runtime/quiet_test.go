@@ -218,18 +218,18 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 			e.heat("p:1")
 			e.put("p:1", sample(1, "v2")) // another program's write
 
-			n := e.c.copies.nodes.One
+			n := e.c.copies.Nodes.One
 			n.Answered(e.clock.Now(), false) // the node answered before the write
 			slow := errors.New("test: the node was slow")
 			switch {
 			case tc.uncertain:
-				e.c.copies.uncertain("p:1", "p:1")
+				e.c.copies.Uncertain("p:1", "p:1")
 			case !tc.heardDown:
-				e.c.copies.invalidate([]string{"p:1"})
+				e.c.copies.Invalidate([]string{"p:1"})
 			}
 			n.Judge(slow, e.clock.Now())
 			if tc.heardDown && !tc.uncertain {
-				e.c.copies.invalidate([]string{"p:1"})
+				e.c.copies.Invalidate([]string{"p:1"})
 			}
 			if tc.answer {
 				n.Answered(e.clock.Now(), true) // a late answer: the node is slow, not silent
@@ -281,7 +281,7 @@ func TestARefreshWaitsForASlowNode(t *testing.T) {
 			if err := tc.fault(p); err != nil {
 				t.Fatal(err)
 			}
-			if !e.c.copies.nodes.One.Check(e.ctx) {
+			if !e.c.copies.Nodes.One.Check(e.ctx) {
 				t.Fatal("the node is not found down by a ping")
 			}
 			e.put("p:1", sample(1, "v2")) // another program's write, acknowledged
@@ -379,9 +379,9 @@ func TestAnOpenBreakerIsBelievedForHalfTheBound(t *testing.T) {
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v2"))      // another program's write
-	e.c.copies.uncertain("p:1", "p:1") // the copy is vouched for no more
+	e.c.copies.Uncertain("p:1", "p:1") // the copy is vouched for no more
 	evidence := e.clock.Now()
-	e.c.copies.nodes.One.Judge(errors.New("test: refused"), evidence)
+	e.c.copies.Nodes.One.Judge(errors.New("test: refused"), evidence)
 	<-gate.holding // the watcher's verdict waits for the test
 	ended, cancel := context.WithCancel(e.ctx)
 	cancel()
@@ -416,7 +416,7 @@ func TestARefusedDialDatesItsEvidenceWhenItBegan(t *testing.T) {
 	}
 	srv.Restart(t)
 	e.put("p:1", sample(1, "v2"))
-	e.c.copies.uncertain("p:1", "p:1")
+	e.c.copies.Uncertain("p:1", "p:1")
 	e.clock.Advance(breaker.StaleLease)
 	e.wants("p:1", "v2", "StaleLease after a refused dial, Redis back")
 }

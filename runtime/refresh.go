@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
@@ -33,9 +34,9 @@ type refresher[K comparable, V any] struct {
 // 1.2 s behind). A node silent for refreshPatience fails it, as before.
 func (r *refresher[K, V]) run() {
 	c := r.c
-	var es []*hotEntry[K]
-	for _, e := range c.det.hot.Load().m {
-		if e.refreshable() {
+	var es []*fresh.Entry[K]
+	for _, e := range c.det.Set.Load().ByKey {
+		if e.Refreshable() {
 			es = append(es, e)
 		}
 	}
@@ -54,17 +55,17 @@ const refreshPatience = 3 * breaker.SlowFor
 // dropped locally; a key that fails RefreshFailures times in a row is
 // dropped too, because its staleness is unknown. A patient reload waits
 // for a slow node (reads.Reader.Patient).
-func (r *refresher[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient bool) refreshFailures {
+func (r *refresher[K, V]) reload(ctx context.Context, es []*fresh.Entry[K], patient bool) refreshFailures {
 	c := r.c
 	var failed refreshFailures
 	if len(es) == 0 {
 		return failed
 	}
 	keys := make([]string, len(es))
-	ts := make([]token, len(es))
+	ts := make([]fresh.Token, len(es))
 	for i, e := range es {
-		keys[i] = e.key
-		ts[i] = c.copies.begin(e.key)
+		keys[i] = e.Key
+		ts[i] = c.copies.Begin(e.Key)
 	}
 	var raw [][]byte
 	var exps reads.Expiries
@@ -77,30 +78,30 @@ func (r *refresher[K, V]) reload(ctx context.Context, es []*hotEntry[K], patient
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {
-			failed.add(e.key, c.copies.refreshFailed(e), errs[i])
+			failed.add(e.Key, c.copies.RefreshFailed(e), errs[i])
 			continue
 		}
 		if raw[i] == nil {
-			c.copies.dropIfUnchanged(e, t) // deleted
+			c.copies.DropIfUnchanged(e, t) // deleted
 			c.count.refreshes.Add(1)
 			continue
 		}
 		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
-		if c.copies.reverify(e, t, sum, exps.Of(i)) {
+		if c.copies.Reverify(e, t, sum, exps.Of(i)) {
 			c.count.refreshes.Add(1)
 			continue
 		}
-		v, err := decodeValue(c, e.key, raw[i])
+		v, err := decodeValue(c, e.Key, raw[i])
 		if errors.Is(err, ErrNotFound) {
 			err, v = nil, nil // the placeholder of an absent row
 		}
 		if err != nil {
-			failed.add(e.key, c.copies.refreshFailed(e), err)
+			failed.add(e.Key, c.copies.RefreshFailed(e), err)
 			continue
 		}
 		c.count.refreshes.Add(1)
-		if c.copies.keep(e, t, v, sum, len(raw[i]), exps.Of(i)) {
-			e.refreshed()
+		if c.copies.Keep(e, t, v, sum, len(raw[i]), exps.Of(i)) {
+			e.Refreshed()
 		}
 	}
 	return failed

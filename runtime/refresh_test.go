@@ -17,9 +17,9 @@ func forceHot[V any](t testing.TB, c *Cache[string, V], keys []string) {
 	for i, k := range keys {
 		view[i] = detect.KeyRate[string]{Key: k, Name: k}
 	}
-	d.mu.Lock()
-	d.applyLocked(detect.Decision[string]{Promote: keys}, view)
-	d.mu.Unlock()
+	d.Mu.Lock()
+	d.ApplyLocked(detect.Decision[string]{Promote: keys}, view)
+	d.Mu.Unlock()
 	if _, err := c.GetMany(context.Background(), keys); err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,8 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	held := func() *profile {
-		cp, _ := e.c.copies.local.Get("p:1")
-		return cp.v
+		cp, _ := e.c.copies.Local.Get("p:1")
+		return cp.Val
 	}
 	e.c.refresh.run() // the copy came from a read: decoded and stored again
 	first := held()
@@ -85,7 +85,7 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	}
 
 	e.put("p:1", sample(1, "bob")) // changed unseen (invalidation is off)
-	e.c.copies.local.Delete("p:1") // the copy expires
+	e.c.copies.Local.Delete("p:1") // the copy expires
 	if got := e.get("p:1"); got.Name != "bob" {
 		t.Fatalf("read after expiry = %q", got.Name)
 	}

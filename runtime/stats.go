@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -126,12 +127,12 @@ type HotKey struct {
 // Redis, so plain atomics cost nothing there. Local hits, the one fast path,
 // are counted by theine's own striped counter.
 type counters struct {
-	cold, misses                                        atomic.Uint64
-	refreshes, refreshErrors, redisErrors, decodeErrors atomic.Uint64
-	loads, loadErrors, staleReads, failedFast           atomic.Uint64
-	bigValues, degradedLoads                            atomic.Uint64
-	invalidations                                       atomic.Uint64
-	aggregateReports, aggregateErrors                   atomic.Uint64
+	fresh.Counts                              // invalidations, refresh errors
+	cold, misses                              atomic.Uint64
+	refreshes, redisErrors, decodeErrors      atomic.Uint64
+	loads, loadErrors, staleReads, failedFast atomic.Uint64
+	bigValues, degradedLoads                  atomic.Uint64
+	aggregateReports, aggregateErrors         atomic.Uint64
 }
 
 // InvalidationConnected reports whether writes made anywhere reach this
@@ -154,13 +155,13 @@ func (c *Cache[K, V]) Stats() Stats {
 	reads, hits := c.reads()
 	misses := c.count.misses.Load()
 	hotAccesses := hits + misses
-	hs := c.det.hot.Load()
-	hot := make([]HotKey, 0, len(hs.m))
+	hs := c.det.Set.Load()
+	hot := make([]HotKey, 0, len(hs.ByKey))
 	registered := 0
-	cluster := c.det.clusterRates()
-	for k, e := range hs.m {
-		hot = append(hot, HotKey{Key: e.key, QPS: c.det.rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.since, Hits: e.hits.Load()})
-		if e.refreshable() {
+	cluster := c.det.ClusterRates()
+	for k, e := range hs.ByKey {
+		hot = append(hot, HotKey{Key: e.Key, QPS: c.det.Rec.Rate(k).Score(), ClusterQPS: cluster[k], Since: e.Since, Hits: e.Hits.Load()})
+		if e.Refreshable() {
 			registered++
 		}
 	}
@@ -177,21 +178,21 @@ func (c *Cache[K, V]) Stats() Stats {
 		PID:                   os.Getpid(),
 		Reads:                 reads,
 		ReadsPerSec:           c.readsPerSec(),
-		DistinctKeysPerSec:    c.det.rec.DistinctPerSec(),
+		DistinctKeysPerSec:    c.det.Rec.DistinctPerSec(),
 		HotAccesses:           hotAccesses,
 		Hits:                  hits,
 		Misses:                misses,
 		HitRate:               ratio(hits, hotAccesses),
 		TrafficShare:          ratio(hotAccesses, reads),
 		HotKeys:               hot,
-		LocalSize:             c.copies.local.Len(),
+		LocalSize:             c.copies.Local.Len(),
 		LocalBytes:            c.localBytes(),
-		RecorderSize:          c.det.rec.Len(),
+		RecorderSize:          c.det.Rec.Len(),
 		RegistrySize:          registered,
-		Promotions:            c.det.promotions.Load(),
-		Demotions:             c.det.demotions.Load(),
+		Promotions:            c.det.Promotions.Load(),
+		Demotions:             c.det.Demotions.Load(),
 		Refreshes:             c.count.refreshes.Load(),
-		RefreshErrors:         c.count.refreshErrors.Load(),
+		RefreshErrors:         c.count.RefreshErrors.Load(),
 		RedisErrors:           c.count.redisErrors.Load(),
 		DecodeErrors:          c.count.decodeErrors.Load(),
 		Loads:                 c.count.loads.Load(),
@@ -201,7 +202,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		RedisDownSince:        redisDown,
 		BigValues:             c.count.bigValues.Load(),
 		DegradedLoads:         c.count.degradedLoads.Load(),
-		Invalidations:         c.count.invalidations.Load(),
+		Invalidations:         c.count.Invalidations.Load(),
 		InvalidationResets:    c.hub.Resets(),
 		InvalidationLive:      c.hub.Live(),
 		Invalidation:          c.hub.Mode(),
@@ -245,14 +246,14 @@ func (c *counters) redisError(ctx context.Context, err error) bool {
 // downSince returns when the earliest breaker of the entity's nodes opened
 // and when the earliest of their sessions was lost: the zero time when
 // none is. The nodes are the one source of both (their breakers,
-// freshness.go).
+// internal/fresh).
 func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 	earliest := func(t *time.Time, since time.Time) {
 		if !since.IsZero() && (t.IsZero() || since.Before(*t)) {
 			*t = since
 		}
 	}
-	for _, n := range c.copies.nodes.All() {
+	for _, n := range c.copies.Nodes.All() {
 		earliest(&redis, n.UnreachableSince())
 		earliest(&invalidation, n.UncoveredSince())
 	}
@@ -264,8 +265,8 @@ func (c *Cache[K, V]) downSince() (redis, invalidation time.Time) {
 func (c *Cache[K, V]) reads() (reads, hits uint64) {
 	// theine counts every hit; those passed over for being unverified
 	// went to Redis and are counted as misses.
-	passed := c.copies.passedOver.Load() // first: each was a theine hit before
-	hits = c.copies.local.Stats().Hits()
+	passed := c.copies.PassedOver.Load() // first: each was a theine hit before
+	hits = c.copies.Local.Stats().Hits()
 	hits -= min(hits, passed)
 	return hits + c.count.misses.Load() + c.count.cold.Load(), hits
 }
@@ -275,8 +276,8 @@ func (c *Cache[K, V]) reads() (reads, hits uint64) {
 // encoding of every value.
 func (c *Cache[K, V]) localBytes() int64 {
 	var n int64
-	c.copies.local.Range(func(_ K, cp *localCopy[V]) bool {
-		n += int64(cp.meta.size)
+	c.copies.Local.Range(func(_ K, cp *fresh.Copy[V]) bool {
+		n += int64(cp.Meta.Size)
 		return true
 	})
 	return n
@@ -301,7 +302,7 @@ func (c *Cache[K, V]) History() []Sample {
 // the window; before a whole window has passed it counts from the start,
 // so a fresh Cache never reports an inflated rate.
 func (c *Cache[K, V]) readsPerSec() float64 {
-	cur := c.det.rec.Current()
+	cur := c.det.Rec.Current()
 	n := c.ticker.readSnaps[cur%detect.Ring].Load() - c.ticker.readSnaps[(cur+detect.Ring-detect.Slots)%detect.Ring].Load()
 	return float64(n) / c.cfg.Window.Seconds()
 }

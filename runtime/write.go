@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
@@ -48,7 +49,7 @@ type write[K comparable, V any] struct {
 	key string
 	// t is the key's token, taken before anything was sent; a write-back
 	// is given its read's, by which its load is judged.
-	t token
+	t fresh.Token
 	// queue adds the key's commands to p (a pipeline, or the client
 	// itself for a lone command) and sets result and after; nil for a
 	// write whose send queues it otherwise (a collection's).
@@ -61,7 +62,7 @@ type write[K comparable, V any] struct {
 	result func() (landed bool, err error)
 	after  func() error
 	// land applies the landed write to the key's local copy, under t.
-	land func(t token)
+	land func(t fresh.Token)
 }
 
 // writer takes a Cache's writes down the path above: the Cache's own,
@@ -94,11 +95,11 @@ func (wr *writer[K, V]) encoded(key string, v *V) ([]byte, error) {
 func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(ctx context.Context)) (errs []error, refused error) {
 	c := wr.c
 	for _, w := range ws {
-		if w.t.n == nil {
-			w.t = c.copies.begin(w.key)
+		if w.t.N == nil {
+			w.t = c.copies.Begin(w.key)
 		}
-		if w.t.n.Down(ctx) {
-			return nil, c.count.refuse(w.t.n)
+		if w.t.N.Down(ctx) {
+			return nil, c.count.refuse(w.t.N)
 		}
 	}
 	switch {
@@ -160,9 +161,9 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 	}
 	if err != nil {
 		c.count.redisError(ctx, err)
-		w.t.n.Failed(ctx, err)
+		w.t.N.Failed(ctx, err)
 		if !breaker.NotSent(err) {
-			c.copies.uncertain(w.k, w.key) // the write may have landed
+			c.copies.Uncertain(w.k, w.key) // the write may have landed
 		}
 		return false, err
 	}
@@ -194,7 +195,7 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 				return nil
 			}
 		}
-		w.land = func(t token) { c.copies.wrote(k, key, t, v, len(b), exp) }
+		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, v, len(b), exp) }
 	}
 	return w
 }
@@ -205,7 +206,7 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		w.cmd = c.layout.Del(ctx, p, key)
-		w.land = func(t token) { c.copies.wrote(k, key, t, nil, 0, 0) }
+		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, nil, 0, 0) }
 	}
 	return w
 }
@@ -218,7 +219,7 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 // locally once the write-back lands: one refused by SET NX means a
 // writer stored something newer. kept, when not nil, learns whether it
 // landed, and the expiry of a copy of what it wrote.
-func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
+func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
@@ -234,9 +235,9 @@ func (wr *writer[K, V]) back(k K, key string, t token, e *hotEntry[K], v *V, b [
 			}
 		}
 		w.result = done
-		w.land = func(t token) {
+		w.land = func(t fresh.Token) {
 			if e != nil {
-				c.copies.keep(e, t, v, 0, len(b), exp)
+				c.copies.Keep(e, t, v, 0, len(b), exp)
 			}
 			if kept != nil {
 				kept(exp)
@@ -293,7 +294,7 @@ func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V) error
 // load's own token keeps its copy (the flight's), so none is given here.
 func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []byte) (landed bool, exp int64) {
 	c := wr.c
-	w := wr.back(k, key, token{}, nil, v, b, func(e int64) { landed, exp = true, e })
+	w := wr.back(k, key, fresh.Token{}, nil, v, b, func(e int64) { landed, exp = true, e })
 	errs, refused := wr.commit(ctx, []*write[K, V]{w}, nil)
 	if refused == nil && errs[0] != nil && ctx.Err() == nil { // a refused one was not sent
 		c.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])
@@ -308,7 +309,7 @@ func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []
 func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
 	c := wr.c
 	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
-	w := &write[K, V]{k: k, key: key, land: func(token) {}}
+	w := &write[K, V]{k: k, key: key, land: func(fresh.Token) {}}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		w.cmd = c.layout.Del(ctx, p, key)
 	}

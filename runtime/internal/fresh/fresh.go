@@ -1,25 +1,9 @@
-package runtime
-
-import (
-	"context"
-	"hash/maphash"
-	"maps"
-	"slices"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/Yiling-J/theine-go"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
-)
-
-// This file holds the one protocol that decides whether a local copy may
-// be kept, and whether it may be served without asking Redis. Every path
-// that touches a copy (Get, GetMany, Set, Del, refresh, invalidation,
-// demotion, the loss and return of an invalidation session, a cluster slot
-// moving) goes through the functions below, and nothing else writes to the
-// local store.
+// Package fresh holds the one protocol that decides whether a local copy
+// may be kept, and whether it may be served without asking Redis, and the
+// hot set whose keys have copies (hot.go). Every path that touches a copy
+// (Get, GetMany, Set, Del, refresh, invalidation, demotion, the loss and
+// return of an invalidation session, a cluster slot moving) goes through
+// the methods of Copies, and nothing else writes to the local store.
 //
 // The invariant. A session is live from the moment CLIENT TRACKING (or the
 // Pub/Sub subscription) is acknowledged until the runtime notices it is
@@ -58,6 +42,21 @@ import (
 // handles them. A read that started before an invalidation was handled may
 // carry the old value, and the generation says so whatever the order of
 // arrival.
+package fresh
+
+import (
+	"context"
+	"hash/maphash"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Yiling-J/theine-go"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
+)
 
 // A node (track.Node) is one Redis server whose writes must reach the
 // local copies; the transport (runtime/internal/track) keeps its state
@@ -76,51 +75,70 @@ import (
 // prompt answer keeps its copies served with 10 ms to spare.
 const vouchFor = 50 * time.Millisecond
 
-// copies are the hot keys' local copies, and the one protocol above
+// Params is what the protocol takes of the Cache's configuration (see
+// runtime.Config for each).
+type Params struct {
+	LocalTTL, NullTTL time.Duration
+	RefreshFailures   int
+	StaleReads        bool
+	// OnInvalidate, for tests, sees every batch of invalidated keys.
+	OnInvalidate func(keys []string)
+}
+
+// Counts are the protocol's counters, which the Cache's Stats report.
+type Counts struct {
+	Invalidations, RefreshErrors atomic.Uint64
+}
+
+// Clock is the Cache's clock (runtime.Clock), as far as the protocol
+// reads it.
+type Clock interface{ Now() time.Time }
+
+// Copies are the hot keys' local copies, and the one protocol above
 // that decides whether one may be kept and served. The Cache holds them
 // by value, so the read path's freshness check costs no extra pointer;
 // the transport tells them what changed (track.Store, at the end of this file).
-type copies[K comparable, V any] struct {
-	local *theine.Cache[K, *localCopy[V]]
-	det   *detector[K] // the hot set
-	nodes *track.Nodes
-	gens  *generations
-	cfg   *Config
-	clock Clock // cfg.Clock
-	// stamps is the clock of the freshness check, its hub's (see
+type Copies[K comparable, V any] struct {
+	Local *theine.Cache[K, *Copy[V]]
+	Det   *Detector[K] // the hot set
+	Nodes *track.Nodes
+	Gens  *Generations
+	Cfg   Params
+	Clock Clock
+	// Stamps is the clock of the freshness check, its hub's (see
 	// track.Stamps): one reading of the monotonic clock per local hit.
-	stamps track.Stamps
-	clone  func(*V) *V
-	key    func(K) string
-	count  *counters
-	// reload reads the copies of es again (refresh.go), for a session
-	// that starts and slots that moved.
-	reload func(ctx context.Context, es []*hotEntry[K]) refreshFailures
-	done   context.Context // the Cache's: ends at Close
-	// passedOver counts local hits not served because the copy was
+	Stamps track.Stamps
+	Clone  func(*V) *V
+	Name   func(K) string
+	Count  *Counts
+	// Reload reads the copies of es again (the runtime's refresh), for a
+	// session that starts and slots that moved.
+	Reload func(ctx context.Context, es []*Entry[K])
+	Done   context.Context // the Cache's: ends at Close
+	// PassedOver counts local hits not served because the copy was
 	// unverified while Redis answered, or its key had expired; theine
 	// counted them as hits.
-	passedOver atomic.Uint64
+	PassedOver atomic.Uint64
 	// moved holds the copies whose slot changed owner, reloaded once the
 	// caller's client follows (Settled).
 	mu    sync.Mutex
-	moved map[*hotEntry[K]]struct{}
+	moved map[*Entry[K]]struct{}
 }
 
-// hotEntry is the runtime's record of one hot key. Its mutex orders every
-// change of the key's local copy (see freshness.go): a copy is stored only
+// Entry is the runtime's record of one hot key. Its mutex orders every
+// change of the key's local copy (see Keep): a copy is stored only
 // if nothing invalidated, wrote, deleted or demoted the key since the
 // value was read from Redis, so a slow reader can never put back a value
 // older than a newer write.
-type hotEntry[K comparable] struct {
-	k     K
-	key   string // the Redis key
-	since time.Time
-	// hits counts local hits since promotion, sampled like the recorder
+type Entry[K comparable] struct {
+	K     K
+	Key   string // the Redis key
+	Since time.Time
+	// Hits counts local hits since promotion, sampled like the recorder
 	// (see hit), so cores reading the key do not contend on it.
-	hits atomic.Uint64
+	Hits atomic.Uint64
 
-	mu         sync.Mutex
+	Mu         sync.Mutex
 	dead       bool      // demoted: nothing may be stored for it any more
 	registered bool      // holds a local copy that refresh reloads
 	held       *copyMeta // the local copy's metadata, nil when none was stored
@@ -134,44 +152,44 @@ type hotEntry[K comparable] struct {
 // store now and then.
 const genStripes = 1 << 14
 
-// generations counts, per stripe of Redis keys, the invalidations, writes,
+// Generations counts, per stripe of Redis keys, the invalidations, writes,
 // deletes and demotions processed here.
-type generations struct {
-	seed maphash.Seed
+type Generations struct {
+	Seed maphash.Seed
 	g    [genStripes]atomic.Uint64
 }
 
-func (g *generations) of(key string) *atomic.Uint64 {
-	return &g.g[maphash.String(g.seed, key)&(genStripes-1)]
+func (g *Generations) Of(key string) *atomic.Uint64 {
+	return &g.g[maphash.String(g.Seed, key)&(genStripes-1)]
 }
 
 // bumpAll moves every generation on: FLUSHALL emptied the keyspace.
-func (g *generations) bumpAll() {
+func (g *Generations) bumpAll() {
 	for i := range g.g {
 		g.g[i].Add(1)
 	}
 }
 
-// token is what a reader knew just before it sent a command: the key's
+// Token is what a reader knew just before it sent a command: the key's
 // generation and its node's state.
-type token struct {
+type Token struct {
 	gen   uint64
-	n     *track.Node
+	N     *track.Node
 	state uint64
 }
 
-// begin returns the token of a command about to be sent for key.
-func (s *copies[K, V]) begin(key string) token {
-	n := s.nodes.Of(key)
+// Begin returns the token of a command about to be sent for key.
+func (s *Copies[K, V]) Begin(key string) Token {
+	n := s.Nodes.Of(key)
 	// The generation is read first: an invalidation handled after this
 	// line moves it on, whatever the state does.
-	gen := s.gens.of(key).Load()
-	return token{gen: gen, n: n, state: n.State()}
+	gen := s.Gens.Of(key).Load()
+	return Token{gen: gen, N: n, state: n.State()}
 }
 
-// same reports whether two tokens saw the same world: a caller holding b
+// Same reports whether two tokens saw the same world: a caller holding b
 // may take the result of a read begun with a.
-func (a token) same(b token) bool { return a == b }
+func (a Token) Same(b Token) bool { return a == b }
 
 // verifiedState is the state a copy of e's key made under t is verified
 // for, or 0 when no session covered t's command as it was sent, or the
@@ -180,12 +198,12 @@ func (a token) same(b token) bool { return a == b }
 // asked for, and the next copy verified. Whether the session has ended
 // since is verified's to tell: a state, once left, never comes back. The
 // caller holds e.mu.
-func (s *copies[K, V]) verifiedState(e *hotEntry[K], t token) uint64 {
-	if t.state&1 == 0 || s.nodes.Of(e.key) != t.n {
+func (s *Copies[K, V]) verifiedState(e *Entry[K], t Token) uint64 {
+	if t.state&1 == 0 || s.Nodes.Of(e.Key) != t.N {
 		return 0
 	}
-	if t.n.Keyed() && e.tracked != (tracking{n: t.n, state: t.state, gen: t.gen}) {
-		t.n.Track(e.key)
+	if t.N.Keyed() && e.tracked != (tracking{n: t.N, state: t.state, gen: t.gen}) {
+		t.N.Track(e.Key)
 		return 0
 	}
 	return t.state
@@ -202,23 +220,28 @@ type tracking struct {
 	state, gen uint64
 }
 
+// Confirmed returns the node state and the key generation of the last
+// confirmation that e's key is tracked; 0, 0 when none was. The caller
+// holds e.Mu.
+func (e *Entry[K]) Confirmed() (state, gen uint64) { return e.tracked.state, e.tracked.gen }
+
 // Tracked records that n's keyed session tracks keys from now on. The
 // generation moves on, so no command sent before, which Redis may have
 // run before it tracked the key, keeps a verified copy; it moves under
 // the entry's lock, with the record, so that a command sent after it
 // finds the record when it keeps its copy (else it would keep it
 // unverified, in place of a verified one, and ask for tracking again).
-func (s *copies[K, V]) Tracked(n *track.Node, keys []string) {
-	state, hot := n.State(), s.det.hot.Load()
+func (s *Copies[K, V]) Tracked(n *track.Node, keys []string) {
+	state, hot := n.State(), s.Det.Set.Load()
 	for _, key := range keys {
 		e := hot.byName[key]
 		if e == nil {
-			s.gens.of(key).Add(1)
+			s.Gens.Of(key).Add(1)
 			continue
 		}
-		e.mu.Lock()
-		e.tracked = tracking{n: n, state: state, gen: s.gens.of(key).Add(1)}
-		e.mu.Unlock()
+		e.Mu.Lock()
+		e.tracked = tracking{n: n, state: state, gen: s.Gens.Of(key).Add(1)}
+		e.Mu.Unlock()
 	}
 }
 
@@ -243,24 +266,24 @@ type copyMeta struct {
 	// (learnsTTL). A reload that finds the same bytes sets it again.
 	expires atomic.Int64
 	sum     uint64 // hash of the bytes it was decoded from; 0 for unknown
-	size    int    // encoded size, counted once when stored
+	Size    int    // encoded size, counted once when stored
 }
 
-// localCopy is what the local store holds for a hot key: a decoded value
+// Copy is what the local store holds for a hot key: a decoded value
 // (nil for a row known to be absent) and how far it can be trusted.
-type localCopy[V any] struct {
-	v    *V
-	meta copyMeta
+type Copy[V any] struct {
+	Val  *V
+	Meta copyMeta
 }
 
-// verified reports whether the copy is vouched for by a live session
+// Verified reports whether the copy is vouched for by a live session
 // (or by refresh, with invalidation off).
-func (m *copyMeta) verified() bool {
+func (m *copyMeta) Verified() bool {
 	s := m.state.Load()
 	return s != 0 && s == m.n.State()
 }
 
-// overtaken reports whether a write of the copy's key is known to have
+// Overtaken reports whether a write of the copy's key is known to have
 // reached n, the key's node now, while n could answer: one heard while n
 // was believed down (superseded), or one n answered after while n still
 // answers, however late (a slow node). Such a copy is older than what
@@ -271,21 +294,21 @@ func (m *copyMeta) verified() bool {
 // (made unconditional, the rule cost 6-17% of hot reads after a SIGKILL).
 // In the soak's 100-300 ms latency, a write heard just before the breaker
 // opened had its old copy served 1.5 s late without it.
-func (m *copyMeta) overtaken(n *track.Node, now time.Time) bool {
+func (m *copyMeta) Overtaken(n *track.Node, now time.Time) bool {
 	h := m.heard.Load()
 	return m.superseded.Load() || h != 0 && n.Answers()+1 != h && n.Answering(now)
 }
 
-// fresh reports whether the copy may be served without asking Redis: it
+// Fresh reports whether the copy may be served without asking Redis: it
 // is verified, its session vouched for its node within vouchFor, and its
 // key has not expired (live). It is the read path's whole freshness
 // check: four atomic loads and a clock reading.
-func (s *copies[K, V]) fresh(m *copyMeta) bool {
+func (s *Copies[K, V]) Fresh(m *copyMeta) bool {
 	vouched := m.n.Vouched() // first: a session stores it after handling what came before
-	if !m.verified() {
+	if !m.Verified() {
 		return false
 	}
-	now := s.stamps.Now()
+	now := s.Stamps.Now()
 	return now-vouched < int64(vouchFor) && m.live(now)
 }
 
@@ -301,7 +324,7 @@ func (m *copyMeta) live(now int64) bool {
 	return exp == 0 || now < exp
 }
 
-// servable reports whether a hit on k's copy m may be answered locally,
+// Servable reports whether a hit on k's copy m may be answered locally,
 // and whether that answer is a stale read: an unverified copy is served
 // only while the node that owns the key now cannot be reached, as seen
 // within breaker.StaleLease (Breaker.Down), is silent, not merely slow
@@ -312,73 +335,73 @@ func (m *copyMeta) live(now int64) bool {
 // learns of the promotion later than the others still hears their writes
 // from the promoted replica's session (superseded). With StaleReads off,
 // an unverified copy is never served.
-func (s *copies[K, V]) servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
-	if s.fresh(m) {
+func (s *Copies[K, V]) Servable(ctx context.Context, k K, m *copyMeta) (ok, stale bool) {
+	if s.Fresh(m) {
 		return true, false
 	}
-	if n, now := s.nodes.Of(s.key(k)), s.clock.Now(); s.cfg.StaleReads && m.live(s.stamps.Of(now)) && !m.overtaken(n, now) && n.Silent(now) && n.Down(ctx) {
+	if n, now := s.Nodes.Of(s.Name(k)), s.Clock.Now(); s.Cfg.StaleReads && m.live(s.Stamps.Of(now)) && !m.Overtaken(n, now) && n.Silent(now) && n.Down(ctx) {
 		return true, true
 	}
 	return false, false
 }
 
-// keep stores v, produced by a command sent under t, as e's local copy,
+// Keep stores v, produced by a command sent under t, as e's local copy,
 // unless the key was invalidated, written or demoted since t: then v may
 // be older than what Redis holds, and the next read asks again. sum and
 // size describe the bytes v was decoded from, exp the key's expiry as
 // the Clock's UnixNano (see layout.ExpiresAt). A read that did not ask
 // for the key's TTL (exp layout.Unasked) keeps nothing: a copy must not
 // outlive its key. It reports whether it stored.
-func (s *copies[K, V]) keep(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) bool {
+func (s *Copies[K, V]) Keep(e *Entry[K], t Token, v *V, sum uint64, size int, exp int64) bool {
 	if exp == layout.Unasked {
 		return false
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.dead || s.gens.of(e.key).Load() != t.gen {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	if e.dead || s.Gens.Of(e.Key).Load() != t.gen {
 		return false
 	}
-	s.putLocked(e, t, v, sum, size, s.stamps.FromUnixNano(exp))
+	s.putLocked(e, t, v, sum, size, s.Stamps.FromUnixNano(exp))
 	return true
 }
 
 // putLocked puts v in the local store as e's copy, verified as far as t
 // allows, until exp, a stamp. The caller holds e.mu and has checked the
 // generation.
-func (s *copies[K, V]) putLocked(e *hotEntry[K], t token, v *V, sum uint64, size int, exp int64) {
-	ttl := s.cfg.LocalTTL
+func (s *Copies[K, V]) putLocked(e *Entry[K], t Token, v *V, sum uint64, size int, exp int64) {
+	ttl := s.Cfg.LocalTTL
 	if v == nil {
-		if s.cfg.NullTTL == 0 {
-			s.local.Delete(e.k)
+		if s.Cfg.NullTTL == 0 {
+			s.Local.Delete(e.K)
 			e.held = nil
 			return
 		}
-		ttl = min(ttl, s.cfg.NullTTL)
+		ttl = min(ttl, s.Cfg.NullTTL)
 	}
-	cp := &localCopy[V]{v: v, meta: copyMeta{n: t.n, sum: sum, size: size}}
-	cp.meta.state.Store(s.verifiedState(e, t))
-	cp.meta.expires.Store(exp)
-	s.local.SetWithTTL(e.k, cp, 1, ttl)
-	e.held = &cp.meta
+	cp := &Copy[V]{Val: v, Meta: copyMeta{n: t.N, sum: sum, Size: size}}
+	cp.Meta.state.Store(s.verifiedState(e, t))
+	cp.Meta.expires.Store(exp)
+	s.Local.SetWithTTL(e.K, cp, 1, ttl)
+	e.held = &cp.Meta
 	e.registered = true
-	n := s.nodes.Of(e.key)
+	n := s.Nodes.Of(e.Key)
 	n.Holding() // its session vouches for the copy
 	if n.State()&1 == 0 {
 		n.Want() // no session covers the node yet: it starts, and vouches for the copy (Live)
 	}
 }
 
-// reverify marks e's copy verified under t, until exp, when the bytes a
+// Reverify marks e's copy verified under t, until exp, when the bytes a
 // reload read under t hash to the copy's: the copy is current, and
 // decoding the same bytes again would only cost time. It reports whether
 // it did. A demoted entry holds no copy (forgetLocked).
-func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.held == nil || e.held.sum != sum || e.held.n != t.n || s.gens.of(e.key).Load() != t.gen {
+func (s *Copies[K, V]) Reverify(e *Entry[K], t Token, sum uint64, exp int64) bool {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	if e.held == nil || e.held.sum != sum || e.held.n != t.N || s.Gens.Of(e.Key).Load() != t.gen {
 		return false
 	}
-	e.held.expires.Store(s.stamps.FromUnixNano(exp))
+	e.held.expires.Store(s.Stamps.FromUnixNano(exp))
 	e.held.state.Store(s.verifiedState(e, t))
 	e.held.superseded.Store(false)
 	e.held.heard.Store(0)
@@ -386,25 +409,25 @@ func (s *copies[K, V]) reverify(e *hotEntry[K], t token, sum uint64, exp int64) 
 	return true
 }
 
-// wrote applies this process's own acknowledged write of k (key) to the
+// Wrote applies this process's own acknowledged write of k (key) to the
 // local copy: v becomes the copy, until exp (see layout.WroteExpiry),
 // verified when nothing touched the key since t, the token taken before
 // the write was sent, unverified otherwise. A nil v is a delete, which drops the
 // copy. The generation moves on either way, so no read begun before the
 // write can store or share its older result.
-func (s *copies[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64) {
-	exp = s.stamps.FromUnixNano(exp)
-	s.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
+func (s *Copies[K, V]) Wrote(k K, key string, t Token, v *V, size int, exp int64) {
+	exp = s.Stamps.FromUnixNano(exp)
+	s.ownWrite(k, key, t, func(e *Entry[K], fresh bool) {
 		switch {
 		case e.dead || v == nil:
 			s.dropLocked(e)
 		case fresh:
-			s.putLocked(e, t, s.clone(v), 0, size, exp)
+			s.putLocked(e, t, s.Clone(v), 0, size, exp)
 		default:
 			// Another write may have landed after ours: ours is kept, but
 			// unverified, since it is newer than the copy it replaces and
 			// an outage now should still find the key in memory.
-			s.putLocked(e, token{n: t.n}, s.clone(v), 0, size, exp)
+			s.putLocked(e, Token{N: t.N}, s.Clone(v), 0, size, exp)
 		}
 	})
 }
@@ -412,31 +435,31 @@ func (s *copies[K, V]) wrote(k K, key string, t token, v *V, size int, exp int64
 // ownWrite moves key's generation on for this process's own
 // acknowledged write of k, sent under t, and when k is hot calls apply
 // with its entry, locked, and whether nothing touched the key since t.
-func (s *copies[K, V]) ownWrite(k K, key string, t token, apply func(e *hotEntry[K], fresh bool)) {
-	g := s.gens.of(key)
-	e := s.det.lookup(k)
+func (s *Copies[K, V]) ownWrite(k K, key string, t Token, apply func(e *Entry[K], fresh bool)) {
+	g := s.Gens.Of(key)
+	e := s.Det.Lookup(k)
 	if e == nil {
 		g.Add(1)
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	fresh := g.Load() == t.gen
 	g.Add(1)
 	apply(e, fresh)
 }
 
-// uncertain applies a write of k (key) that failed after it may have
+// Uncertain applies a write of k (key) that failed after it may have
 // reached Redis: the copy may be stale, so it is unverified, and no read
 // begun before can store or share its result.
-func (s *copies[K, V]) uncertain(k K, key string) {
-	s.gens.of(key).Add(1)
-	if e := s.det.lookup(k); e != nil {
+func (s *Copies[K, V]) Uncertain(k K, key string) {
+	s.Gens.Of(key).Add(1)
+	if e := s.Det.Lookup(k); e != nil {
 		s.revoke(e)
 	}
 }
 
-// applied applies this process's own acknowledged write of k (key) that
+// Applied applies this process's own acknowledged write of k (key) that
 // changes part of the value (a collection's items) rather than replacing
 // it: apply makes the new value from the copy's, t is the token taken
 // before the write was sent. The copy becomes what apply makes: verified
@@ -447,51 +470,51 @@ func (s *copies[K, V]) uncertain(k K, key string) {
 // Without a copy whose value it can change, or without apply, the copy is
 // older than what Redis holds: unverified and never served as a stale
 // read (superseded). No read begun before can store or share its result.
-func (s *copies[K, V]) applied(k K, key string, t token, apply func(*V) *V) {
-	s.ownWrite(k, key, t, func(e *hotEntry[K], fresh bool) {
-		cp, held := s.local.Get(k)
+func (s *Copies[K, V]) Applied(k K, key string, t Token, apply func(*V) *V) {
+	s.ownWrite(k, key, t, func(e *Entry[K], fresh bool) {
+		cp, held := s.Local.Get(k)
 		if held {
-			s.passedOver.Add(1) // theine counted a hit; no read was served
+			s.PassedOver.Add(1) // theine counted a hit; no read was served
 		}
-		if apply == nil || e.dead || !held || e.held != &cp.meta {
+		if apply == nil || e.dead || !held || e.held != &cp.Meta {
 			s.revokeLocked(e)
 			if e.held != nil {
 				e.held.superseded.Store(true)
 			}
 			return
 		}
-		if !fresh || !cp.meta.verified() {
-			t = token{n: t.n}
+		if !fresh || !cp.Meta.Verified() {
+			t = Token{N: t.N}
 		}
-		s.putLocked(e, t, apply(cp.v), 0, cp.meta.size, cp.meta.expires.Load())
+		s.putLocked(e, t, apply(cp.Val), 0, cp.Meta.Size, cp.Meta.expires.Load())
 	})
 }
 
-// invalidate marks the copies of keys, which someone wrote, unverified:
+// Invalidate marks the copies of keys, which someone wrote, unverified:
 // the next read asks Redis, and the old copy is served only if Redis
 // cannot be asked (a stale read, as for any unverified copy), so an outage
 // right after a write still finds every hot key in memory. Invalidations
 // are not trusted to carry the new value, so nothing is reloaded here.
-func (s *copies[K, V]) invalidate(keys []string) {
+func (s *Copies[K, V]) Invalidate(keys []string) {
 	for _, key := range keys {
 		// The generation moves first and the hot set is read after: a key
 		// promoted meanwhile either sees the new generation when it stores,
 		// or is found here.
-		s.gens.of(key).Add(1)
-		if e := s.det.hot.Load().byName[key]; e != nil {
+		s.Gens.Of(key).Add(1)
+		if e := s.Det.Set.Load().byName[key]; e != nil {
 			s.overwritten(e)
-			s.count.invalidations.Add(1)
+			s.Count.Invalidations.Add(1)
 		}
 	}
 }
 
 // flushed marks every copy unverified: FLUSHALL or FLUSHDB emptied the
 // node.
-func (s *copies[K, V]) flushed() {
-	s.gens.bumpAll()
-	for _, e := range s.det.hot.Load().m {
+func (s *Copies[K, V]) flushed() {
+	s.Gens.bumpAll()
+	for _, e := range s.Det.Set.Load().ByKey {
 		s.overwritten(e)
-		s.count.invalidations.Add(1)
+		s.Count.Invalidations.Add(1)
 	}
 }
 
@@ -500,11 +523,11 @@ func (s *copies[K, V]) flushed() {
 // acknowledged by a node this process does not reach or does not know
 // yet (a promoted replica, on a cluster): the copy is superseded, and a
 // stale read would return a value older than an acknowledged write.
-func (s *copies[K, V]) overwritten(e *hotEntry[K]) {
-	n := s.nodes.Of(e.key)
+func (s *Copies[K, V]) overwritten(e *Entry[K]) {
+	n := s.Nodes.Of(e.Key)
 	down := n.Unreachable()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	s.revokeLocked(e)
 	if e.held != nil {
 		e.held.heard.Store(n.Answers() + 1)
@@ -512,45 +535,45 @@ func (s *copies[K, V]) overwritten(e *hotEntry[K]) {
 			e.held.superseded.Store(true)
 		}
 		if n.Keyed() && !e.dead {
-			n.Track(e.key) // Redis forgot the key as it sent the invalidation
+			n.Track(e.Key) // Redis forgot the key as it sent the invalidation
 		}
 	}
 }
 
 // dropLocked removes e's copy. The caller holds e.mu.
-func (s *copies[K, V]) dropLocked(e *hotEntry[K]) {
-	s.local.Delete(e.k)
+func (s *Copies[K, V]) dropLocked(e *Entry[K]) {
+	s.Local.Delete(e.K)
 	e.held = nil
 }
 
-// demote marks e dead, demoted: nothing is stored for it any more, and
+// Demote marks e dead, demoted: nothing is stored for it any more, and
 // its copy and registration are dropped (forgetLocked).
-func (s *copies[K, V]) demote(e *hotEntry[K]) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (s *Copies[K, V]) Demote(e *Entry[K]) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	e.dead = true
 	s.forgetLocked(e)
 }
 
-// refreshable reports whether e holds a copy that refresh reloads.
-func (e *hotEntry[K]) refreshable() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// Refreshable reports whether e holds a copy that refresh reloads.
+func (e *Entry[K]) Refreshable() bool {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	return e.registered
 }
 
 // unverifiedOn reports whether e holds a copy of n's that no session
 // vouches for: one a session of n starting revalidates.
-func (e *hotEntry[K]) unverifiedOn(n *track.Node) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.registered && e.held != nil && e.held.n == n && !e.held.verified()
+func (e *Entry[K]) unverifiedOn(n *track.Node) bool {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	return e.registered && e.held != nil && e.held.n == n && !e.held.Verified()
 }
 
-// refreshed clears e's count of failed reloads: one succeeded.
-func (e *hotEntry[K]) refreshed() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// Refreshed clears e's count of failed reloads: one succeeded.
+func (e *Entry[K]) Refreshed() {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	e.failures = 0
 }
 
@@ -558,8 +581,8 @@ func (e *hotEntry[K]) refreshed() {
 // and moves the generation on so no read in flight stores its value
 // afterwards: e was demoted, or its reloads kept failing. The caller holds
 // e.mu.
-func (s *copies[K, V]) forgetLocked(e *hotEntry[K]) {
-	s.gens.of(e.key).Add(1)
+func (s *Copies[K, V]) forgetLocked(e *Entry[K]) {
+	s.Gens.Of(e.Key).Add(1)
 	s.dropLocked(e)
 	e.registered = false
 	e.failures = 0
@@ -568,39 +591,39 @@ func (s *copies[K, V]) forgetLocked(e *hotEntry[K]) {
 // revoke makes e's copy unverified, without dropping it: the key's slot
 // moved to another node, whose session has not vouched for it yet, or a
 // reload of it failed.
-func (s *copies[K, V]) revoke(e *hotEntry[K]) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (s *Copies[K, V]) revoke(e *Entry[K]) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	s.revokeLocked(e)
 }
 
-func (s *copies[K, V]) revokeLocked(e *hotEntry[K]) {
+func (s *Copies[K, V]) revokeLocked(e *Entry[K]) {
 	if e.held != nil {
 		e.held.state.Store(0)
 	}
 }
 
-// dropIfUnchanged forgets e's copy, which a reload under t found deleted
+// DropIfUnchanged forgets e's copy, which a reload under t found deleted
 // from Redis, unless a write came in since, whose copy is newer than
 // what the reload saw.
-func (s *copies[K, V]) dropIfUnchanged(e *hotEntry[K], t token) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s.gens.of(e.key).Load() == t.gen {
+func (s *Copies[K, V]) DropIfUnchanged(e *Entry[K], t Token) {
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
+	if s.Gens.Of(e.Key).Load() == t.gen {
 		s.forgetLocked(e)
 	}
 }
 
-// refreshFailed counts a failed reload of e: its copy is unverified from
+// RefreshFailed counts a failed reload of e: its copy is unverified from
 // now on, since nothing confirmed it (with invalidation off, the reload is
 // all that vouches for it), and after RefreshFailures in a row it is
 // dropped. It reports whether it dropped the copy.
-func (s *copies[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
-	s.count.refreshErrors.Add(1)
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (s *Copies[K, V]) RefreshFailed(e *Entry[K]) (dropped bool) {
+	s.Count.RefreshErrors.Add(1)
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	e.failures++
-	if e.failures >= s.cfg.RefreshFailures {
+	if e.failures >= s.Cfg.RefreshFailures {
 		s.forgetLocked(e)
 		return true
 	}
@@ -614,14 +637,14 @@ func (s *copies[K, V]) refreshFailed(e *hotEntry[K]) (dropped bool) {
 // and when slots move, and they apply each through the protocol above.
 
 // Changed marks the copies of keys, or of every key, unverified.
-func (s *copies[K, V]) Changed(keys []string, flush bool) {
+func (s *Copies[K, V]) Changed(keys []string, flush bool) {
 	if flush {
 		s.flushed()
 	} else {
-		s.invalidate(keys)
+		s.Invalidate(keys)
 	}
-	if s.cfg.onInvalidate != nil {
-		s.cfg.onInvalidate(keys)
+	if s.Cfg.OnInvalidate != nil {
+		s.Cfg.OnInvalidate(keys)
 	}
 }
 
@@ -629,48 +652,51 @@ func (s *copies[K, V]) Changed(keys []string, flush bool) {
 // has just started: unchanged bytes make a copy verified again, changed
 // bytes replace it, a missing key drops it. Until then reads of those
 // keys ask Redis.
-func (s *copies[K, V]) Live(ctx context.Context, n *track.Node) {
+func (s *Copies[K, V]) Live(ctx context.Context, n *track.Node) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(s.done, cancel)() // the Cache's Close does not wait on Redis
-	var es []*hotEntry[K]
-	for _, e := range s.det.hot.Load().m {
+	defer context.AfterFunc(s.Done, cancel)() // the Cache's Close does not wait on Redis
+	var es []*Entry[K]
+	for _, e := range s.Det.Set.Load().ByKey {
 		if e.unverifiedOn(n) {
 			es = append(es, e)
 		}
 	}
-	s.reload(ctx, es)
+	s.Reload(ctx, es)
 }
 
 // Moved makes the copies of keys whose slot moved unverified until
 // Settled reloads them from their new owner.
-func (s *copies[K, V]) Moved(moved func(key string) bool) {
+func (s *Copies[K, V]) Moved(moved func(key string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, e := range s.det.hot.Load().m {
-		if moved(e.key) {
+	for _, e := range s.Det.Set.Load().ByKey {
+		if moved(e.Key) {
 			s.revoke(e)
+			if s.moved == nil {
+				s.moved = map[*Entry[K]]struct{}{}
+			}
 			s.moved[e] = struct{}{}
 		}
 	}
 }
 
 // Settled reloads the copies Moved made unverified.
-func (s *copies[K, V]) Settled(ctx context.Context) {
+func (s *Copies[K, V]) Settled(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(s.done, cancel)()
+	defer context.AfterFunc(s.Done, cancel)()
 	s.mu.Lock()
-	es := make([]*hotEntry[K], 0, len(s.moved))
+	es := make([]*Entry[K], 0, len(s.moved))
 	for e := range s.moved {
 		es = append(es, e)
 	}
 	clear(s.moved)
 	s.mu.Unlock()
-	s.reload(ctx, es)
+	s.Reload(ctx, es)
 }
 
 // Hot returns the Redis keys of the hot set.
-func (s *copies[K, V]) Hot() []string {
-	return slices.Collect(maps.Keys(s.det.hot.Load().byName))
+func (s *Copies[K, V]) Hot() []string {
+	return slices.Collect(maps.Keys(s.Det.Set.Load().byName))
 }
