@@ -256,6 +256,34 @@ func (failPublish) refuse(cmd redis.Cmder) error {
 	return err
 }
 
+// A write whose announcement fails is not acknowledged: its value
+// landed, but another instance holding the key would not hear of it and
+// serve its older copy past the bound, so the writer is told, and told to
+// write again. The ACL here lets the writer's user store and subscribe
+// but not publish.
+func TestAWriteWhoseAnnouncementFailsIsNotAcknowledged(t *testing.T) {
+	for _, mode := range []string{InvalidatePubSub, InvalidatePubSubKeys} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			if err := admin.Do(t.Context(), "ACL", "SETUSER", "nopublish", "on", ">pw", "~*", "&*", "+@all", "-publish").Err(); err != nil {
+				t.Fatal(err)
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nopublish", Password: "pw"})
+			t.Cleanup(func() { rdb.Close() })
+			writer := newEnvClient(t, srv, rdb, WithInvalidate(mode))
+			err := writer.c.Set(writer.ctx, "p:1", sample(1, "v1"))
+			if err == nil || !strings.Contains(err.Error(), "NOPERM") || !strings.Contains(err.Error(), "write it again") {
+				t.Fatalf("Set whose PUBLISH was refused returned %v; want the refusal, and what to do", err)
+			}
+			reader := newEnvClient(t, srv, admin, WithInvalidate(mode))
+			if got := reader.get("p:1"); got.Name != "v1" {
+				t.Fatalf("read %q; the refused announcement's write should have landed all the same", got.Name)
+			}
+		})
+	}
+}
+
 // A failed PUBLISH is logged the first time, then at most once a second,
 // with the number of failures left unlogged: while it fails, every write
 // fails to announce itself, and one line per write would drown the log.
@@ -267,8 +295,8 @@ func TestFailedAnnouncementsAreLoggedOnceASecond(t *testing.T) {
 	e := newEnvClient(t, srv, rdb, WithInvalidate(InvalidatePubSub), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	write := func(n int) {
 		for i := range n {
-			if err := e.c.Set(e.ctx, "p:1", sample(int64(i), "v")); err != nil {
-				t.Fatal(err)
+			if err := e.c.Set(e.ctx, "p:1", sample(int64(i), "v")); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+				t.Fatalf("a write whose PUBLISH failed returned %v; want its failure", err)
 			}
 		}
 	}

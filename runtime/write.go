@@ -36,12 +36,15 @@ import (
 //     applied to the local copy; one that did not land (a write-back's
 //     SET NX finding a value) changes nothing. Then what went with the
 //     command (the Bloom filter's addition) is checked.
-//  5. The landed keys are announced, in one round trip (announce).
+//  5. The landed keys are announced, in one round trip (announce); a
+//     failed announcement fails the writes it announced, though they
+//     landed.
 //
 // What it keeps: no read begun before a write can store or share what it
 // read once the write is applied or its outcome unknown (applying and
 // uncertain both move the key's generation on), and a landed write is
-// announced once this process's copy holds it.
+// announced once this process's copy holds it, and acknowledged only once
+// announced.
 
 // write is one key's part of a write.
 type write[K comparable, V any] struct {
@@ -116,14 +119,24 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 	}
 	errs = make([]error, len(ws))
 	announces := c.hub.Announces()
-	var landed []string
+	var landed []int
 	for i, w := range ws {
 		var ok bool
 		if ok, errs[i] = wr.settle(ctx, w); ok && announces {
-			landed = append(landed, w.key)
+			landed = append(landed, i)
 		}
 	}
-	wr.announce(ctx, landed...)
+	keys := make([]string, len(landed))
+	for j, i := range landed {
+		keys[j] = ws[i].key
+	}
+	if err := wr.announce(ctx, keys...); err != nil {
+		for _, i := range landed {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
 	return errs, nil
 }
 
@@ -323,22 +336,38 @@ const publishLogEvery = time.Second
 // announce publishes the writes of keys for InvalidatePubSub and
 // InvalidatePubSubKeys, each on the entity's channel and the key's, in
 // one round trip; on a cluster, a key's goes to the key's master, whose
-// subscribers hear it before any PING read after. A failed publish is
-// counted and logged, the first and then at most one a second
-// (publishLogEvery): the keys' other copies then wait for refresh.
-func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) {
+// subscribers hear it before any PING read after. A failed publish fails
+// the writes it announced (errUnannounced): they landed, but the other
+// instances' copies of their keys may stay older than them until refresh,
+// so none is acknowledged, and its caller writes again. It is counted and
+// logged, the first and then at most one a second (publishLogEvery).
+func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) error {
 	c := wr.c
 	if len(keys) == 0 || !c.hub.Announces() {
-		return
+		return nil
 	}
 	err := track.Announce(ctx, c.rdb, c.prefix, keys)
-	if err == nil || !c.count.redisError(ctx, err) {
-		return
+	if err == nil {
+		return nil
 	}
-	if unlogged, ok := wr.publishLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-		c.log.Warn("hotkey: publishing an invalidation failed; other instances' copies of the keys wait for refresh", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
+	if c.count.redisError(ctx, err) {
+		if unlogged, ok := wr.publishLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+			c.log.Warn("hotkey: publishing an invalidation failed; the writes it announced fail, though they landed", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
+		}
 	}
+	return errUnannounced{err}
 }
+
+// errUnannounced fails a write that landed but whose announcement did
+// not: acknowledged, it would let the other instances serve older copies
+// of its key for longer than the bound.
+type errUnannounced struct{ err error }
+
+func (e errUnannounced) Error() string {
+	return "the value landed, but telling the other instances failed (" + e.err.Error() + "): write it again, or their copies of the key stay older until refresh"
+}
+
+func (e errUnannounced) Unwrap() error { return e.err }
 
 // jitter returns the expiry of a write: base spread uniformly
 // within ±j (the Jitter option), in whole milliseconds as Redis keeps them.

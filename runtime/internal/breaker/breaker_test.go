@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -215,6 +216,37 @@ func (l advancingLine) Ping(ctx context.Context, _ ...string) error {
 
 func (advancingLine) ReceiveTimeout(context.Context, time.Duration) (any, error) {
 	return nil, errors.New("test: not read")
+}
+
+// timeoutOnceLine is a line whose first PING fails as a dial that timed
+// out, as Go reports one whose goroutine the scheduler held past its
+// deadline while the kernel made the connection; then it is line.
+type timeoutOnceLine struct {
+	Line
+	first *atomic.Bool
+}
+
+func (l timeoutOnceLine) Ping(ctx context.Context, payload ...string) error {
+	if l.first.Swap(false) {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	}
+	return l.Line.Ping(ctx, payload...)
+}
+
+// One dial that timed out is no evidence that the node is down: a node
+// that answers the watcher's next PING has its breaker left closed, and
+// calls go on to Redis.
+func TestADialThatTimedOutOnceOpensNoBreaker(t *testing.T) {
+	srv := redistest.Start(t)
+	first := new(atomic.Bool)
+	first.Store(true)
+	b := newFixture(t, srv.Addr, time.Now, timeoutOnceLine{lineOf(t, srv), first}).b
+	if b.Check(context.Background()) {
+		t.Fatal("one dial that timed out opened the breaker of a node that answers")
+	}
+	if first.Load() {
+		t.Fatal("the watcher never dialled")
+	}
 }
 
 // A refusal is dated when the dial began, not when the watcher's

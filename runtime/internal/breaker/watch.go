@@ -216,16 +216,20 @@ func (w *watcher) answered(p sentPing, ok bool, err error) {
 }
 
 // failed takes a line that could not be used, tried at tried: a
-// connection that could not be made, or one that broke twice in a row, is
-// evidence that the node is down from then. Either way the PINGs written
-// on it are lost, and the line is tried again ProbeEvery later.
+// connection refused (nothing listens), or a line that failed twice in a
+// row, is evidence that the node is down from then. A dial that timed
+// out once is not: Go reports a timeout, without looking, for a
+// connection the kernel made while the dialling goroutine waited past its
+// deadline for the scheduler, as it does for a read (see Socket). Either
+// way the PINGs written on it are lost, and the line is tried again
+// ProbeEvery later.
 func (w *watcher) failed(err error, tried time.Time) {
 	b := w.b
 	w.n = 0
 	if b.ctx.Err() != nil {
 		return
 	}
-	if w.broken++; NotSent(err) || w.broken >= 2 {
+	if w.broken++; Refused(err) || w.broken >= 2 {
 		if Refused(err) {
 			b.refused.Store(b.answers.Load() + 1)
 		}
