@@ -49,6 +49,19 @@ var options = withRuntimeOptions(map[string]option{
 		s.Name = v
 		return nil
 	}},
+	// version=N (default 1) is the version of the entity's values in
+	// Redis: their wire shape (docs/changing-structs.md). A version of 2
+	// or more moves every key of the entity out of the previous versions'
+	// way, so two builds of a service run side by side, each reading only
+	// what its own version wrote.
+	"version": {"2", func(s *Spec, v string, _ func(int) token.Position) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxVersion {
+			return fmt.Errorf("%q is not a version; use a whole number from 1 to %d, as in version=2", v, MaxVersion)
+		}
+		s.Version = n
+		return nil
+	}},
 	// codec=generated|reflect says how values are encoded for Redis:
 	// msgpack methods the generator writes for the struct, or msgpack's
 	// reflection. Both write the same format, so either reads the other.

@@ -262,7 +262,7 @@ var malformed = []struct {
 }, {
 	name: "an unknown option far from any known one lists them all",
 	doc:  []string{"//hotkey:cache key=user:{ID} color=red"},
-	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, stale_reads, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, warm_qps, window`},
+	errs: []string{`user.go:3:30: unknown option "color"; the options are aggregate, bloom, bloom_fp, bloom_items, changes, cluster_hot_qps, codec, degrade, demote_every, expires, field, hot_qps, inactive_after, invalidate, jitter, key, layout, local_size, local_ttl, max_value_bytes, max_value_bytes_hard, name, null_ttl, promote_every, rebuild_lock, recorder_size, refresh, refresh_failures, stale_reads, sync_batch, sync_every, sync_lease, sync_ttl, top_n, ttl, version, warm_qps, window`},
 }, {
 	name: "field and expires without layout=hash are reported at their arguments",
 	doc:  []string{"//hotkey:cache key=user:{ID} field={Token} expires=ExpiresAt"},
@@ -301,6 +301,14 @@ var malformed = []struct {
 	name: "a duration needs a unit unless it is 0",
 	doc:  []string{"//hotkey:cache key=user:{ID} window=10"},
 	errs: []string{`user.go:3:30: window: "10" is not a duration; use a form like 30s, 5m or 1h`},
+}, {
+	name: "a version is a whole number from 1",
+	doc:  []string{"//hotkey:cache key=user:{ID} version=0 ttl=1m"},
+	errs: []string{`user.go:3:30: version: "0" is not a version; use a whole number from 1 to 9999, as in version=2`},
+}, {
+	name: "a version is written without a v",
+	doc:  []string{"//hotkey:cache key=user:{ID}", "//hotkey:cache version=v2"},
+	errs: []string{`user.go:4:16: version: "v2" is not a version; use a whole number from 1 to 9999, as in version=2`},
 }, {
 	name: "a rate must be a finite number",
 	doc:  []string{"//hotkey:cache key=user:{ID} hot_qps=fast warm_qps=NaN"},
@@ -673,7 +681,7 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 			"local_size=3 local_ttl=1h refresh=30m refresh_failures=4 recorder_size=50 inactive_after=1m name=Account "+
 			"null_ttl=0 jitter=20% rebuild_lock=on degrade=loader stale_reads=off max_value_bytes=1MiB max_value_bytes_hard=4MiB invalidate=pubsub "+
 			"aggregate=on cluster_hot_qps=20 codec=reflect changes=on sync_every=1s sync_batch=100 sync_lease=30s sync_ttl=2h "+
-			"bloom=on bloom_items=5000 bloom_fp=0.5%")
+			"bloom=on bloom_items=5000 bloom_fp=0.5% version=3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,6 +714,9 @@ func TestSpecConfigAppliesEverySetOption(t *testing.T) {
 	}
 	if spec.Codec != CodecReflect {
 		t.Errorf("Codec = %q, want %q", spec.Codec, CodecReflect)
+	}
+	if spec.Version != 3 || coll.Version != 1 {
+		t.Errorf("Version = %d and %d, want 3 and the default 1", spec.Version, coll.Version)
 	}
 	if coll.Layout != runtime.LayoutHash || coll.Field != "Token" || coll.Expires != "ExpiresAt" {
 		t.Errorf("Layout, Field, Expires = %q, %q, %q; want hash, Token, ExpiresAt", coll.Layout, coll.Field, coll.Expires)

@@ -18,6 +18,11 @@ type Spec struct {
 	// Name replaces the type's name in generated method names; empty when
 	// the directive does not set it.
 	Name string
+	// Version is the version of the entity's values (version=, 1 when not
+	// set): the generator moves the keys of a version of 2 or more out of
+	// the other versions' way, and refuses a change of the values' wire
+	// shape that keeps the version.
+	Version int
 	// Codec is how values are encoded for Redis: CodecGenerated has the
 	// generator write msgpack methods for the struct, CodecReflect leaves
 	// it to msgpack's reflection. It shapes code, not the cache, so it is
@@ -64,8 +69,12 @@ func (s *Spec) Arg(name string) (Arg, bool) {
 // newSpec returns a Spec holding the runtime's defaults, so a directive
 // that sets nothing behaves like a Cache built without options.
 func newSpec() Spec {
-	return Spec{Codec: CodecGenerated, Layout: runtime.LayoutString, Config: runtime.DefaultConfig()}
+	return Spec{Version: 1, Codec: CodecGenerated, Layout: runtime.LayoutString, Config: runtime.DefaultConfig()}
 }
+
+// MaxVersion bounds version=: a version is counted up one change at a
+// time, and its digits become part of every key.
+const MaxVersion = 9999
 
 // The values of codec=.
 const (

@@ -50,6 +50,7 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitClone(f, c)
 	}
 	emitShapeGuard(f, pkg.Guards)
+	emitWireShapes(f, pkg.Entities)
 
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
@@ -64,6 +65,21 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		return nil, fmt.Errorf("format %s: %w", pkg.Path, err)
 	}
 	return out, nil
+}
+
+// emitWireShapes records the wire shape of each entity's values at the
+// end of the file, for the next run to compare with (shape.go).
+func emitWireShapes(f *jen.File, entities []*entity) {
+	lines := []string{
+		"// The wire shape of each entity's values, which the next run of hotkeygen",
+		"// compares with, refusing a change the build generated from it cannot read",
+		"// while both run (docs/changing-structs.md).",
+		"//",
+	}
+	for _, e := range entities {
+		lines = append(lines, e.Shape.record()...)
+	}
+	f.Comment(strings.Join(lines, "\n"))
 }
 
 // rt refers to a name of the runtime package.

@@ -41,6 +41,7 @@ func emitCollectionCtor(f *jen.File, e *entity) {
 		jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit),
 		jen.Id("Clone").Op(":").Id(e.Clone.Name),
 	}
+	fields = append(fields, versionGlue(e)...)
 	fields = append(fields, codecGlue(e)...)
 	fields = append(fields,
 		jen.Id("Owner").Op(":").Func().Params(valueParam(e)).Add(keyType(e)).Block(jen.Return(keyValue(e, fieldArg))),

@@ -84,7 +84,18 @@ func glue(e *entity) []jen.Code {
 	if len(e.Key) > 0 && e.Key[0].Param == nil {
 		fields = append(fields, jen.Id("Prefix").Op(":").Lit(e.Key[0].Lit))
 	}
+	fields = append(fields, versionGlue(e)...)
 	return append(fields, codecGlue(e)...)
+}
+
+// versionGlue lists the glue's Version field, for a version above 1:
+// the keys are the version's own already, and the runtime names its Bloom
+// filter and its stats after it.
+func versionGlue(e *entity) []jen.Code {
+	if e.Version <= 1 {
+		return nil
+	}
+	return []jen.Code{jen.Id("Version").Op(":").Lit(e.Version)}
 }
 
 // codecGlue lists the glue's Encode and Decode fields: the generated

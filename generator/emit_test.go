@@ -112,6 +112,8 @@ func TestEmitNeedsOnlyTheModel(t *testing.T) {
 			Options: []option{{Func: "WithEntity", Value: "user"}},
 			Clone:   clone,
 			Changes: true, Bloom: true,
+			Shape: &shape{Type: "User", Version: 1, Key: "user:{ID}", Layout: "string",
+				Fields: []wireField{{Go: "User.ID", Key: "ID", Kind: "int"}, {Go: "User.Name", Key: "Name", Kind: "str"}}},
 		}},
 		Clones: []*cloneFunc{clone},
 	}

@@ -25,7 +25,7 @@ func keyClashes(targets []target, rel func(string) string) ErrorList {
 	var errs ErrorList
 	first := map[string]target{}
 	for _, t := range byPosition(targets) {
-		shape := keyShape(t.Spec.Key)
+		shape := keyShape(t.Spec.Key, t.Spec.Version)
 		other, clash := first[shape]
 		if !clash {
 			first[shape] = t
@@ -118,13 +118,18 @@ func where(from, pos token.Position, rel func(string) string) string {
 	return fmt.Sprintf("%s:%d:%d", rel(pos.Filename), pos.Line, pos.Column)
 }
 
-// keyShape is a template's literal text with each field replaced by {}.
-func keyShape(t annotations.Template) string {
+// keyShape is a template's literal text with each field replaced by {},
+// the first literal as version moves it (versionedKey): user:{ID} of
+// version 2 is user:v2:{}, apart from version 1's user:{}.
+func keyShape(t annotations.Template, version int) string {
 	var b strings.Builder
-	for _, p := range t.Parts {
-		if p.Field != "" {
+	for i, p := range t.Parts {
+		switch {
+		case p.Field != "":
 			b.WriteString("{}")
-		} else {
+		case i == 0:
+			b.WriteString(versionedKey(p.Lit, version))
+		default:
 			b.WriteString(p.Lit)
 		}
 	}

@@ -32,6 +32,9 @@ type pkgInput struct {
 	Output string
 	// OutputState says whether that file exists and who wrote it.
 	OutputState outputState
+	// Previous is that file's content when it is ours: the wire shapes
+	// it records, which the new ones are checked against (shape.go).
+	Previous []byte
 }
 
 // loadMode asks go/packages only for what the model reads: names and
@@ -63,12 +66,13 @@ func load(cfg Config) ([]*pkgInput, error) {
 	}
 	overlay := map[string][]byte{}
 	states := map[string]outputState{} // by output path
+	previous := map[string][]byte{}    // by output path, the content of ours
 	for _, p := range listed {
 		if p.Dir == "" || p.Name == "" {
 			continue // the full load reports why
 		}
 		out := filepath.Join(p.Dir, cfg.Output)
-		states[out] = outputStateOf(out)
+		states[out], previous[out] = readOutput(out)
 		if states[out] == ourOutput {
 			overlay[out] = []byte(Header + "\n\npackage " + p.Name + "\n")
 		}
@@ -114,9 +118,9 @@ func load(cfg Config) ([]*pkgInput, error) {
 			Output:     filepath.Join(p.Dir, cfg.Output),
 		}
 		if s, ok := states[in.Output]; ok {
-			in.OutputState = s
+			in.OutputState, in.Previous = s, previous[in.Output]
 		} else {
-			in.OutputState = outputStateOf(in.Output)
+			in.OutputState, in.Previous = readOutput(in.Output)
 		}
 		for _, f := range p.Syntax {
 			if p.Fset.Position(f.Package).Filename != in.Output || in.OutputState != ourOutput {

@@ -7,6 +7,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // pkgModel is everything generated for one Go package: the model the
@@ -59,6 +60,10 @@ type entity struct {
 	codecNotes []string
 	// Collection is set for layout=hash (collection.go).
 	Collection *collection
+	// Version is the annotation's version=; Shape the wire shape of the
+	// values, which the generated file records (shape.go).
+	Version int
+	Shape   *shape
 }
 
 // Composite reports that the key has more than one field, so the cache is
@@ -75,7 +80,7 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	targets = slices.Clone(targets)
 	slices.SortFunc(targets, func(a, b target) int { return cmp.Compare(a.Obj.Name(), b.Obj.Name()) })
 
-	var errs ErrorList
+	recorded, errs := readShapes(in.Output, in.Previous)
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
 	type generatedAt struct {
@@ -89,6 +94,9 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 		if e == nil {
 			continue
 		}
+		serrs, notes := checkShape(recorded[e.Shape.Type], e.Shape, t.Spec)
+		errs = append(errs, serrs...)
+		pkg.Notes = append(pkg.Notes, notes...)
 		for _, gen := range e.generatedNames() {
 			name := gen.Name
 			first, dup := byName[name]
@@ -115,7 +123,9 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	pkg.Clones, pkg.Guards, pkg.Notes = cl.finish()
+	var cloneNotes []string
+	pkg.Clones, pkg.Guards, cloneNotes = cl.finish()
+	pkg.Notes = append(pkg.Notes, cloneNotes...)
 	for _, e := range pkg.Entities {
 		pkg.Notes = append(pkg.Notes, e.codecNotes...)
 	}
@@ -177,8 +187,13 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	st := named.Underlying().(*types.Struct)
 	var errs ErrorList
 
-	e := &entity{Type: named, Name: t.name(), Template: t.Spec.Key.Raw}
+	e := &entity{Type: named, Name: t.name(), Template: t.Spec.Key.Raw, Version: t.Spec.Version}
 	e.Key, e.Params, errs = buildKey(in, st, t)
+	if len(e.Key) > 0 && e.Key[0].Param == nil {
+		lit := e.Key[0].Lit
+		e.Key[0].Lit = versionedKey(lit, e.Version)
+		e.Template = e.Key[0].Lit + strings.TrimPrefix(e.Template, lit)
+	}
 	col, cerrs := buildCollection(in, st, t, e.Params)
 	errs = append(errs, cerrs...)
 	e.Collection = col
@@ -206,5 +221,6 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	e.Shape = shapeOf(in, t, named)
 	return e, nil
 }

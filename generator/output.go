@@ -22,14 +22,22 @@ const (
 // outputStateOf tells whether the file at path exists and whether it is
 // ours.
 func outputStateOf(path string) outputState {
+	s, _ := readOutput(path)
+	return s
+}
+
+// readOutput tells whether the file at path exists and whether it is
+// ours, and returns its content when it is: the wire shapes it records
+// (shape.go).
+func readOutput(path string) (outputState, []byte) {
 	b, err := os.ReadFile(path)
 	switch {
 	case err != nil:
-		return noOutput
+		return noOutput, nil
 	case isGenerated(b):
-		return ourOutput
+		return ourOutput, b
 	default:
-		return userOutput
+		return userOutput, nil
 	}
 }
 

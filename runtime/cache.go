@@ -38,6 +38,11 @@ type Glue[K comparable, V any] struct {
 	// Prefix is what every Redis key of the entity starts with ("user:"):
 	// invalidations are tracked for it.
 	Prefix string
+	// Version is the version of the entity's values (the annotation's
+	// version=; 0 counts as 1). Key and Prefix already place a version of
+	// 2 or more apart from the others; the Bloom filter follows them, and
+	// Stats reports it, so decode errors name the version they hit.
+	Version int
 	// Encode appends v to b as msgpack, and Decode sets v from msgpack:
 	// the generated AppendMsgpack and ReadMsgpack, which skip msgpack's
 	// reflection. Either may be nil, for reflection.
@@ -61,8 +66,10 @@ type Cache[K comparable, V any] struct {
 	key    func(K) string
 	clone  func(*V) *V
 	prefix string
-	codec  *codec[V]
-	log    *slog.Logger
+	// version is Glue.Version, at least 1.
+	version int
+	codec   *codec[V]
+	log     *slog.Logger
 	// layout is how values sit in Redis: a String per key, or a hash for
 	// a collection (runtime/internal/layout).
 	layout layout.Layout
@@ -162,16 +169,17 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		return nil, fmt.Errorf("hotkey: local store: %w", err)
 	}
 	c := &Cache[K, V]{
-		cfg:    cfg,
-		rdb:    rdb,
-		sender: sender,
-		key:    glue.Key,
-		clone:  glue.Clone,
-		prefix: glue.Prefix,
-		codec:  newCodec(glue.Encode, glue.Decode),
-		log:    cfg.Logger,
-		hist:   rates.New(HistoryLen),
-		done:   make(chan struct{}),
+		cfg:     cfg,
+		rdb:     rdb,
+		sender:  sender,
+		key:     glue.Key,
+		clone:   glue.Clone,
+		prefix:  glue.Prefix,
+		version: max(glue.Version, 1),
+		codec:   newCodec(glue.Encode, glue.Decode),
+		log:     cfg.Logger,
+		hist:    rates.New(HistoryLen),
+		done:    make(chan struct{}),
 	}
 	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -41,6 +42,19 @@ func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	return nil
 }
 
+// bloomName names the Bloom filter of version v of entity: the filter
+// holds Redis keys, and a version of 2 or more has keys of its own. A new
+// version's filter starts unready, answering "maybe" (internal/bloom)
+// until WarmBloom fills it. The change buffer is not versioned: it holds
+// ids, which have no shape, and a program that marks them (a binlog
+// reader not deployed again) must keep reaching every version's workers.
+func bloomName(entity string, v int) string {
+	if v <= 1 {
+		return entity
+	}
+	return entity + ":v" + strconv.Itoa(v)
+}
+
 // setupChanges makes the change buffer, its sync worker and the Bloom
 // filter the configuration asks for; they name their Redis keys after
 // the entity.
@@ -62,7 +76,7 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 		c.worker.Now, c.worker.Log, c.worker.Rows, c.worker.Write = cfg.Clock.Now, c.log, c.loads.rows, c.writes.synced
 	}
 	if cfg.Bloom {
-		c.bloom = bloom.New(c.rdb, cfg.Entity, cfg.BloomItems, cfg.BloomFP)
+		c.bloom = bloom.New(c.rdb, bloomName(cfg.Entity, c.version), cfg.BloomItems, cfg.BloomFP)
 	}
 	// The sync worker runs where there is a loader to read rows with. A
 	// program that only marks changes, such as a binlog reader, needs

@@ -21,6 +21,8 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 	// Prefix is what every Redis key of the entity starts with, for
 	// invalidation tracking.
 	Prefix string
+	// Version is the version of the items (Glue.Version).
+	Version int
 	// Clone deep-copies an item.
 	Clone func(*V) *V
 	// Encode and Decode are the item's generated msgpack codec; either
@@ -81,8 +83,9 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	}
 	col := &Collection[K, F, V]{glue: glue, item: newCodec(glue.Encode, glue.Decode), clock: clock}
 	c, err := New(rdb, Glue[K, map[F]*V]{
-		Key:    glue.Key,
-		Prefix: glue.Prefix,
+		Key:     glue.Key,
+		Prefix:  glue.Prefix,
+		Version: glue.Version,
 		Clone: func(m *map[F]*V) *map[F]*V {
 			out := make(map[F]*V, len(*m))
 			for f, v := range *m {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
 
 // This file is where a Cache decodes what it reads through its layout
@@ -35,7 +36,34 @@ func decodeRead[T any, K comparable, V any](c *Cache[K, V], cd *codec[T], key st
 	v, err := cd.decode(b)
 	if err != nil {
 		c.count.decodeErrors.Add(1)
+		if isMap(b) {
+			err = foreignValue{err}
+		}
 		return nil, fmt.Errorf("%w: %w", ErrDecode, err)
 	}
 	return v, nil
+}
+
+// foreignValue is the decode error of bytes that are a whole msgpack map,
+// as every build writes a value, but not one of this build's shape:
+// another build's (a struct changed without version=; see
+// docs/changing-structs.md). A read with a loader loads the row for its
+// caller but leaves such bytes in place (writer.drop), so two builds do
+// not take turns deleting each other's values.
+type foreignValue struct{ err error }
+
+func (e foreignValue) Error() string {
+	return "a value of another shape, written by another build of the same version? (" + e.err.Error() + ")"
+}
+
+func (e foreignValue) Unwrap() error { return e.err }
+
+// isMap reports that b is one whole msgpack map, each length in it
+// within b.
+func isMap(b []byte) bool {
+	if _, _, err := wire.ReadMapLen(b); err != nil {
+		return false
+	}
+	rest, err := wire.Skip(b)
+	return err == nil && len(rest) == 0
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -277,6 +278,41 @@ func TestCorruptValueIsReloaded(t *testing.T) {
 	}
 	if st := e.c.Stats(); st.DecodeErrors != 1 || st.Loads != 1 {
 		t.Fatalf("DecodeErrors %d Loads %d, want 1 and 1", st.DecodeErrors, st.Loads)
+	}
+}
+
+// A value of another shape, a whole msgpack map another build wrote, is
+// read from the loader but left in place, by Get and GetMany alike: the
+// two builds of a deploy must not take turns deleting each other's values.
+// Each read of it loads again, and counts a decode error.
+func TestAValueOfAnotherShapeIsLoadedButLeftInPlace(t *testing.T) {
+	tb := newTable(sample(1, "ada"), sample(2, "bob"))
+	e := newEnv(t, WithLoader(tb.load))
+	foreign, err := msgpack.Marshal(map[string]any{"ID": 1, "Name": []int{1, 2}, "Color": "red"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"p:1", "p:2"} {
+		if err := e.raw.Set(e.ctx, key, foreign, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if got := e.get("p:1"); got.Name != "ada" {
+			t.Fatalf("Get %d = %q, want the loaded ada", i, got.Name)
+		}
+	}
+	vs, err := e.c.GetMany(e.ctx, []string{"p:2"})
+	if err != nil || vs[0] == nil || vs[0].Name != "bob" {
+		t.Fatalf("GetMany = %v, %v; want the loaded bob", vs, err)
+	}
+	for _, key := range []string{"p:1", "p:2"} {
+		if b, err := e.raw.Get(e.ctx, key).Bytes(); err != nil || !bytes.Equal(b, foreign) {
+			t.Errorf("%s holds %q, %v; want the other build's value, untouched", key, b, err)
+		}
+	}
+	if st := e.c.Stats(); st.DecodeErrors != 3 || st.Loads != 3 {
+		t.Errorf("DecodeErrors %d, Loads %d; want 3 and 3, one of each a read", st.DecodeErrors, st.Loads)
 	}
 }
 

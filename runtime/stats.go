@@ -19,6 +19,10 @@ import (
 // Cache was made; rates are measured over the detection window.
 type Stats struct {
 	Entity string
+	// Version is the version of the entity's values this build reads
+	// and writes (the annotation's version=): every key it reads was
+	// written by a build of this version, so DecodeErrors are of it.
+	Version int
 	// Host and PID say which instance this is: the machine's name
 	// (os.Hostname) and the process's id.
 	Host string
@@ -174,6 +178,7 @@ func (c *Cache[K, V]) Stats() Stats {
 	redisDown, invalidationDown := c.downSince()
 	st := Stats{
 		Entity:                c.cfg.Entity,
+		Version:               c.version,
 		Host:                  hostname(),
 		PID:                   os.Getpid(),
 		Reads:                 reads,

@@ -72,8 +72,9 @@ type write[K comparable, V any] struct {
 // its collection's, its sync worker's and its loads' write-backs.
 type writer[K comparable, V any] struct {
 	c *Cache[K, V]
-	// publishLog spaces the lines about failed announcements.
-	publishLog throttle.Lines
+	// publishLog spaces the lines about failed announcements, foreignLog
+	// those about values of another shape (drop).
+	publishLog, foreignLog throttle.Lines
 }
 
 // encoded encodes v, to be written at key, and checks its size: the one
@@ -319,8 +320,21 @@ func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []
 // loader's row replaces them, as go-zero does. It changes no copy (the
 // bytes never made one) and returns nothing: the read goes on to the
 // loader either way, and a failed delete is counted.
+//
+// Bytes that are a whole msgpack map of another shape (foreignValue) are
+// another build's, not garbage: they are left in place, and the loader's
+// write-back (SET NX) does not overwrite them either. Deleting them would
+// have the two builds of a deploy take turns deleting each other's values,
+// each read of either going to the database. It is logged at most once a
+// second (foreignLog).
 func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
 	c := wr.c
+	if errors.As(err, new(foreignValue)) {
+		if unlogged, ok := wr.foreignLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
+			c.log.Warn("hotkey: a value of another shape under the entity's key; loading the row for the read and leaving the value to the build that wrote it: give the changed struct a new version= (docs/changing-structs.md)", "key", operr.Short(key), "version", c.version, "err", err, "unlogged", unlogged)
+		}
+		return
+	}
 	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	w := &write[K, V]{k: k, key: key, land: func(fresh.Token) {}}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {

@@ -239,3 +239,12 @@ func _() {
 		_ = (*generated_code_is_stale__run_go_generate)(new(Item))
 	}
 }
+
+// The wire shape of each entity's values, which the next run of hotkeygen
+// compares with, refusing a change the build generated from it cannot read
+// while both run (docs/changing-structs.md).
+//
+//hotkeygen:wire Item version=1 layout="string" key="item:{ID}"
+//hotkeygen:wire Item.ID ID int
+//hotkeygen:wire Item.Version Version int
+//hotkeygen:wire Item.Payload Payload str

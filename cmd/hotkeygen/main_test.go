@@ -207,6 +207,42 @@ func TestAnErrorAnywhereWritesNothing(t *testing.T) {
 	}
 }
 
+// TestAChangeTheRunningBuildCannotReadIsRefused walks the deploy of a
+// changed struct: generated once, the struct changes a field's kind;
+// regenerating is refused at the field, writing nothing, and -check in CI
+// says the same; version=2 makes the change, and going back is refused.
+func TestAChangeTheRunningBuildCannotReadIsRefused(t *testing.T) {
+	v1 := "package a\n\n//hotkey:cache key=user:{ID}\ntype User struct {\n\tID    int64\n\tScore int64\n}\n"
+	dir := newModule(t, map[string]string{"go.mod": module["go.mod"], "a/user.go": v1})
+	if code, out := hotkeygen(t, dir, "./..."); code != 0 {
+		t.Fatalf("first run exited %d:\n%s", code, out)
+	}
+	write(t, filepath.Join(dir, "a", "user.go"), strings.Replace(v1, "Score int64", "Score string", 1))
+	before := snapshot(t, dir)
+	want := "a/user.go:6:2: User.Score: its msgpack kind changes from int to str, which the running build cannot decode (nor this one its values); set version=2 on User's //hotkey:cache line to give the new shape keys of its own (docs/changing-structs.md)\n"
+	for _, args := range [][]string{{"./..."}, {"-check", "./..."}} {
+		if code, out := hotkeygen(t, dir, args...); code != 1 || out != want {
+			t.Errorf("hotkeygen %s exited %d, printed:\n%s\nwant exit 1 and:\n%s", strings.Join(args, " "), code, out, want)
+		}
+	}
+	if after := snapshot(t, dir); !mapsEqual(before, after) {
+		t.Error("files changed although the change was refused")
+	}
+
+	bumped := strings.Replace(strings.Replace(v1, "Score int64", "Score string", 1), "key=user:{ID}", "key=user:{ID} version=2", 1)
+	write(t, filepath.Join(dir, "a", "user.go"), bumped)
+	if code, out := hotkeygen(t, dir, "./..."); code != 0 {
+		t.Fatalf("with version=2 exited %d:\n%s", code, out)
+	}
+	if got := read(t, filepath.Join(dir, "a", "hotkey_gen.go")); !strings.Contains(got, `"user:v2:"`) || !strings.Contains(got, "//hotkeygen:wire User version=2 ") {
+		t.Errorf("the version=2 file neither keys its values apart nor records the version:\n%s", got)
+	}
+	write(t, filepath.Join(dir, "a", "user.go"), strings.Replace(bumped, " version=2", "", 1))
+	if code, out := hotkeygen(t, dir, "./..."); code != 1 || !strings.Contains(out, "a/user.go:3:1: version=1 goes back from version 2") {
+		t.Errorf("going back to version 1 exited %d:\n%s", code, out)
+	}
+}
+
 // TestKeysAreCheckedAcrossTheRunsPackages: the packages of one run share
 // one Redis, so two of them whose keys meet fail the run, whichever
 // patterns name them, and nothing is written; a run of one of them alone

@@ -614,3 +614,20 @@ func _() {
 		_ = (*generated_code_is_stale__run_go_generate)(new(User))
 	}
 }
+
+// The wire shape of each entity's values, which the next run of hotkeygen
+// compares with, refusing a change the build generated from it cannot read
+// while both run (docs/changing-structs.md).
+//
+//hotkeygen:wire Order version=1 layout="string" key="order:{Tenant}:{Num}"
+//hotkeygen:wire Order.Tenant Tenant str
+//hotkeygen:wire Order.Num Num int
+//hotkeygen:wire Order.Items Items []{}
+//hotkeygen:wire Order.Items[].SKU Items[].SKU str
+//hotkeygen:wire Order.Items[].Qty Items[].Qty int
+//hotkeygen:wire Order.Total Total int
+//hotkeygen:wire User version=1 layout="string" key="user:{ID}"
+//hotkeygen:wire User.ID ID int
+//hotkeygen:wire User.Name Name str
+//hotkeygen:wire User.Email Email str
+//hotkeygen:wire User.Tags Tags []str

@@ -250,7 +250,7 @@ func TestJSONFieldNames(t *testing.T) {
 			"bloom", "changes", "demotions", "entity", "failed_fast", "history", "hit_rate", "hits", "host", "hot_keys", "hot_reads",
 			"invalidation", "invalidation_connected", "invalidation_down_since", "local_bytes", "local_size",
 			"memory_share", "misses", "pid", "promotions", "reads", "reads_per_sec", "redis_down_since",
-			"redis_errors", "redis_errors_per_sec", "stale_reads", "stale_reads_per_sec", "traffic_share",
+			"redis_errors", "redis_errors_per_sec", "stale_reads", "stale_reads_per_sec", "traffic_share", "version",
 		}},
 		{"hot key", doc.Entities[0].HotKeys[0], []string{"cluster_qps", "hits", "hot_seconds", "key", "qps", "since"}},
 		{"history point", doc.Entities[0].History[0], []string{"at", "hits", "reads", "redis_errors", "redis_reads", "stale_reads"}},
@@ -362,13 +362,17 @@ func TestPageShowsHealth(t *testing.T) {
 }
 
 func TestPageStructure(t *testing.T) {
-	resp, page := fetch(t, livepage.Handler(healthy("user", t0), healthy("order", t0)), "GET", "/debug/hotkeys/")
+	order := healthy("order", t0)
+	order.st.Version = 2 // a bumped entity says so; version 1 says nothing
+	resp, page := fetch(t, livepage.Handler(healthy("user", t0), order), "GET", "/debug/hotkeys/")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %s %q", resp.Status, resp.Header.Get("Content-Type"))
 	}
 	for _, want := range []string{
 		`<section class="entity" data-entity="user">`,
+		`<h2>user</h2>`,
 		`<section class="entity" data-entity="order">`,
+		`<h2>order <small>version 2</small></h2>`,
 		`<td class="key" title="user:1">user:1</td>`,
 		`<svg class="chart"`,
 		`<polyline class="reads" points="590.0,`, // a second before the newest point, on a one-minute chart

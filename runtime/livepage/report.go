@@ -25,8 +25,12 @@ type Report struct {
 // intervals, as Prometheus does from the same counters (runtime/prom).
 type EntityReport struct {
 	Entity string `json:"entity"` // the entity's name, e.g. "user"
-	Host   string `json:"host"`   // the machine this instance runs on
-	PID    int    `json:"pid"`    // its process id
+	// Version is the version of the entity's values this instance reads
+	// and writes (version=; docs/changing-structs.md): during a deploy
+	// that changed the entity, two instances may differ.
+	Version int    `json:"version"`
+	Host    string `json:"host"` // the machine this instance runs on
+	PID     int    `json:"pid"`  // its process id
 
 	// MemoryShare is the share of the last second's reads, all of them,
 	// served from this instance's memory, 0 to 1; null when none was,
@@ -134,6 +138,7 @@ func NewReport(now time.Time, sources ...Source) Report {
 func entityReport(now time.Time, st runtime.Stats, hist []runtime.Sample) EntityReport {
 	e := EntityReport{
 		Entity:                st.Entity,
+		Version:               max(st.Version, 1),
 		Host:                  st.Host,
 		PID:                   st.PID,
 		RedisDownSince:        timeOrNull(st.RedisDownSince),

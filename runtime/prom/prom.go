@@ -20,7 +20,7 @@
 //	hotkeygen_refreshes_total             background reloads of hot keys
 //	hotkeygen_refresh_errors_total        background reloads that failed
 //	hotkeygen_redis_errors_total          Redis commands that failed
-//	hotkeygen_decode_errors_total         values in Redis that did not decode
+//	hotkeygen_decode_errors_total         values in Redis that did not decode, labelled with the version too
 //	hotkeygen_promotions_total            keys that became hot
 //	hotkeygen_demotions_total             hot keys that cooled
 //	hotkeygen_invalidations_total         local copies dropped by a write
@@ -58,7 +58,7 @@
 //	hotkeygen_invalidation_connected           1 while the session of every node copies are kept of is live; 0 while one is lost, and with invalidate=off
 //	hotkeygen_invalidation_down_since_seconds  Unix time a session was lost; 0 while connected, and with invalidate=off
 //	hotkeygen_redis_down_since_seconds         Unix time Redis was found unreachable; 0 while it answers
-//	hotkeygen_info{host,pid,invalidation}      always 1: which instance this is, and the invalidation mode in effect
+//	hotkeygen_info{host,pid,invalidation}      always 1: which instance this is, the version of its values and the invalidation mode in effect
 //
 // The page's rates are those of the counters above over the last second.
 // The share of all reads served from memory, its headline, is
@@ -113,14 +113,23 @@ type metric struct {
 	help  string
 	kind  prometheus.ValueType
 	value func(*runtime.Stats) float64
+	// versioned series carry the version label too: the entity's values'
+	// version (Stats.Version), which tells two builds' series apart
+	// during a deploy.
+	versioned bool
 }
 
 func counter(name, help string, v func(*runtime.Stats) uint64) metric {
-	return metric{name + "_total", help, prometheus.CounterValue, func(s *runtime.Stats) float64 { return float64(v(s)) }}
+	return metric{name: name + "_total", help: help, kind: prometheus.CounterValue, value: func(s *runtime.Stats) float64 { return float64(v(s)) }}
+}
+
+func versioned(m metric) metric {
+	m.versioned = true
+	return m
 }
 
 func gauge(name, help string, v func(*runtime.Stats) float64) metric {
-	return metric{name, help, prometheus.GaugeValue, v}
+	return metric{name: name, help: help, kind: prometheus.GaugeValue, value: v}
 }
 
 // metrics are the series every entity has, the change buffer's and the
@@ -140,8 +149,8 @@ var metrics = append([]metric{
 		func(s *runtime.Stats) uint64 { return s.RefreshErrors }),
 	counter("redis_errors", "Redis commands that failed (an absent key is not a failure, nor a caller's context ending).",
 		func(s *runtime.Stats) uint64 { return s.RedisErrors }),
-	counter("decode_errors", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys.",
-		func(s *runtime.Stats) uint64 { return s.DecodeErrors }),
+	versioned(counter("decode_errors", "Values read from Redis that did not decode as the entity's version: bytes another build of that version wrote (a struct changed without version=), or corrupt ones.",
+		func(s *runtime.Stats) uint64 { return s.DecodeErrors })),
 	counter("promotions", "Keys that became hot and started being served from memory.",
 		func(s *runtime.Stats) uint64 { return s.Promotions }),
 	counter("demotions", "Hot keys that cooled below warm_qps and went back to Redis.",
@@ -203,7 +212,7 @@ func unixTime(t time.Time) float64 {
 const (
 	prefix        = "hotkeygen_"
 	infoName      = prefix + "info"
-	infoHelp      = "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."
+	infoHelp      = "Always 1: which instance this is (host name and process id), the version of the entity's values it reads (version=) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."
 	hotKeyQPSName = prefix + "hot_key_qps"
 	hotKeyQPSHelp = "Reads per second of a key hot now, on this instance: over the detection window, or its busiest recent slot when higher."
 )
@@ -247,10 +256,15 @@ func NewCollector(sources []Source, opts ...Option) (*Collector, error) {
 		seen[entity] = true
 		labels := prometheus.Labels{"entity": entity}
 		s := source{src: src, descs: make([]*prometheus.Desc, len(metrics))}
+		withVersion := prometheus.Labels{"entity": entity, "version": strconv.Itoa(max(src.Stats().Version, 1))}
 		for j, m := range metrics {
+			if m.versioned {
+				s.descs[j] = prometheus.NewDesc(prefix+m.name, m.help, nil, withVersion)
+				continue
+			}
 			s.descs[j] = prometheus.NewDesc(prefix+m.name, m.help, nil, labels)
 		}
-		s.info = prometheus.NewDesc(infoName, infoHelp, []string{"host", "pid", "invalidation"}, labels)
+		s.info = prometheus.NewDesc(infoName, infoHelp, []string{"host", "pid", "invalidation"}, withVersion)
 		if o.hotKeyQPS {
 			s.hotKeyQPS = prometheus.NewDesc(hotKeyQPSName, hotKeyQPSHelp, []string{"key"}, labels)
 		}

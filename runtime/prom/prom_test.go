@@ -1,6 +1,7 @@
 package prom_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -145,14 +146,14 @@ var families = []family{
 	{"hotkeygen_changes_pending", "gauge", "Ids waiting in the change buffer, as this instance's sync worker last saw it (changes=on)."},
 	{"hotkeygen_changes_sync_failures_total", "counter", "Batches of changed ids whose sync failed (loader, Redis or sync hook) and went back to the buffer."},
 	{"hotkeygen_changes_synced_total", "counter", "Changed ids this instance synced to Redis and acknowledged; its rate is the ids synced per second."},
-	{"hotkeygen_decode_errors_total", "counter", "Values read from Redis that did not decode as the entity: foreign or corrupt bytes under its keys."},
+	{"hotkeygen_decode_errors_total", "counter", "Values read from Redis that did not decode as the entity's version: bytes another build of that version wrote (a struct changed without version=), or corrupt ones."},
 	{"hotkeygen_degraded_loads_total", "counter", "Loader calls made because Redis failed (degrade=loader)."},
 	{"hotkeygen_demotions_total", "counter", "Hot keys that cooled below warm_qps and went back to Redis."},
 	{"hotkeygen_failed_fast_total", "counter", "Calls refused without asking Redis, because a recent call found it unreachable."},
 	{"hotkeygen_hits_total", "counter", "Reads of hot keys answered from the in-process copy, without a Redis round trip."},
 	{"hotkeygen_hot_keys", "gauge", "Keys hot now, served from memory."},
 	{"hotkeygen_hot_reads_total", "counter", "Reads of keys that were hot when read; the other reads went straight to Redis."},
-	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."},
+	{"hotkeygen_info", "gauge", "Always 1: which instance this is (host name and process id), the version of the entity's values it reads (version=) and the invalidation mode in effect (tracking, pubsub, pubsub-keys, off)."},
 	{"hotkeygen_invalidation_connected", "gauge", "1 while the invalidation session of every node copies are kept of is live, so writes made anywhere reach the local copies; 0 while one is lost or connecting, and with invalidate=off."},
 	{"hotkeygen_invalidation_connections", "gauge", "Invalidation subscriptions up now: one per node copies of whose keys are kept; 0 with none kept, with invalidate=off, and while a lost one is being re-established."},
 	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or a node's first copy wanted one, while it connects); 0 while connected, and with invalidate=off."},
@@ -176,7 +177,8 @@ var families = []family{
 // exposition is the expected text of every series of families for the
 // entities values names: each series is 0 unless values gives it a value.
 // hotkeygen_info's labels are given as its value, "host pid invalidation";
-// by default this process's, with invalidate=off.
+// by default this process's, with invalidate=off. The pseudo-name
+// "version" gives the version label of the versioned series, 1 by default.
 func exposition(values map[string]map[string]string) string {
 	entities := slices.Sorted(maps.Keys(values))
 	var b strings.Builder
@@ -184,23 +186,28 @@ func exposition(values map[string]map[string]string) string {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
 		for _, e := range entities {
 			v, ok := values[e][f.name]
+			version := cmp.Or(values[e]["version"], "1")
 			if f.name == "hotkeygen_info" {
 				if !ok {
 					v = thisInstance("off")
 				}
 				l := strings.Fields(v)
-				fmt.Fprintf(&b, "%s{entity=%q,host=%q,invalidation=%q,pid=%q} 1\n", f.name, e, l[0], l[2], l[1])
+				fmt.Fprintf(&b, "%s{entity=%q,host=%q,invalidation=%q,pid=%q,version=%q} 1\n", f.name, e, l[0], l[2], l[1], version)
 				continue
 			}
 			if !ok {
 				v = "0"
+			}
+			if f.name == "hotkeygen_decode_errors_total" {
+				fmt.Fprintf(&b, "%s{entity=%q,version=%q} %s\n", f.name, e, version, v)
+				continue
 			}
 			fmt.Fprintf(&b, "%s{entity=%q} %s\n", f.name, e, v)
 		}
 	}
 	for e, vs := range values {
 		for name := range vs {
-			if !slices.ContainsFunc(families, func(f family) bool { return f.name == name }) {
+			if name != "version" && !slices.ContainsFunc(families, func(f family) bool { return f.name == name }) {
 				panic(fmt.Sprintf("no metric %s (entity %s)", name, e))
 			}
 		}
@@ -420,7 +427,7 @@ func everything(entity string) *fixed {
 		Loads: 14, LoadErrors: 15, StaleReads: 16, BigValues: 17, DegradedLoads: 18,
 		Invalidations: 19, InvalidationResets: 20, InvalidationLive: 21,
 		AggregateReports: 22, AggregateErrors: 23,
-		Host: "web-24", PID: 25, Invalidation: runtime.InvalidateTracking,
+		Host: "web-24", PID: 25, Invalidation: runtime.InvalidateTracking, Version: 35,
 		InvalidationDownSince: time.Unix(26, 500e6), RedisDownSince: time.Unix(27, 0),
 		Changes: runtime.ChangeStats{Pending: 24, OldestAge: 25 * time.Second, Synced: 26, Failures: 27, ClaimsExpired: 28, Dropped: 29},
 		Bloom:   runtime.BloomStats{Checks: 30, Absent: 31, Unready: 32, Adds: 33, Errors: 34},
@@ -455,6 +462,7 @@ func TestEveryFieldHasItsSeries(t *testing.T) {
 		"hotkeygen_aggregate_errors_total":    "23",
 		"hotkeygen_hot_keys":                  "2",
 		"hotkeygen_info":                      "web-24 25 tracking",
+		"version":                             "35",
 		// A session is down: not connected, since 26.5 s after 1970.
 		"hotkeygen_invalidation_connected":          "0",
 		"hotkeygen_invalidation_down_since_seconds": "26.5",

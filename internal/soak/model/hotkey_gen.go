@@ -230,3 +230,11 @@ func _() {
 		_ = (*generated_code_is_stale__run_go_generate)(new(Record))
 	}
 }
+
+// The wire shape of each entity's values, which the next run of hotkeygen
+// compares with, refusing a change the build generated from it cannot read
+// while both run (docs/changing-structs.md).
+//
+//hotkeygen:wire Record version=1 layout="string" key="soak:{ID}"
+//hotkeygen:wire Record.ID ID int
+//hotkeygen:wire Record.Version Version int

@@ -1,0 +1,438 @@
+package generator
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
+	"github.com/hotkeygen/hotkeygen/runtime"
+)
+
+// This file keeps the wire shape of each entity's values: the msgpack keys
+// of its fields and their kinds, its version, its layout and its key
+// template. The generated file records the shape it was generated for
+// (wireDirective lines), and the next run compares the new shape with it,
+// the way buf breaking compares a protobuf schema with the last commit:
+// during a rolling deploy the build generated from the recorded shape
+// still runs, and reads what the new one writes.
+//
+// A change that build reads fine is accepted: a field added or dropped (the
+// codec skips keys it does not know, and leaves missing fields alone), a
+// codec, a Go field renamed under the same msgpack key, an omitempty. A
+// change it cannot read is refused at the field, unless the version goes
+// up: a field's kind (an int becoming a string, a scalar a slice, a struct
+// a map, a time an int), a still-read field's msgpack key, the key
+// template, the layout. A higher version is always accepted: its keys are
+// its own (versionedKey). A lower one is refused: the build of the higher
+// version may still be running, on keys the lower one's values never reach.
+
+// wireDirective starts each line of the record.
+const wireDirective = "//hotkeygen:wire "
+
+// shape is the wire shape of one entity.
+type shape struct {
+	Type    string // the annotated struct's name, which identifies it between runs
+	Version int
+	Key     string // the key template as written, before versionedKey
+	Layout  string // "string", or "hash field=F" with " expires=E"
+	Fields  []wireField
+	// Line is where the record holds the entity, for a record that does
+	// not read; zero for a shape made from the source.
+	Line int
+}
+
+// wireField is one value in the msgpack of the entity: a field of the
+// struct or of a struct inside it.
+type wireField struct {
+	Go   string // the Go path from the entity: "Where.X", "Items[].Name"
+	Key  string // the msgpack path: "where.x", "items[].name"
+	Kind string // wireKind's word: int, float, str, bin, bool, time, any, []int, map[str]{}, ...
+	Pos  token.Position
+}
+
+// shapeOf returns the wire shape of the entity t annotates, which the
+// model has already checked: a struct of encodable fields.
+func shapeOf(in *pkgInput, t target, named *types.Named) *shape {
+	s := t.Spec
+	sh := &shape{Type: named.Obj().Name(), Version: s.Version, Key: s.Key.Raw, Layout: s.Layout}
+	if s.Layout == runtime.LayoutHash {
+		sh.Layout += " field=" + s.Field
+		if s.Expires != "" {
+			sh.Layout += " expires=" + s.Expires
+		}
+	}
+	w := shapeWalker{fset: in.Fset, shape: sh}
+	w.fields(named.Underlying().(*types.Struct), sh.Type+".", "", []*types.Named{named})
+	return sh
+}
+
+type shapeWalker struct {
+	fset  *token.FileSet
+	shape *shape
+}
+
+// fields adds the fields msgpack writes of st, as its reflection does:
+// exported fields and embedded ones, not tagged "-", an embedded struct
+// without a tag name inlined.
+func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath string, stack []*types.Named) {
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		tag := st.Tag(i)
+		if !stored(f, tag) {
+			continue
+		}
+		name := msgpackName(tag)
+		if f.Embedded() && name == "" && !encodesItself(f.Type()) {
+			if inner, ok := structOf(f.Type()); ok {
+				w.fields(inner, goPath, keyPath, stack)
+				continue
+			}
+		}
+		if !f.Exported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name()
+		}
+		w.value(goPath+f.Name(), keyPath+name, f.Type(), w.fset.Position(f.Pos()), stack)
+	}
+}
+
+// value adds the field at goPath and keyPath, of type t, and the fields
+// of the structs its value holds.
+func (w *shapeWalker) value(goPath, keyPath string, t types.Type, pos token.Position, stack []*types.Named) {
+	kind, st, named, path := wireKindOf(t)
+	w.shape.Fields = append(w.shape.Fields, wireField{Go: goPath, Key: keyPath, Kind: kind, Pos: pos})
+	if st == nil {
+		return
+	}
+	for _, n := range stack {
+		if named != nil && types.Identical(n, named) {
+			return // a recursive type: its fields are listed once, above
+		}
+	}
+	if named != nil {
+		stack = append(stack[:len(stack):len(stack)], named)
+	}
+	w.fields(st, goPath+path+".", keyPath+path+".", stack)
+}
+
+// wireKindOf names how msgpack writes a value of t, in the words the
+// record uses: the kinds one msgpack decoder reads into each other are one
+// word (every integer is int, every float float). A struct's kind is {},
+// its fields listed after it; st is that struct, named its type when it
+// has one, and path what leads from the field to it: "[]" for a slice's
+// elements, "[*]" for a map's values.
+func wireKindOf(t types.Type) (kind string, st *types.Struct, named *types.Named, path string) {
+	t = types.Unalias(t)
+	if isTime(t) {
+		return "time", nil, nil, ""
+	}
+	if n, ok := t.(*types.Named); ok {
+		switch {
+		case declares(n, "EncodeMsgpack"), declares(n, "MarshalMsgpack"):
+			return "custom:" + types.TypeString(n, nil), nil, nil, ""
+		case declares(n, "MarshalBinary"):
+			return "bin", nil, nil, ""
+		case declares(n, "MarshalText"):
+			return "str", nil, nil, ""
+		}
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsBoolean != 0:
+			return "bool", nil, nil, ""
+		case u.Info()&types.IsInteger != 0:
+			return "int", nil, nil, ""
+		case u.Info()&types.IsFloat != 0:
+			return "float", nil, nil, ""
+		case u.Info()&types.IsString != 0:
+			return "str", nil, nil, ""
+		}
+		return u.Name(), nil, nil, ""
+	case *types.Pointer:
+		return wireKindOf(u.Elem())
+	case *types.Slice:
+		return listKind(u.Elem())
+	case *types.Array:
+		return listKind(u.Elem())
+	case *types.Map:
+		k, _, _, _ := wireKindOf(u.Key())
+		v, st, named, path := wireKindOf(u.Elem())
+		return "map[" + k + "]" + v, st, named, "[*]" + path
+	case *types.Struct:
+		n, _ := t.(*types.Named)
+		return "{}", u, n, ""
+	case *types.Interface:
+		return "any", nil, nil, ""
+	}
+	return t.String(), nil, nil, ""
+}
+
+// listKind is the kind of a slice or an array of elem: bytes are bin.
+func listKind(elem types.Type) (string, *types.Struct, *types.Named, string) {
+	if b, ok := types.Unalias(elem).(*types.Basic); ok && b.Kind() == types.Byte {
+		return "bin", nil, nil, ""
+	}
+	k, st, named, path := wireKindOf(elem)
+	return "[]" + k, st, named, "[]" + path
+}
+
+// encodesItself reports a named type msgpack encodes through one of its
+// methods rather than field by field.
+func encodesItself(t types.Type) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	for _, m := range methodsMsgpackUses {
+		if declares(n, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// structOf returns the struct t or *t is.
+func structOf(t types.Type) (*types.Struct, bool) {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	return st, ok
+}
+
+// record writes sh as the lines of the generated file that the next run
+// reads back (readShapes).
+func (sh *shape) record() []string {
+	lines := []string{fmt.Sprintf("%s%s version=%d layout=%s key=%s", wireDirective, sh.Type, sh.Version, strconv.Quote(sh.Layout), strconv.Quote(sh.Key))}
+	for _, f := range sh.Fields {
+		lines = append(lines, wireDirective+f.Go+" "+quoteIfNeeded(f.Key)+" "+f.Kind)
+	}
+	return lines
+}
+
+// quoteIfNeeded quotes a msgpack key that would not read back as one word.
+func quoteIfNeeded(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\"\\") || strconv.Quote(s) != `"`+s+`"` {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// readShapes reads the record of the generated file content, by type
+// name. A line it cannot read is an error at that line of path: the file
+// was edited by hand, and what it recorded is lost.
+func readShapes(path string, content []byte) (map[string]*shape, ErrorList) {
+	shapes := map[string]*shape{}
+	var errs ErrorList
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	sc.Buffer(nil, len(content)+1)
+	var cur *shape
+	for n := 1; sc.Scan(); n++ {
+		rest, ok := strings.CutPrefix(sc.Text(), wireDirective)
+		if !ok {
+			continue
+		}
+		bad := func(why string) {
+			errs.Add(token.Position{Filename: path, Line: n, Column: 1}, fmt.Sprintf("the recorded wire shape does not read (%s): this line was edited by hand; restore the generated file from version control, or delete it to record the shape anew", why))
+		}
+		if strings.Contains(rest, " version=") {
+			sh, err := readEntityLine(rest)
+			if err != nil {
+				bad(err.Error())
+				cur = nil
+				continue
+			}
+			sh.Line = n
+			shapes[sh.Type] = sh
+			cur = sh
+			continue
+		}
+		goPath, rest, _ := strings.Cut(rest, " ")
+		key, kind, err := readWord(rest)
+		switch {
+		case err != nil:
+			bad(err.Error())
+		case kind == "" || strings.Contains(kind, " "):
+			bad("no kind")
+		case cur == nil || !strings.HasPrefix(goPath, cur.Type+"."):
+			bad("a field outside its entity")
+		default:
+			cur.Fields = append(cur.Fields, wireField{Go: goPath, Key: key, Kind: kind})
+		}
+	}
+	return shapes, errs
+}
+
+// readEntityLine reads `Type version=N layout="..." key="..."`.
+func readEntityLine(line string) (*shape, error) {
+	typ, rest, _ := strings.Cut(line, " ")
+	v, rest, _ := strings.Cut(strings.TrimPrefix(rest, "version="), " ")
+	version, err := strconv.Atoi(v)
+	if err != nil || version < 1 {
+		return nil, fmt.Errorf("version %q", v)
+	}
+	layout, rest, err := readWord(strings.TrimPrefix(rest, "layout="))
+	if err != nil {
+		return nil, fmt.Errorf("layout: %v", err)
+	}
+	key, rest, err := readWord(strings.TrimPrefix(rest, "key="))
+	if err != nil || rest != "" {
+		return nil, fmt.Errorf("key: %q", rest)
+	}
+	return &shape{Type: typ, Version: version, Layout: layout, Key: key}, nil
+}
+
+// readWord reads a word, quoted or not, and returns it and what follows
+// the space after it.
+func readWord(s string) (word, rest string, err error) {
+	if !strings.HasPrefix(s, `"`) {
+		word, rest, _ = strings.Cut(s, " ")
+		return word, rest, nil
+	}
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", "", err
+	}
+	word, _ = strconv.Unquote(q)
+	return word, strings.TrimPrefix(s[len(q):], " "), nil
+}
+
+// checkShape compares the new shape of an entity with the recorded one
+// (nil when none is) and reports every change the build of the recorded
+// shape cannot read, each where it was made. notes say, for -v, what
+// changed that it can.
+func checkShape(old, sh *shape, spec *annotations.Spec) (errs ErrorList, notes []string) {
+	if old == nil {
+		return nil, nil
+	}
+	fix := fmt.Sprintf("set version=%d on %s's //hotkey:cache line to give the new shape keys of its own (docs/changing-structs.md)", old.Version+1, sh.Type)
+	at := func(option string) token.Position {
+		if a, ok := spec.Arg(option); ok {
+			return a.Pos
+		}
+		return spec.Pos
+	}
+	switch {
+	case sh.Version < old.Version:
+		errs.Add(at("version"), fmt.Sprintf("version=%d goes back from version %d, which the generated file records for %s: a build of version %d may still be running, and values of version %d are older than its; keep version=%d, or go higher",
+			sh.Version, old.Version, sh.Type, old.Version, sh.Version, old.Version))
+		return errs, nil
+	case sh.Version > old.Version:
+		return nil, []string{fmt.Sprintf("%s: version %d, on keys of its own; version %d's expire by their TTL", sh.Type, sh.Version, old.Version)}
+	}
+	if sh.Key != old.Key {
+		errs.Add(at("key"), fmt.Sprintf("key=%s changes %s's key template from %s, which a running build still reads and writes; %s", sh.Key, sh.Type, old.Key, fix))
+	}
+	if sh.Layout != old.Layout {
+		errs.Add(at("layout"), fmt.Sprintf("%s's layout changes from %q to %q, which a running build cannot read; %s", sh.Type, old.Layout, sh.Layout, fix))
+	}
+	oldByKey, oldByGo := map[string]wireField{}, map[string]wireField{}
+	for _, f := range old.Fields {
+		oldByKey[f.Key], oldByGo[f.Go] = f, f
+	}
+	newKeys := map[string]bool{}
+	var added []string
+	for _, f := range sh.Fields {
+		newKeys[f.Key] = true
+		if o, ok := oldByKey[f.Key]; ok {
+			if o.Kind != f.Kind && !underChanged(f.Key, sh, old) {
+				errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack kind changes from %s to %s, which the running build cannot decode (nor this one its values); %s", f.Go, o.Kind, f.Kind, fix))
+			}
+			continue
+		}
+		if o, ok := oldByGo[f.Go]; ok && !underChanged(f.Key, sh, old) {
+			errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack key changes from %s to %s, so the running build stops seeing what this one writes, and this one what it writes; keep the key with a tag (msgpack:%q), or %s", f.Go, quoteIfNeeded(o.Key), quoteIfNeeded(f.Key), lastSegment(o.Key), fix))
+			continue
+		}
+		added = append(added, f.Go)
+	}
+	var dropped []string
+	for _, f := range old.Fields {
+		if _, renamed := fieldByGo(sh, f.Go); !newKeys[f.Key] && !renamed {
+			dropped = append(dropped, f.Go)
+		}
+	}
+	if len(errs) == 0 && (len(added) > 0 || len(dropped) > 0) {
+		var changes []string
+		if len(added) > 0 {
+			changes = append(changes, "adds "+strings.Join(added, ", "))
+		}
+		if len(dropped) > 0 {
+			changes = append(changes, "drops "+strings.Join(dropped, ", "))
+		}
+		notes = append(notes, fmt.Sprintf("%s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has; version= keeps them apart (docs/changing-structs.md)",
+			sh.Type, sh.Version, strings.Join(changes, " and ")))
+	}
+	return errs, notes
+}
+
+// underChanged reports that a parent of the msgpack path key changed
+// kind between the two shapes, which one error, at the parent, says.
+func underChanged(key string, sh, old *shape) bool {
+	for i := len(key) - 1; i > 0; i-- {
+		if key[i] != '.' {
+			continue
+		}
+		parent := strings.TrimSuffix(strings.TrimSuffix(key[:i], "[]"), "[*]")
+		for strings.HasSuffix(parent, "[]") || strings.HasSuffix(parent, "[*]") {
+			parent = strings.TrimSuffix(strings.TrimSuffix(parent, "[]"), "[*]")
+		}
+		n, nok := fieldByKey(sh, parent)
+		o, ook := fieldByKey(old, parent)
+		if !nok || !ook || n.Kind != o.Kind {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldByKey(sh *shape, key string) (wireField, bool) {
+	for _, f := range sh.Fields {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return wireField{}, false
+}
+
+func fieldByGo(sh *shape, goPath string) (wireField, bool) {
+	for _, f := range sh.Fields {
+		if f.Go == goPath {
+			return f, true
+		}
+	}
+	return wireField{}, false
+}
+
+// lastSegment is the last key of a msgpack path: the tag a field needs to
+// keep it.
+func lastSegment(key string) string {
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+// versionedKey returns the first literal of a key template for version:
+// unchanged for version 1, and with "v2" and the literal's own last
+// character after it for version 2 ("user:" becomes "user:v2:"), so every
+// key, and the prefix invalidations are tracked for, are the version's own.
+func versionedKey(lit string, version int) string {
+	if version <= 1 || lit == "" {
+		return lit
+	}
+	return lit + "v" + strconv.Itoa(version) + lit[len(lit)-1:]
+}

@@ -1,0 +1,15 @@
+// Package shop changes Product in ways the build generated from the
+// recorded shape still reads: Color is dropped, Stock added, Name renamed
+// in Go under its msgpack key, and the codec changed.
+package shop
+
+//go:generate hotkeygen
+
+// Product is cached.
+//
+//hotkey:cache key=product:{ID} codec=reflect
+type Product struct {
+	ID    int64
+	Title string `msgpack:"Name"`
+	Stock int64
+}
