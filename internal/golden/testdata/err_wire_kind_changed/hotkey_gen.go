@@ -15,3 +15,6 @@ package shop
 //hotkeygen:wire Product.Parts Parts []{}
 //hotkeygen:wire Product.Parts[].SKU Parts[].SKU str
 //hotkeygen:wire Product.Parts[].Qty Parts[].Qty int
+//hotkeygen:wire Product.Index Index map[int]{}
+//hotkeygen:wire Product.Index[*].SKU Index[*].SKU str
+//hotkeygen:wire Product.Index[*].Qty Index[*].Qty int

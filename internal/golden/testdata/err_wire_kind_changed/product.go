@@ -22,6 +22,7 @@ type Product struct {
 	Count   uint8     // was an int64: still an int, fine
 	Sizes   []int     // was a []str
 	Parts   []Part
+	Index   map[string]Part // was keyed by int: one error, at Index, for it and its Qty
 }
 
 // Part is a struct in a slice.
