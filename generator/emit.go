@@ -34,6 +34,7 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitLoader(f, e)
 		emitBatchLoader(f, e)
 		emitGet(f, e)
+		emitView(f, e)
 		emitGetMany(f, e)
 		emitSet(f, e)
 		emitDel(f, e)

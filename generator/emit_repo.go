@@ -236,6 +236,16 @@ func emitGet(f *jen.File, e *entity) {
 	)
 }
 
+// emitView writes View<Name>, the read that lends the value: a hot key's
+// read then costs the same whatever the value's size.
+func emitView(f *jen.File, e *entity) {
+	typ := e.TypeName()
+	doc(f, "%s calls fn with the %s stored under %s, or returns an error wrapping runtime.ErrNotFound when there is none, as %s does, but lends the value instead of copying it: a hot key's read costs the same whatever the value's size. The value may be shared with every other reader, so fn must neither change it nor keep it, or anything it holds, after it returns; use %s for a value of your own. It returns fn's error.", e.View(), typ, keyDoc(e), e.Get(), e.Get())
+	f.Func().Add(recv(e)).Id(e.View()).Params(append(keyParams(e), jen.Id("fn").Func().Params(ptrType(e)).Error())...).Error().Block(
+		jen.Return(jen.Id("r").Dot("c").Dot("View").Call(jen.Id("ctx"), keyValue(e, paramArg), jen.Id("fn"))),
+	)
+}
+
 // emitGetMany writes Get<Names>, the batch read. Its parameter is a slice
 // of K, the type the cache is keyed by, so the runtime takes it as it is.
 func emitGetMany(f *jen.File, e *entity) {

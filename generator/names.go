@@ -30,6 +30,7 @@ const keyMethod = "String"
 // entity, the batch ones after many of it (see manyName): GetUser,
 // GetUsers, SetUser, DelUser, WithUserLoader, WithUsersLoader.
 func (e *entity) Get() string         { return "Get" + e.Name }
+func (e *entity) View() string        { return "View" + e.Name }
 func (e *entity) GetMany() string     { return "Get" + manyName(e.Name) }
 func (e *entity) Set() string         { return "Set" + e.Name }
 func (e *entity) Del() string         { return "Del" + e.Name }

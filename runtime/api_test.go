@@ -22,7 +22,7 @@ func TestPublicAPI(t *testing.T) {
 		"func AppendKeyString",
 		"type Cache", "func MustNew", "func New",
 		"method Cache.Close", "method Cache.Del", "method Cache.Get", "method Cache.GetMany",
-		"method Cache.History", "method Cache.Set", "method Cache.Stats",
+		"method Cache.History", "method Cache.Set", "method Cache.Stats", "method Cache.View",
 		"method Cache.MarkChanged", "method Cache.WarmBloom",
 		"type ChangeStats", "type BloomStats",
 		"const LayoutString", "type CollectionGlue", "type Collection", "func NewCollection", "func MustNewCollection", "func WithCollectionLoader",

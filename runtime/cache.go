@@ -294,8 +294,39 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		c.det.Hit(key, rand.Uint32())
 		return c.clone(cp.Val), nil
 	}
+	return c.get(ctx, key, cp, held, false)
+}
+
+// View calls fn with the value at key, or returns an error wrapping
+// ErrNotFound when the key is absent, as Get does, but lends the value
+// instead of copying it: a hot key's read then costs the same whatever
+// the value's size. The value may be shared with every other reader of
+// the key, so fn must neither change it nor keep it, nor anything it
+// holds, after it returns; a caller that needs either uses Get. View
+// returns fn's error.
+func (c *Cache[K, V]) View(ctx context.Context, key K, fn func(*V) error) error {
+	if c.closed.Load() {
+		return opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
+	}
+	cp, held := c.copies.Local.Get(key)
+	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
+		c.det.Hit(key, rand.Uint32()) // Get's hot path, lending
+		return fn(cp.Val)
+	}
+	v, err := c.get(ctx, key, cp, held, true)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
+// get is the rest of Get and View, after the local store's lookup (held,
+// its copy cp) found no fresh copy: Get's value is a copy of its own (lend
+// false), View's lent (lend true): the held copy itself, or what the read
+// shares with the reads that joined it.
+func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, lend bool) (*V, error) {
 	if ok, stale := c.hit(ctx, key, cp, held); ok {
-		return c.serve(key, cp, stale)
+		return c.serve(key, cp, stale, lend)
 	}
 	e := c.det.Seen(key)
 	if e == nil {
@@ -322,7 +353,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 		// unverified copy beats an error (stale-while-error) if the
 		// node does not answer a ping either, and only then.
 		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
-			return c.serve(key, cp, stale)
+			return c.serve(key, cp, stale, lend)
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
@@ -333,7 +364,16 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if err != nil {
 		return c.loads.degrade(ctx, key, err)
 	}
-	return c.clone(v), nil
+	return c.give(v, lend), nil
+}
+
+// give returns v to a reader: itself when lent (View), else a copy of
+// the reader's own.
+func (c *Cache[K, V]) give(v *V, lend bool) *V {
+	if lend {
+		return v
+	}
+	return c.clone(v)
 }
 
 // hit judges a lookup of k in the local store (held, its copy cp):
@@ -377,14 +417,14 @@ func (c *Cache[K, V]) served(key K, cp *fresh.Copy[V], stale bool) *V {
 	return cp.Val
 }
 
-// serve is served for a caller that gets a value of its own, or
-// ErrNotFound.
-func (c *Cache[K, V]) serve(key K, cp *fresh.Copy[V], stale bool) (*V, error) {
+// serve is served for a caller that gets a value of its own, or lent
+// (give), or ErrNotFound.
+func (c *Cache[K, V]) serve(key K, cp *fresh.Copy[V], stale, lend bool) (*V, error) {
 	v := c.served(key, cp, stale)
 	if v == nil {
 		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrNotFound)
 	}
-	return c.clone(v), nil
+	return c.give(v, lend), nil
 }
 
 // Set writes v to Redis under k with the configured TTL. When k is hot, its

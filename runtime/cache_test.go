@@ -534,3 +534,47 @@ func testConfig(opts ...Option) Config {
 	}
 	return cfg
 }
+
+// View reads as Get does, but lends the value: a hot key's copy itself,
+// with no allocation whatever its size, and a cold key's value as read.
+// An absent key is ErrNotFound without a call of fn, and fn's error is
+// View's.
+func TestViewLendsWhatGetWouldCopy(t *testing.T) {
+	e := newEnv(t, WithHotQPS(100), WithWarmQPS(10))
+	e.put("p:hot", &profile{ID: 1, Name: "ada", Tags: []string{"a", "b"}, Attrs: map[string]string{"k": "v"}})
+	e.put("p:cold", &profile{ID: 2, Name: "bob"})
+	e.heat("p:hot")
+
+	var lent *profile
+	view := func(p *profile) error { lent = p; return nil }
+	for _, key := range []string{"p:hot", "p:cold"} {
+		if err := e.c.View(e.ctx, key, view); err != nil {
+			t.Fatalf("View(%q): %v", key, err)
+		}
+		if got := e.get(key); !reflect.DeepEqual(lent, got) {
+			t.Errorf("View(%q) lent %+v, Get returns %+v", key, lent, got)
+		}
+	}
+	// The local store's own lookup is what a lent read may cost: theine
+	// may allocate in its access buffer.
+	store := testing.AllocsPerRun(100, func() { e.c.copies.Local.Get("p:hot") })
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := e.c.View(e.ctx, "p:hot", view); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != store {
+		t.Errorf("a hot View allocates %v times, the store's lookup %v: it copied the value", allocs, store)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { e.get("p:hot") }); allocs <= store {
+		t.Errorf("a hot Get allocates %v times, the store's lookup %v: the measure above proves nothing", allocs, store)
+	}
+
+	called := false
+	if err := e.c.View(e.ctx, "p:absent", func(*profile) error { called = true; return nil }); !errors.Is(err, ErrNotFound) || called {
+		t.Errorf("View of an absent key = %v, fn called %v; want ErrNotFound, not called", err, called)
+	}
+	boom := errors.New("boom")
+	if err := e.c.View(e.ctx, "p:hot", func(*profile) error { return boom }); err != boom {
+		t.Errorf("View = %v, want fn's error itself", err)
+	}
+}

@@ -37,7 +37,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	for i, k := range ks {
 		cp, held := c.copies.Local.Get(k)
 		if ok, stale := c.hit(ctx, k, cp, held); ok {
-			out[i], _ = c.serve(k, cp, stale) // nil: known absent
+			out[i], _ = c.serve(k, cp, stale, false) // nil: known absent
 			continue
 		}
 		p := pending[K, V]{i: i, k: k, key: c.key(k), e: c.det.Seen(k), cp: cp}
@@ -106,7 +106,7 @@ func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K
 		}
 	}
 	for j, p := range todo {
-		out[p.i], _ = c.serve(p.k, p.cp, stale[j])
+		out[p.i], _ = c.serve(p.k, p.cp, stale[j], false)
 	}
 	return out, nil
 }

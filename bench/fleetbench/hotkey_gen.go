@@ -72,6 +72,16 @@ func (r *ItemRepo) GetItem(ctx context.Context, id int64) (*Item, error) {
 	return r.c.Get(ctx, id)
 }
 
+// ViewItem calls fn with the Item stored under ItemKey(id), or returns an error
+// wrapping runtime.ErrNotFound when there is none, as GetItem does, but lends
+// the value instead of copying it: a hot key's read costs the same whatever the
+// value's size. The value may be shared with every other reader, so fn must
+// neither change it nor keep it, or anything it holds, after it returns; use
+// GetItem for a value of your own. It returns fn's error.
+func (r *ItemRepo) ViewItem(ctx context.Context, id int64, fn func(*Item) error) error {
+	return r.c.View(ctx, id, fn)
+}
+
 // GetItems returns the Item stored under each of ids, aligned with ids: nil
 // where there is none. Hot keys are served from memory and the rest are read
 // from Redis in as few round trips as possible; with a loader, keys missing

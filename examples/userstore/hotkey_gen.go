@@ -77,6 +77,17 @@ func (r *OrderRepo) GetOrder(ctx context.Context, tenant string, num uint32) (*O
 	return r.c.Get(ctx, OrderKey{Tenant: tenant, Num: num})
 }
 
+// ViewOrder calls fn with the Order stored under the key tenant and num give,
+// or returns an error wrapping runtime.ErrNotFound when there is none, as
+// GetOrder does, but lends the value instead of copying it: a hot key's read
+// costs the same whatever the value's size. The value may be shared with every
+// other reader, so fn must neither change it nor keep it, or anything it holds,
+// after it returns; use GetOrder for a value of your own. It returns fn's
+// error.
+func (r *OrderRepo) ViewOrder(ctx context.Context, tenant string, num uint32, fn func(*Order) error) error {
+	return r.c.View(ctx, OrderKey{Tenant: tenant, Num: num}, fn)
+}
+
 // GetOrders returns the Order stored under each of keys, aligned with keys: nil
 // where there is none. Hot keys are served from memory and the rest are read
 // from Redis in as few round trips as possible; with a loader, keys missing
@@ -391,6 +402,16 @@ func WithUsersLoader(load func(ctx context.Context, ids []int64) (map[int64]*Use
 // change: no other caller sees the change.
 func (r *UserRepo) GetUser(ctx context.Context, id int64) (*User, error) {
 	return r.c.Get(ctx, id)
+}
+
+// ViewUser calls fn with the User stored under UserKey(id), or returns an error
+// wrapping runtime.ErrNotFound when there is none, as GetUser does, but lends
+// the value instead of copying it: a hot key's read costs the same whatever the
+// value's size. The value may be shared with every other reader, so fn must
+// neither change it nor keep it, or anything it holds, after it returns; use
+// GetUser for a value of your own. It returns fn's error.
+func (r *UserRepo) ViewUser(ctx context.Context, id int64, fn func(*User) error) error {
+	return r.c.View(ctx, id, fn)
 }
 
 // GetUsers returns the User stored under each of ids, aligned with ids: nil

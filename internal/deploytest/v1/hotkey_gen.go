@@ -70,6 +70,16 @@ func (r *ProductRepo) GetProduct(ctx context.Context, id int64) (*Product, error
 	return r.c.Get(ctx, id)
 }
 
+// ViewProduct calls fn with the Product stored under ProductKey(id), or returns
+// an error wrapping runtime.ErrNotFound when there is none, as GetProduct does,
+// but lends the value instead of copying it: a hot key's read costs the same
+// whatever the value's size. The value may be shared with every other reader,
+// so fn must neither change it nor keep it, or anything it holds, after it
+// returns; use GetProduct for a value of your own. It returns fn's error.
+func (r *ProductRepo) ViewProduct(ctx context.Context, id int64, fn func(*Product) error) error {
+	return r.c.View(ctx, id, fn)
+}
+
 // GetProducts returns the Product stored under each of ids, aligned with ids:
 // nil where there is none. Hot keys are served from memory and the rest are
 // read from Redis in as few round trips as possible; with a loader, keys

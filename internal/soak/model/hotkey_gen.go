@@ -73,6 +73,16 @@ func (r *RecordRepo) GetRecord(ctx context.Context, id int64) (*Record, error) {
 	return r.c.Get(ctx, id)
 }
 
+// ViewRecord calls fn with the Record stored under RecordKey(id), or returns an
+// error wrapping runtime.ErrNotFound when there is none, as GetRecord does, but
+// lends the value instead of copying it: a hot key's read costs the same
+// whatever the value's size. The value may be shared with every other reader,
+// so fn must neither change it nor keep it, or anything it holds, after it
+// returns; use GetRecord for a value of your own. It returns fn's error.
+func (r *RecordRepo) ViewRecord(ctx context.Context, id int64, fn func(*Record) error) error {
+	return r.c.View(ctx, id, fn)
+}
+
 // GetRecords returns the Record stored under each of ids, aligned with ids: nil
 // where there is none. Hot keys are served from memory and the rest are read
 // from Redis in as few round trips as possible; with a loader, keys missing
