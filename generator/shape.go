@@ -248,7 +248,7 @@ func readShapes(path string, content []byte) (map[string]*shape, ErrorList) {
 		bad := func(why string) {
 			errs.Add(token.Position{Filename: path, Line: n, Column: 1}, fmt.Sprintf("the recorded wire shape does not read (%s): this line was edited by hand; restore the generated file from version control, or delete it to record the shape anew", why))
 		}
-		if strings.Contains(rest, " version=") {
+		if first, _, _ := strings.Cut(rest, " "); !strings.Contains(first, ".") { // an entity's line: a field's Go path has a dot
 			sh, err := readEntityLine(rest)
 			if err != nil {
 				bad(err.Error())

@@ -12,6 +12,7 @@ func TestWireShapesReadBackAsRecorded(t *testing.T) {
 			{Go: "User.ID", Key: "ID", Kind: "int"},
 			{Go: "User.Name", Key: "full name", Kind: "str"},
 			{Go: "User.Quote", Key: `say "hi"\`, Kind: "str"},
+			{Go: "User.Odd", Key: "a version=2", Kind: "int"},
 			{Go: "User.Tags", Key: "", Kind: "map[str][]{}"},
 			{Go: "User.Tags[*][].X", Key: "[*][].x", Kind: "time"},
 		},
