@@ -103,6 +103,21 @@ var methodsMsgpackUses = []string{
 	"MarshalBinary", "UnmarshalBinary", "MarshalText", "UnmarshalText",
 }
 
+// encodesItself reports a named type msgpack encodes through one of
+// methodsMsgpackUses rather than by its kind.
+func encodesItself(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return false
+	}
+	for _, m := range methodsMsgpackUses {
+		if declares(n, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // The methods the generated codec declares: appendMethod and readMethod,
 // which the runtime calls on byte slices (Glue.Encode and Glue.Decode), and
 // encodeMethod and decodeMethod over them, which msgpack calls.
@@ -221,12 +236,8 @@ func wireOf(t types.Type, stack []*types.Named) *wireType {
 		tt := t
 		return &wireType{Type: t, Kind: wireBasicKind, Basic: &wireBasic{"AppendTime", "ReadTime", tt, tt}}
 	}
-	if named, ok := t.(*types.Named); ok {
-		for _, m := range methodsMsgpackUses {
-			if declares(named, m) {
-				return nil
-			}
-		}
+	if encodesItself(t) {
+		return nil
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Basic:

@@ -52,11 +52,9 @@ func findUnencodable(t types.Type, name string, seen map[types.Type]bool) (strin
 	if seen[t] {
 		return "", nil
 	}
-	if named, ok := t.(*types.Named); ok {
-		for _, m := range methodsMsgpackUses {
-			if declares(named, m) {
-				return "", nil
-			}
+	if _, ok := t.(*types.Named); ok {
+		if encodesItself(t) {
+			return "", nil
 		}
 		seen[t] = true
 		defer delete(seen, t)

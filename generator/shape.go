@@ -87,7 +87,7 @@ func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath string, stack []*
 			continue
 		}
 		name := msgpackName(tag)
-		if f.Embedded() && name == "" && !encodesItself(f.Type()) {
+		if f.Embedded() && name == "" && !encodesItself(elemOrSelf(f.Type())) {
 			if inner, ok := structOf(f.Type()); ok {
 				w.fields(inner, goPath, keyPath, stack)
 				continue
@@ -184,33 +184,19 @@ func listKind(elem types.Type) (string, *types.Struct, *types.Named, string) {
 	return "[]" + k, st, named, "[]" + path
 }
 
-// encodesItself reports a named type msgpack encodes through one of its
-// methods rather than field by field.
-func encodesItself(t types.Type) bool {
-	t = types.Unalias(t)
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	n, ok := t.(*types.Named)
-	if !ok {
-		return false
-	}
-	for _, m := range methodsMsgpackUses {
-		if declares(n, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // structOf returns the struct t or *t is.
 func structOf(t types.Type) (*types.Struct, bool) {
+	st, ok := elemOrSelf(t).Underlying().(*types.Struct)
+	return st, ok
+}
+
+// elemOrSelf returns what t points to, or t when it is no pointer.
+func elemOrSelf(t types.Type) types.Type {
 	t = types.Unalias(t)
 	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
+		return types.Unalias(p.Elem())
 	}
-	st, ok := t.Underlying().(*types.Struct)
-	return st, ok
+	return t
 }
 
 // record writes sh as the lines of the generated file that the next run
@@ -386,7 +372,7 @@ func underChanged(key string, sh, old *shape) bool {
 		if key[i] != '.' {
 			continue
 		}
-		parent := strings.TrimSuffix(strings.TrimSuffix(key[:i], "[]"), "[*]")
+		parent := key[:i] // a slice's or a map's elements hang off the field: "items[]", "attrs[*][]"
 		for strings.HasSuffix(parent, "[]") || strings.HasSuffix(parent, "[*]") {
 			parent = strings.TrimSuffix(strings.TrimSuffix(parent, "[]"), "[*]")
 		}

@@ -6,7 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
 )
 
 // ids returns n keys of the profile entity starting with prefix.
@@ -168,5 +171,38 @@ func TestBloomAnswersOnlyOnceWarmed(t *testing.T) {
 	}
 	if st := e.c.Stats().Bloom; st.Unready != 2 || st.Absent != 1 {
 		t.Errorf("Stats().Bloom = %+v; want 2 checks of an unready filter, 1 turned away", st)
+	}
+}
+
+// Each version of an entity has a Bloom filter of its own, as it has keys
+// of its own: version 1's filter, warmed, turns a missing id away, while
+// version 2's, never warmed, answers "maybe" and lets the read load.
+func TestEachVersionHasABloomFilterOfItsOwn(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	var loads [3]atomic.Int64
+	cache := func(version int) *Cache[string, profile] {
+		g := profileGlue
+		g.Version = version
+		c, err := New(rdb, g, WithEntity("p"), WithBloom(true), WithBloomItems(1000), WithNullTTL(0), WithLogger(quiet),
+			WithLoader(func(context.Context, string) (*profile, error) { loads[version].Add(1); return nil, ErrNotFound }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	v1, v2 := cache(1), cache(2)
+	if _, err := v1.WarmBloom(ctx, func(yield func(string) bool) { yield("p:1") }); err != nil {
+		t.Fatal(err)
+	}
+	for version, c := range map[int]*Cache[string, profile]{1: v1, 2: v2} {
+		if _, err := c.Get(ctx, "p:absent"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("version %d: Get = %v, want ErrNotFound", version, err)
+		}
+	}
+	if loads[1].Load() != 0 || loads[2].Load() != 1 {
+		t.Errorf("loads: version 1 %d, version 2 %d; want 0, its filter warmed, and 1, its own filter unready", loads[1].Load(), loads[2].Load())
 	}
 }
