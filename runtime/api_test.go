@@ -2,12 +2,12 @@ package runtime_test
 
 import (
 	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"os"
+	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -68,19 +68,17 @@ func TestPublicAPI(t *testing.T) {
 func publicAPI(t *testing.T, dir string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	entries, err := os.ReadDir(dir)
+	pkg, err := build.ImportDir(dir, 0) // the default build's files: no benchmark's tag
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []*ast.File
-	for _, e := range entries {
-		if name := e.Name(); strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
-			f, err := parser.ParseFile(fset, dir+"/"+name, nil, parser.ParseComments)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
 		}
+		files = append(files, f)
 	}
 	p, err := doc.NewFromFiles(fset, files, "github.com/hotkeygen/hotkeygen/runtime")
 	if err != nil {

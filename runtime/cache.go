@@ -160,7 +160,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if cfg.Entity != "" {
 		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
 	}
-	sender, err := send.For(rdb, cfg.AutoPipeline)
+	sender, err := send.For(rdb, cfg.way())
 	if err != nil {
 		return nil, fmt.Errorf("hotkey: the client's automatic pipeline: %w; use WithAutoPipeline(false)", err)
 	}

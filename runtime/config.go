@@ -7,6 +7,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/option"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // Config holds every knob of a Cache. Generated repositories start from
@@ -85,12 +86,14 @@ type Config struct {
 	StaleReads bool
 
 	// AutoPipeline sends a read of one key (a cold Get's GET, HGETALL)
-	// that finds other reads in flight on the client's automatic
-	// pipeline, go-redis's AutoPipeliner (its deferred face, which the
-	// client owns and closes): reads that wait together go out in one
-	// write, which cuts their tail on a loaded machine (BENCHMARKS.md, the
-	// load table). A read alone, a hot key's GET and PTTL, and every read
-	// when it is off take a connection of the pool. Only a single
+	// on one lane of the pool when no other read is there, and on the
+	// client's automatic pipeline, go-redis's AutoPipeliner (its deferred
+	// face, which the client owns and closes), when one is: reads that
+	// wait together go out in one write, which cuts their tail on a
+	// loaded machine, and the lane keeps the median of a read that would
+	// wait for the batch in flight (BENCHMARKS.md, the load table). A hot
+	// key's GET and PTTL, and every read when it is off, take a
+	// connection of the pool. Only a single
 	// server's client (a Sentinel's included) has one; a Redis Cluster's
 	// reads always go through the pool. The pipeline is the client's: its
 	// options (Options.AutoPipelineOptions) are the client's, shared with
@@ -152,6 +155,10 @@ type Config struct {
 	// depends on another setting follows the value the caller chose (see
 	// resolved), and a contradiction blames only values someone wrote.
 	written option.Written
+
+	// piped, for the load table's reference, sends every read of one
+	// command on the pipeline (see WithEveryReadPiped).
+	piped bool
 
 	// onInvalidate, for tests, sees every batch of invalidated keys.
 	onInvalidate func(keys []string)
@@ -345,6 +352,17 @@ func WithStaleReads(on bool) Option { return optStaleReads.With(on) }
 // WithAutoPipeline sets whether the reads of one key go through the
 // client's automatic pipeline (see Config.AutoPipeline).
 func WithAutoPipeline(on bool) Option { return optAutoPipeline.With(on) }
+
+// way is how the reads of one key travel (see Config.AutoPipeline).
+func (c Config) way() send.Way {
+	switch {
+	case !c.AutoPipeline:
+		return send.Pooled
+	case c.piped:
+		return send.Piped
+	}
+	return send.Lane
+}
 
 // WithDegradeLimit bounds concurrent loader calls made because Redis
 // failed.

@@ -2,31 +2,29 @@ package runtime
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	gotoken "go/token"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// parsePackage parses the runtime's non-test files.
+// parsePackage parses the runtime's non-test files of the default build.
 func parsePackage(t *testing.T) []*ast.File {
 	t.Helper()
-	entries, err := os.ReadDir(".")
+	pkg, err := build.ImportDir(".", 0) // the default build's files: no benchmark's tag
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []*ast.File
-	for _, e := range entries {
-		if name := e.Name(); strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
-			f, err := parser.ParseFile(gotoken.NewFileSet(), name, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(gotoken.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
+		files = append(files, f)
 	}
 	return files
 }

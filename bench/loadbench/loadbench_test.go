@@ -81,7 +81,7 @@ func TestSmoke(t *testing.T) {
 			if r.StaleReads != 0 {
 				t.Errorf("%s: %d stale reads without any cache", name, r.StaleReads)
 			}
-		case "hotkeygen", "hotkeygen (pool)":
+		case "hotkeygen", "hotkeygen (pool)", "hotkeygen (pipeline)":
 			// Only keys read above hot_qps (50) are served locally, so the
 			// share follows the rate the machine drives: 16.9% at 2,869
 			// reads/s on loaded cores. The hottest key alone passes the

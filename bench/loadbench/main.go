@@ -15,9 +15,11 @@
 //
 // Usage, from the repository root: make loadbench, or
 //
-//	cd bench/loadbench && go run . [-duration 20s] [-systems redis,cache,csc,rueidis,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
+//	cd bench/loadbench && go run -tags hotkeygen_bench . [-duration 20s] [-systems redis,cache,csc,rueidis,hotkeygen] [-workloads zipf,writes,flash] [-out results/latest]
 //
 // Without -redis it starts its own redis-server on a free loopback port.
+// Without the hotkeygen_bench tag it lacks hotkeygen (pipeline), the
+// runtime's reference built only with that tag.
 package main
 
 import (
@@ -54,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		addr       = fs.String("redis", "", "address of the Redis to use; empty starts a redis-server on a free loopback port")
 		duration   = fs.Duration("duration", 0, "how long each system runs each workload; 0 means 20s for zipf and writes, 35s for flash")
 		workers    = fs.Int("workers", 4*goruntime.GOMAXPROCS(0), "concurrent goroutines reading and writing")
-		sysList    = fs.String("systems", "redis,cache,csc,rueidis,hotkeygen,hotkeygen-pool", "systems to run, comma-separated: "+systemIDs())
+		sysList    = fs.String("systems", systemIDs(","), "systems to run, comma-separated: "+systemIDs(", "))
 		wlList     = fs.String("workloads", "zipf,writes,flash", "workloads to run, comma-separated: zipf, writes, flash")
 		keys       = fs.Int64("keys", 100_000, "number of keys")
 		theta      = fs.Float64("theta", 0.99, "Zipfian constant, between 0 and 1")
@@ -153,12 +155,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func systemIDs() string {
+func systemIDs(sep string) string {
 	var ids []string
 	for _, s := range systems {
 		ids = append(ids, s.ID)
 	}
-	return strings.Join(ids, ", ")
+	return strings.Join(ids, sep)
 }
 
 func pickSystems(list string) ([]systemInfo, error) {
@@ -166,7 +168,7 @@ func pickSystems(list string) ([]systemInfo, error) {
 	for id := range strings.SplitSeq(list, ",") {
 		i := slices.IndexFunc(systems, func(s systemInfo) bool { return s.ID == strings.TrimSpace(id) })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown system %q; the systems are %s", id, systemIDs())
+			return nil, fmt.Errorf("unknown system %q; the systems are %s", id, systemIDs(", "))
 		}
 		out = append(out, systems[i])
 	}

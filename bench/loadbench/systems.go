@@ -163,8 +163,10 @@ type hotkeygen struct {
 }
 
 // newHotkeygen makes the system with extra options: hotkeygen (pool) is
-// hotkeygen with every read through the pool, the runtime's transport
-// before the automatic pipeline, measured beside it in the same run.
+// hotkeygen with every read through the pool, and hotkeygen (pipeline)
+// (piped.go) with every read of one key on the automatic pipeline, the
+// two ways the runtime's lane chooses between, measured beside it in the
+// same run.
 func newHotkeygen(s Setup, extra ...hk.Option) (System, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := append([]hk.Option{

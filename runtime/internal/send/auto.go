@@ -7,43 +7,61 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Auto sends a read of one command, when other reads are in flight, on
-// its client's automatic pipeline (the deferred face of go-redis's
-// AutoPipeliner, which the client owns and closes): it joins the batch
-// gathered while the one before is in flight, and goes out with it, in
-// order, in one write. The pipeline runs a command on a context of its
-// own, not the reader's, so Send waits for the reply only as long as ctx
-// lasts: a read given up when its node's breaker opens returns at once,
-// as through the pool, and the reply, when it comes, is dropped.
+// Auto sends a read of one command on the pool's lane when it is free,
+// and on its client's automatic pipeline (the deferred face of go-redis's
+// AutoPipeliner, which the client owns and closes) when it is not.
 //
-// Two reads go through Pool instead. A read alone, with no other in
-// Send, would pay for the pipeline's batching besides the handoff to
-// another goroutine, which the pool's read pays too (Apart): a single
-// goroutine's cold read took 1.80–1.83× its GET on the pipeline at
-// bfa62e6, 1.50–1.55× alone on the pool (BenchmarkGetColdPaired).
-// And a read of two
-// commands (a hot key's GET and PTTL): the pipeline could flush the first
-// alone and send the second only once the first is answered, two round
-// trips for one read; on the load table's (b), where every write to a hot
-// key sends its readers such a read, that cost 53k reads/s and a p99 of
-// 1.3 ms, against 67k and 419 µs with the pair on the pool.
+// The lane is one read on a connection of the pool at a time: a read
+// takes it when no other read of Auto's is on the pool, whatever waits on
+// the pipeline, and gives it back when Send returns. The reads that find
+// it taken join the batch gathered while the one before is in flight, and
+// go out with it, in order, in one write. Deciding costs one
+// compare-and-swap: no lock, no count of idle connections.
+//
+// Why one lane (the load table's (a), BENCHMARKS.md, "The median"): a
+// read that waits on the pipeline waits for the batch in flight before
+// its own goes out, which made the median cold read 141 µs against
+// go-redis/cache's 104 in the same run when only a read alone took the
+// pool; with the lane, 103 µs and 8% more reads/s, the tail still the
+// pipeline's (p99.9 1.5 ms, against 1.3 before and the pool's 4.6). Two
+// lanes gave the pool's median and the pool's tail (p99.9 4.1 ms): a
+// second read in flight on a connection of its own brings back the
+// wakeups the pipeline saves. Taking any idle connection of the pool, as
+// first proposed, is the pool: its eight readers nearly always find one.
+//
+// A read of two commands (a hot key's GET and PTTL) takes the pool, lane
+// or not: the pipeline could flush the first alone and send the second
+// only once the first is answered, two round trips for one read; on the
+// load table's (b), where every write to a hot key sends its readers such
+// a read, that cost 53k reads/s and a p99 of 1.3 ms, against 67k and
+// 419 µs with the pair on the pool.
+//
+// The pipeline runs a command on a context of its own, not the reader's,
+// so Send waits for the reply only as long as ctx lasts: a read given up
+// when its node's breaker opens returns at once, as through the pool, and
+// the reply, when it comes, is dropped.
 type Auto struct {
 	Pipe *redis.AutoPipeliner
 	Pool Pool
-	// busy counts the reads in Send.
-	busy *atomic.Int64
+	// lane is held by the read on the pool; nil when every read of one
+	// command takes the pipeline (the reference the lane is measured
+	// against, see For).
+	lane *atomic.Bool
 }
 
-// NewAuto returns the sender of reads on pipe, or on pool (see Auto).
+// NewAuto returns the sender of reads on pool's lane or on pipe (see
+// Auto).
 func NewAuto(pipe *redis.AutoPipeliner, pool Pool) Auto {
-	return Auto{Pipe: pipe, Pool: pool, busy: new(atomic.Int64)}
+	return Auto{Pipe: pipe, Pool: pool, lane: new(atomic.Bool)}
 }
 
 // Send sends cmds and waits for their replies, or for ctx's end.
 func (a Auto) Send(ctx context.Context, cmds ...redis.Cmder) error {
-	alone := a.busy.Add(1) == 1
-	defer a.busy.Add(-1)
-	if alone || len(cmds) > 1 {
+	if len(cmds) > 1 {
+		return a.Pool.Send(ctx, cmds...)
+	}
+	if a.lane != nil && a.lane.CompareAndSwap(false, true) {
+		defer a.lane.Store(false)
 		return a.Pool.Send(ctx, cmds...)
 	}
 	if a.Pipe.Submit(ctx, cmds[0]).WaitContext(ctx) != nil && ctx.Err() != nil {

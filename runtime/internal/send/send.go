@@ -1,7 +1,8 @@
 // Package send sends the commands of one read to Redis and waits for their
 // replies, for as long as the reader's context allows: through the
-// client's connection pool (Pool), or batched with every other caller's
-// reads on the client's automatic pipeline (Auto). The layout says which
+// client's connection pool (Pool), or on the pool's one lane when it is
+// free and batched with every other caller's reads on the client's
+// automatic pipeline when it is not (Auto). The layout says which
 // commands a read takes (runtime/internal/layout); a Sender says how
 // they travel. Neither needs the key or value type.
 //
@@ -28,18 +29,37 @@ type Sender interface {
 	Send(ctx context.Context, cmds ...redis.Cmder) error
 }
 
-// For returns the sender of the reads of one key on rdb: its automatic
-// pipeline (for a read of one command while others are in flight; see
-// Auto) when auto is set and rdb is a single server's client (a
-// Sentinel's included), its pool otherwise. A Redis Cluster's reads go
-// through the pool, node by node, as its client routes them.
-func For(rdb redis.UniversalClient, auto bool) (Sender, error) {
-	if c, ok := rdb.(*redis.Client); ok && auto {
-		ap, err := c.AsyncAutoPipeline()
-		if err != nil {
-			return nil, err
-		}
-		return NewAuto(ap, Pool{rdb}), nil
+// A Way is how the reads of one key travel on a single server's client.
+type Way int
+
+const (
+	// Lane sends a read of one command on the pool's lane when it is
+	// free, on the automatic pipeline when it is not (Auto).
+	Lane Way = iota
+	// Piped sends every read of one command on the automatic pipeline:
+	// the reference the lane is measured against (the load table's
+	// "hotkeygen (pipeline)"), not a choice users are offered.
+	Piped
+	// Pooled sends every read through the pool.
+	Pooled
+)
+
+// For returns the sender of the reads of one key on rdb, the way way
+// says when rdb is a single server's client (a Sentinel's included). A
+// Redis Cluster's reads go through the pool, node by node, as its client
+// routes them.
+func For(rdb redis.UniversalClient, way Way) (Sender, error) {
+	c, ok := rdb.(*redis.Client)
+	if !ok || way == Pooled {
+		return Pool{rdb}, nil
 	}
-	return Pool{rdb}, nil
+	ap, err := c.AsyncAutoPipeline()
+	if err != nil {
+		return nil, err
+	}
+	a := NewAuto(ap, Pool{rdb})
+	if way == Piped {
+		a.lane = nil
+	}
+	return a, nil
 }

@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// senders are the two ways a read travels, over one client of srv that
+// senders are the three ways a read travels, over one client of srv that
 // never times a read out, so a frozen server holds a read as long as the
 // test wants; sends counts what the client sends, a command or a
 // pipeline, as its hooks see them.
@@ -29,18 +29,18 @@ func senders(t *testing.T, srv *redistest.Server) (rdb *redis.Client, sends *ato
 	t.Cleanup(func() { rdb.Close() })
 	sends = new(atomic.Int64)
 	rdb.AddHook(sendCounter{sends})
-	auto, err := For(rdb, true)
-	if err != nil {
-		t.Fatal(err)
+	all = map[string]Sender{}
+	for name, way := range map[string]Way{"pool": Pooled, "lane": Lane, "piped": Piped} {
+		s, err := For(rdb, way)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.(Auto); ok != (way != Pooled) {
+			t.Fatalf("For(a server's client, %s) = %T", name, s)
+		}
+		all[name] = s
 	}
-	pool, err := For(rdb, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := auto.(Auto); !ok {
-		t.Fatalf("For(a server's client, auto) = %T, want Auto", auto)
-	}
-	return rdb, sends, map[string]Sender{"pool": pool, "auto": auto}
+	return rdb, sends, all
 }
 
 // waiting counts the goroutines waiting in Auto.Send for a reply.
@@ -93,7 +93,17 @@ func (h sendCounter) count(cmds []redis.Cmder) {
 	}
 }
 
-// Either sender returns each command's reply: a value, a key's TTL in the
+// setValues sets each key to "value of" the key.
+func setValues(t *testing.T, rdb *redis.Client, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := rdb.Set(context.Background(), k, "value of "+k, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Each sender returns each command's reply: a value, a key's TTL in the
 // same read, one send for the two, and redis.Nil for a key Redis does
 // not hold.
 func TestEachSenderReturnsEachReply(t *testing.T) {
@@ -131,19 +141,15 @@ func TestEachSenderReturnsEachReply(t *testing.T) {
 // context ends, with the context's error, although the pipeline runs the
 // command on a context of its own; the reply that comes later is dropped,
 // and the next read gets its own. Another read is held first, on the
-// pool, so that the one given up is not alone and goes on the pipeline.
+// lane, so that the one given up goes on the pipeline.
 // (Through the pool, a read ends with its context as go-redis lets it:
 // the runtime's tests of a hung node cover it.)
 func TestAReadGivenUpReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb, sends, all := senders(t, srv)
 	ctx := context.Background()
-	for _, k := range []string{"a", "b", "c"} {
-		if err := rdb.Set(ctx, k, "value of "+k, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	auto := all["auto"].(Auto)
+	setValues(t, rdb, "a", "b", "c")
+	auto := all["lane"].(Auto)
 	srv.Hang(t)
 	sends.Store(0)
 	held := redis.NewStringCmd(ctx, "get", "a")
@@ -171,11 +177,11 @@ func TestAReadGivenUpReturnsAtOnceAndItsReplyIsDropped(t *testing.T) {
 	}
 }
 
-// A read alone takes the pool; the reads that wait while one is in
-// flight go out together on the automatic pipeline. With the server
+// The first read takes the pool's lane; the reads that come while it is
+// taken go out together on the automatic pipeline. With the server
 // frozen, the first read goes through the pool, the second opens the
 // pipeline's first batch, and the 62 after it leave in one pipeline; each
-// gets its own key's value. A read is on the pipeline when its goroutine
+// gets its own key's value. A second lane would take the second read. A read is on the pipeline when its goroutine
 // waits for the reply in Send, after the command was handed over.
 func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 	srv := redistest.Start(t)
@@ -187,7 +193,7 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	auto := all["auto"].(Auto)
+	auto := all["lane"].(Auto)
 	if err := auto.Pipe.Submit(ctx, redis.NewStringCmd(ctx, "get", "k0")).Wait(); err != nil {
 		t.Fatal(err) // the pipeline's connection, dialed before the server freezes
 	}
@@ -207,7 +213,7 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 	go read(0)
 	redistest.WaitFor(t, "the first read to be sent", func() bool { return sends.Load() == 1 })
 	if n := waiting(); n != 0 {
-		t.Fatalf("a read alone waits on the pipeline (%d reads there), want it on the pool", n)
+		t.Fatalf("the first read waits on the pipeline (%d reads there), want it on the lane", n)
 	}
 	go read(1)
 	redistest.WaitFor(t, "the second read to be sent", func() bool { return sends.Load() == 2 && waiting() == 1 })
@@ -226,5 +232,57 @@ func TestReadsThatWaitTogetherGoOutTogether(t *testing.T) {
 	}
 	if n := sends.Load(); n != 3 {
 		t.Errorf("%d reads went out in %d sends, want 3: the first on the pool, the second, then the 62 that waited", reads, n)
+	}
+}
+
+// A read takes the lane whenever it is free, whatever waits on the
+// pipeline, so that a read does not wait for a batch in flight while
+// the lane could carry it; the piped reference never takes it. With the
+// server frozen: the first read takes the lane, the second the pipeline;
+// the first is given up, which frees the lane; the third takes it,
+// although the second still waits. Each read left gets its value.
+func TestAReadTakesTheLaneWhenItIsFree(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb, sends, all := senders(t, srv)
+	ctx := context.Background()
+	setValues(t, rdb, "a", "b", "c")
+	lane, piped := all["lane"].(Auto), all["piped"].(Auto)
+	if err := lane.Pipe.Submit(ctx, redis.NewStringCmd(ctx, "get", "a")).Wait(); err != nil {
+		t.Fatal(err) // the pipeline's connection, dialed before the server freezes
+	}
+	srv.Hang(t)
+	sends.Store(0)
+	type read struct {
+		get  *redis.StringCmd
+		done chan error
+	}
+	send := func(ctx context.Context, s Sender, k string) read {
+		r := read{redis.NewStringCmd(ctx, "get", k), make(chan error, 1)}
+		go func() { r.done <- s.Send(ctx, r.get) }()
+		return r
+	}
+	firstCtx, giveUp := context.WithCancel(ctx)
+	first := send(firstCtx, lane, "a")
+	redistest.WaitFor(t, "the first read to be sent", func() bool { return sends.Load() == 1 })
+	second := send(ctx, lane, "b")
+	redistest.WaitFor(t, "the second read to wait on the pipeline", func() bool { return sends.Load() == 2 && waiting() == 1 })
+	giveUp()
+	if err := <-first.done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the first read, given up, returned %v", err)
+	}
+	third := send(ctx, lane, "c")
+	redistest.WaitFor(t, "the third read to be sent or queued", func() bool { return sends.Load() == 3 || waiting() == 2 })
+	if n := waiting(); n != 1 {
+		t.Fatalf("with the lane free, a read waits on the pipeline (%d reads there), want it on the lane", n)
+	}
+	alone := send(ctx, piped, "a")
+	redistest.WaitFor(t, "the piped read to wait on the pipeline", func() bool { return waiting() == 2 })
+	if err := srv.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range map[string]read{"b": second, "c": third, "a": alone} {
+		if err := <-r.done; err != nil || r.get.Val() != "value of "+k {
+			t.Errorf("the read of %s got %q, %v", k, r.get.Val(), err)
+		}
 	}
 }
