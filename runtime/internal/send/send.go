@@ -9,7 +9,7 @@
 // Why batching: on a loaded machine, a read through the pool costs a
 // write and a read system call on a connection of its own and a wakeup
 // of its goroutine, and its tail comes from those wakeups (p99.9 of
-// 4.3 ms in BENCHMARKS.md's load table, where Redis shares the cores).
+// 4.2–4.6 ms in BENCHMARKS.md's load table, where Redis shares the cores).
 // On the pipeline, one goroutine writes every read queued meanwhile in
 // one write, and reads their replies in order.
 package send
