@@ -125,9 +125,13 @@ func (w *Window) coversInstance(inst int) bool { return !w.Partition || inst == 
 
 // Reset is a moment Redis lost data (a restart without persistence,
 // FLUSHALL, eviction): writes of its keys begun before At bind no read that
-// ends after it.
+// ends after it. A loss sent as a command (FLUSHALL, SWAPDB) happens
+// between At, when it was sent, and Done, when it was acknowledged: a
+// write begun in between may have run before it and been lost, so
+// writes begun before Done bind no read that ends after At either.
 type Reset struct {
 	At   time.Duration
+	Done time.Duration        // zero: At
 	Keys func(key int64) bool // nil: every key
 }
 
@@ -472,12 +476,14 @@ func (run Run) window(op Op) (int, bool) {
 	return 0, false
 }
 
-// lastReset returns the last reset of key at or before t, -1 when none.
+// lastReset returns, of the last reset of key at or before t, the
+// moment before which a write may have been lost (Reset.Done); -1 when
+// none.
 func (run Run) lastReset(key int64, t time.Duration) time.Duration {
 	last := time.Duration(-1)
 	for _, rs := range run.Resets {
 		if rs.At <= t && (rs.Keys == nil || rs.Keys(key)) {
-			last = max(last, rs.At)
+			last = max(last, rs.At, rs.Done)
 		}
 	}
 	for _, w := range run.Outages {

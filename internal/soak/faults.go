@@ -112,10 +112,16 @@ func restart(stop func(context.Context, *run) error) func(context.Context, *run,
 }
 
 // flush loses every key with command (FLUSHALL, FLUSHDB, SWAPDB), a
-// reset for the checker, and seeds Redis again.
+// reset for the checker from when it is sent (any read after may see
+// it) until it is acknowledged (any write before may be lost), and seeds
+// Redis again.
 func (r *run) flush(ctx context.Context, l *history.Log, command ...any) error {
-	r.reset(r.now(), nil) // before it is sent: any read after may see it
-	if err := r.admin.Do(ctx, command...).Err(); err != nil {
+	sent := r.now()
+	err := r.admin.Do(ctx, command...).Err()
+	r.mu.Lock()
+	r.resets = append(r.resets, history.Reset{At: sent, Done: r.now()})
+	r.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	return r.seed(ctx, l)
