@@ -119,13 +119,13 @@ var wellFormed = []struct {
 	key:  "user:{ID}",
 	args: []string{"key=user:{ID} at 3:16", "jitter=0 at 3:30"},
 }, {
-	name: "rebuild_lock=true switches the lock on like on",
+	name: "rebuild_lock=true keeps the leases on like on",
 	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=true"},
 	want: func(s *Spec) { s.RebuildLock = true },
 	key:  "user:{ID}",
 	args: []string{"key=user:{ID} at 3:16", "rebuild_lock=true at 3:30"},
 }, {
-	name: "rebuild_lock=off keeps the lock off, as by default",
+	name: "rebuild_lock=off turns the leases off",
 	doc:  []string{"//hotkey:cache key=user:{ID} rebuild_lock=off"},
 	want: func(s *Spec) { s.RebuildLock = false },
 	key:  "user:{ID}",

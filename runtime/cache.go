@@ -144,8 +144,8 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Degrade == DegradeLoader && loader == nil {
-		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader option"}
+	if cfg.Degrade == DegradeLoader && loader == nil && batchLoader == nil {
+		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader or With…BatchLoader option"}
 	}
 	if cfg.Aggregate && cfg.Entity == "" {
 		return nil, &ConfigError{Option: "aggregate", Msg: "cluster-wide detection names its Redis sets after the entity; pass WithEntity"}
@@ -181,7 +181,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		hist:    rates.New(HistoryLen),
 		done:    make(chan struct{}),
 	}
-	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader}
+	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock && !glue.hash}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
@@ -269,12 +269,13 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 //	                automatic pipeline (internal/send); it misses, and resolve starts
 //	                one load for all concurrent callers, judged by the
 //	                protocol's token (Begin); through: the Bloom filter may hold the id
-//	                (internal/bloom), this process takes the rebuild lock
-//	                (lockOrWait, internal/rebuild), the loader runs
+//	                (internal/bloom); leased: the key's lease taken with SET NX GET
+//	                (internal/lease), or waited for while another process holds it;
+//	                call: the loader runs
 //	write.go        backOne: the row encoded (encode.go's codec) within
-//	                max_value_bytes_hard (bigvalue.go's sizes); commit: SET NX
-//	                through the layout (internal/layout), the id added to the filter
-//	                in the same round trip
+//	                max_value_bytes_hard (bigvalue.go's sizes); commit: the lease's
+//	                fill script, which writes the row only while the key holds the
+//	                lease, the id added to the filter in the same round trip
 //
 // and returns up the same way; a hot key's load keeps its copy
 // (Copies.Keep) before the flight ends. errors.go's vocabulary
@@ -348,23 +349,35 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 		}
 	}
 	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, patient)
-	if err != nil && held && redisFailed(err) {
-		// Redis failed while the copy waited to be vouched for: an
-		// unverified copy beats an error (stale-while-error) if the
-		// node does not answer a ping either, and only then.
+	if err != nil {
+		return c.failed(ctx, key, e, cp, held, patient, err, lend)
+	}
+	return c.give(v, lend), nil
+}
+
+// failed answers a read of key that Redis failed (err), whichever kind of
+// read it is (Get, View, GetMany, HGet): held, cp is the local copy of a
+// key (hot: e its entry), and patient says that the read already waited
+// for a slow node. An unverified copy beats an error (stale-while-error)
+// when its node does not answer a ping either, and only then; a copy a
+// write overtook, whose node answers late, waits for Redis a while; else
+// the loader answers with degrade=loader; else the read fails with err.
+// An error that is not Redis's is returned as it is.
+func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held, patient bool, err error, lend bool) (*V, error) {
+	if held && redisFailed(err) {
 		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
 			return c.serve(key, cp, stale, lend)
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
 		if n := c.copies.Nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
-			v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true)
+			var v *V
+			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true); err == nil {
+				return c.give(v, lend), nil
+			}
 		}
 	}
-	if err != nil {
-		return c.loads.degrade(ctx, key, err)
-	}
-	return c.give(v, lend), nil
+	return c.loads.degrade(ctx, key, err)
 }
 
 // give returns v to a reader: itself when lent (View), else a copy of

@@ -65,9 +65,16 @@ type Config struct {
 	// keys written together do not expire together.
 	Jitter float64
 
-	// RebuildLock makes one process at a time run the loader for a key,
-	// across every process sharing the Redis: the others wait up to
-	// RebuildLockTTL for its result, then load themselves.
+	// RebuildLock makes every load take its key's lease first (on by
+	// default; runtime/internal/lease): one process of all those sharing
+	// the Redis runs the loader for a key while the others wait for its
+	// row, and the row is written back only if no write or delete took
+	// the key meanwhile, so a delete that follows a database update is
+	// never undone by a load that read the row before it. RebuildLockTTL
+	// is how long a lease holds: a process that finds one whose holder
+	// died loads by itself once it expires. Off, a load writes back with
+	// SET NX, and each process loads on its own (Redis before 7.0, which
+	// lacks SET NX GET, needs it off).
 	RebuildLock    bool
 	RebuildLockTTL time.Duration
 
@@ -333,12 +340,12 @@ func WithNullTTL(d time.Duration) Option { return optNullTTL.With(d) }
 // WithJitter sets the fraction by which write TTLs are spread.
 func WithJitter(f float64) Option { return optJitter.With(f) }
 
-// WithRebuildLock makes one process at a time load a key (see
+// WithRebuildLock turns the loads' leases on or off (on by default; see
 // Config.RebuildLock).
 func WithRebuildLock(on bool) Option { return optRebuildLock.With(on) }
 
-// WithRebuildLockTTL sets how long a rebuild lock holds before a waiting
-// process loads by itself.
+// WithRebuildLockTTL sets how long a load's lease holds before a waiting
+// process loads by itself (see Config.RebuildLock).
 func WithRebuildLockTTL(d time.Duration) Option { return optRebuildLockTTL.With(d) }
 
 // WithDegrade sets what reads do when Redis fails: DegradeOff or

@@ -48,7 +48,8 @@ package runtime
 //	internal/reads    reads of bytes through their nodes' breakers: one key's, and a batch
 //	                  per node (the refresh's, and GetMany's, given up when a copy's node opens)
 //	internal/throttle spaced log lines: of one kind of failure, and of one key's big values
-//	internal/rebuild  the rebuild lock of a key: taken with SET NX, released by its holder only
+//	internal/lease    a load's lease on its key: the placeholder taken with SET NX GET, the row
+//	                  written back only while it is there, the wait for another's
 //	internal/sizehint the first capacity of an encoding's buffer, from the last sizes
 //	internal/rates    the history of the counters' totals, as rates per second (History)
 //	internal/group    goroutines a close waits for, and the user's code it does not

@@ -19,6 +19,9 @@ type pending[K comparable, V any] struct {
 	// landed is the count of loads landed for key before it was read
 	// (see landings).
 	landed uint64
+	// undecodable is the decode error of the bytes key held, nil when it
+	// held none.
+	undecodable error
 }
 
 // GetMany returns the values of ks, aligned with ks: nil where a key is
@@ -55,7 +58,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	}
 	raw, exps, err := c.readManyUntilOpened(ctx, todo)
 	if err != nil {
-		return c.serveStale(ctx, out, todo, err)
+		return c.serveFailed(ctx, out, todo, err)
 	}
 	var load []pending[K, V]
 	for j, p := range todo {
@@ -73,7 +76,10 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		case err != nil && c.loads.one == nil && c.loads.batch == nil:
 			return nil, err
 		case err != nil:
-			c.writes.drop(ctx, p.k, p.key, err)
+			if c.loads.batch != nil { // the loader's flight drops them itself
+				c.writes.drop(ctx, p.k, p.key, err)
+			}
+			p.undecodable = err
 			load = append(load, p)
 			continue
 		}
@@ -87,26 +93,19 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	return out, nil
 }
 
-// serveStale answers a GetMany whose Redis read failed with err from the
-// unverified local copies of its keys, when every key not served yet has
-// one that may be served now (servable: its node does not answer);
-// otherwise it returns err.
-func (c *Cache[K, V]) serveStale(ctx context.Context, out []*V, todo []pending[K, V], err error) ([]*V, error) {
-	if !redisFailed(err) {
-		return nil, err
-	}
-	stale := make([]bool, len(todo))
-	for j, p := range todo {
-		var ok bool
-		if p.cp == nil {
-			return nil, err
+// serveFailed answers a GetMany whose Redis read failed with err as Get
+// answers a read Redis failed (failed): each key from its local copy when
+// it may be served now, or from the loader with degrade=loader. The
+// first key neither answers fails the whole read.
+func (c *Cache[K, V]) serveFailed(ctx context.Context, out []*V, todo []pending[K, V], err error) ([]*V, error) {
+	for _, p := range todo {
+		v, ferr := c.failed(ctx, p.k, p.e, p.cp, p.cp != nil, false, err, false)
+		switch {
+		case ferr == nil:
+			out[p.i] = v
+		case !errors.Is(ferr, ErrNotFound): // absent, said the copy or the loader
+			return nil, ferr
 		}
-		if ok, stale[j] = c.copies.Servable(ctx, p.k, &p.cp.Meta); !ok {
-			return nil, err
-		}
-	}
-	for j, p := range todo {
-		out[p.i], _ = c.serve(p.k, p.cp, stale[j], false)
 	}
 	return out, nil
 }
@@ -142,7 +141,11 @@ func (c *Cache[K, V]) loadMany(ctx context.Context, out []*V, load []pending[K, 
 		return c.loads.many(ctx, out, load)
 	case c.loads.one != nil:
 		for _, p := range load {
-			v, err := c.loads.resolve(ctx, p.k, p.e, missed{opErr(c.layout.ReadOp(), p.key, noKey{}), p.landed})
+			miss := p.undecodable
+			if miss == nil {
+				miss = opErr(c.layout.ReadOp(), p.key, noKey{})
+			}
+			v, err := c.loads.resolve(ctx, p.k, p.e, missed{miss, p.landed})
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}

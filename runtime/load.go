@@ -7,11 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/rebuild"
 )
 
 // loads is a Cache's loading machinery: one read of a key from Redis,
@@ -30,6 +32,9 @@ type loads[K comparable, V any] struct {
 	one   func(context.Context, K) (*V, error)
 	batch func(context.Context, []K) (map[K]*V, error)
 	slots chan struct{}
+	// leases is set when a load takes its key's lease (rebuild_lock, on
+	// by default, for an entity stored as Strings; see leased).
+	leases bool
 }
 
 // cold reads k, a key that is not hot, from Redis, and when Redis misses
@@ -137,7 +142,7 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 		if errors.Is(call.err, ErrDecode) {
 			c.writes.drop(ctx, k, key, call.err)
 		}
-		call.v, exp, inRedis, call.err = l.through(ctx, k, key)
+		call.v, exp, inRedis, call.err = l.through(ctx, k, key, errors.Is(call.err, ErrDecode))
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
@@ -154,34 +159,131 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 
 // through calls the loader for k, whose Redis key is key, and writes
 // the result back: the row with the entity's TTL, or layout.Null for
-// NullTTL when the row is absent. Write-backs use SET NX, so a value a
-// writer stored while the loader ran is never overwritten by an older row.
-// With RebuildLock, a process that finds another loading the key waits for
-// its result instead. inRedis reports that Redis holds what was returned
-// (our write-back landed, or the lock holder's did): only then may a hot
-// key keep it locally, since a write-back refused by SET NX means a writer
-// stored something newer. exp is the expiry of a copy of what Redis
-// holds then (see live).
-func (l *loads[K, V]) through(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
+// NullTTL when the row is absent. inRedis reports that Redis holds what
+// was returned: only then may a hot key keep it locally. exp is the
+// expiry of a copy of what Redis holds then (see live).
+//
+// With leases (rebuild_lock, on by default) the load takes the key's
+// lease first and writes back only while the key still holds it
+// (leased); without, it writes back with SET NX, so that a value a writer
+// stored while the loader ran is never overwritten by an older row.
+// undecodable is set when the key held bytes that did not decode: the
+// load goes around them with SET NX, which leaves another build's value
+// in place (writer.drop), and they are not decoded again.
+func (l *loads[K, V]) through(ctx context.Context, k K, key string, undecodable bool) (v *V, exp int64, inRedis bool, err error) {
 	c := l.c
 	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
 		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	}
-	if c.cfg.RebuildLock {
-		v, exp, found, release, err := l.lockOrWait(ctx, key)
-		defer release()
-		if found {
-			return v, exp, true, err
-		}
+	if !l.leases || undecodable {
+		return l.call(ctx, k, key, nil, true)
 	}
+	return l.leased(ctx, k, key)
+}
+
+// maxLeaseRounds bounds the leases one load takes in turn: each round
+// ends with a lease lost to a delete, a holder that failed or died, and a
+// key deleted under every load (or read back as a value that does not
+// decode) would take them for ever. The last round loads without a lease
+// and writes nothing back.
+const maxLeaseRounds = 8
+
+// leased loads k under its key's lease (runtime/internal/lease): it
+// takes the lease where the key is absent, calls the loader, and writes
+// the row back only if the key still holds the lease. A key that holds
+// another's lease is waited for, until its holder ends it, and read
+// again; a key that holds a value (written since the caller's miss) is
+// that value. A lease lost to a write or a delete while the loader ran
+// is not written back, and the key is read again: the delete's absence
+// loads the row anew, after the update that came before the delete.
+func (l *loads[K, V]) leased(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
+	c := l.c
+	for range maxLeaseRounds {
+		ls := lease.New(key, c.cfg.RebuildLockTTL, c.reader.Cluster)
+		take := ls.Take(ctx)
+		err := l.ask(ctx, key, false, func(ctx context.Context) error {
+			if err := c.sender.Send(ctx, take); err != nil {
+				return err
+			}
+			return take.Err() // redis.Nil: taken
+		})
+		switch {
+		case isNoKey(err): // taken
+			v, exp, inRedis, err := l.load(ctx, k, key, &ls)
+			if !errors.Is(err, errLeaseLost) {
+				return v, exp, inRedis, err
+			}
+			continue // read the key again
+		case err != nil:
+			return nil, 0, false, opErr(c.layout.ReadOp(), key, err)
+		}
+		held, _ := take.Bytes()
+		if other, ok := lease.Found(key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
+			outcome, err := other.Wait(ctx, c.rdb, time.Now()) // Redis expires the lease in its own time
+			if err != nil {
+				c.count.redisError(ctx, err)
+				return nil, 0, false, opErr(c.layout.ReadOp(), key, err)
+			}
+			if outcome == lease.Absent {
+				return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
+			}
+			continue
+		}
+		v, err := decodeValue(c, key, held)
+		if errors.Is(err, ErrDecode) { // a value of another build, say: load around it
+			break
+		}
+		// Written since the caller's miss; its TTL was not asked, so a
+		// hot key keeps no copy of it (layout.Unasked).
+		exp := int64(0)
+		if c.reader.LearnsTTL {
+			exp = layout.Unasked
+		}
+		return v, exp, true, err
+	}
+	return l.call(ctx, k, key, nil, false)
+}
+
+// errLeaseLost is load's error when a write or a delete took the key
+// while the loader ran: the row was not written back.
+var errLeaseLost = errors.New("the key's lease was lost")
+
+// load is leased's call of the loader under ls, which it ends whatever
+// happens: with the row written back (inRedis), or lost (errLeaseLost)
+// when a write or a delete took the key meanwhile, or released, for the
+// waiters to read the key again or, for an absent row, to answer so.
+func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease) (v *V, exp int64, inRedis bool, err error) {
+	c := l.c
+	v, exp, inRedis, err = l.call(ctx, k, key, ls, true)
+	switch {
+	case inRedis:
+		return v, exp, inRedis, err
+	case ls.Ended(): // the write-back ran, and found the lease gone
+		return nil, 0, false, errLeaseLost
+	}
+	outcome := lease.Dropped
+	if errors.Is(err, ErrNotFound) {
+		outcome = lease.Absent
+	}
+	if rerr := ls.Release(ctx, c.rdb, outcome); rerr != nil {
+		c.count.redisError(ctx, rerr) // its waiters wait out the lease
+	}
+	return v, exp, inRedis, err
+}
+
+// call calls the loader for k and, when back is set, writes what it
+// returned back: under ls, a lease this process holds, or with SET NX
+// when ls is nil (see through).
+func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease, back bool) (v *V, exp int64, inRedis bool, err error) {
+	c := l.c
 	c.count.loads.Add(1)
 	v, err = group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
 	switch {
 	case errors.Is(err, group.ErrAbandoned):
 		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
-		if c.cfg.NullTTL > 0 {
-			inRedis, exp = c.writes.backOne(ctx, k, key, nil, layout.Null)
+		if c.cfg.NullTTL > 0 && back {
+			inRedis, exp = c.writes.backOne(ctx, k, key, nil, layout.Null, ls)
 		}
 		return nil, exp, inRedis, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	case err != nil:
@@ -198,14 +300,17 @@ func (l *loads[K, V]) through(ctx context.Context, k K, key string) (v *V, exp i
 		return v, 0, false, nil
 	case err != nil:
 		return nil, 0, false, opErr("load", key, err)
+	case !back:
+		return v, 0, false, nil
 	}
-	inRedis, exp = c.writes.backOne(ctx, k, key, v, b)
+	inRedis, exp = c.writes.backOne(ctx, k, key, v, b, ls)
 	return v, exp, inRedis, nil
 }
 
 // degrade answers a read that Redis failed (err) from the loader, when
 // degrade=loader, at most DegradeLimit at a time: past the limit the read
-// fails at once with Redis's error rather than queue on the database.
+// fails at once with Redis's error rather than queue on the database. An
+// error that is not Redis's is returned as it is.
 func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 	c := l.c
 	if l.slots == nil || !redisFailed(err) {
@@ -218,7 +323,7 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, err
 	}
 	c.count.degradedLoads.Add(1)
-	v, lerr := l.one(ctx, k)
+	v, lerr := l.row(ctx, k)
 	if lerr != nil {
 		if !errors.Is(lerr, ErrNotFound) {
 			c.count.loadErrors.Add(1)
@@ -231,50 +336,20 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 	return v, nil
 }
 
-// lockOrWait takes the rebuild lock of key for this process
-// (runtime/internal/rebuild). While another process holds it, lockOrWait
-// polls key instead, and returns what that process wrote (found true) and
-// the expiry of a copy of it. It gives up waiting once the lock could have
-// expired twice, by the wall clock (time.Now): Redis expires the lock in
-// its own time, which a Cache's Clock, stopped in tests, does not follow.
-// It returns a release func that is a no-op if the lock
-// was never taken; a Redis error skips locking, since loading without the
-// lock is safer than not loading.
-func (l *loads[K, V]) lockOrWait(ctx context.Context, key string) (v *V, exp int64, found bool, release func(), err error) {
-	c := l.c
-	lock := rebuild.New(c.rdb, key, c.cfg.RebuildLockTTL)
-	poll := lock.Poll()
-	deadline := time.Now().Add(2 * c.cfg.RebuildLockTTL)
-	noop := func() {}
-	for {
-		ok, err := lock.Take(ctx)
-		if err != nil {
-			c.count.redisError(ctx, err)
-			return nil, 0, false, noop, nil
-		}
-		if ok {
-			return nil, 0, false, func() {
-				ctx := context.WithoutCancel(ctx)
-				if err := lock.Release(ctx); err != nil {
-					c.count.redisError(ctx, err)
-				}
-			}, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, 0, false, noop, nil
-		}
-		t := time.NewTimer(poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, 0, true, noop, ctx.Err()
-		case <-t.C:
-		}
-		v, _, exp, err := l.fetch(ctx, key, false, true)
-		if err == nil || cachedAbsence(err) {
-			return v, exp, true, noop, err // written by the lock holder
-		}
+// row reads k's row from the loader, or from the batch loader when there
+// is no loader: nil with an error wrapping ErrNotFound when it is absent.
+func (l *loads[K, V]) row(ctx context.Context, k K) (*V, error) {
+	if l.one != nil {
+		return l.one(ctx, k)
 	}
+	rows, err := l.batch(ctx, []K{k})
+	if err != nil {
+		return nil, err
+	}
+	if v := rows[k]; v != nil {
+		return v, nil
+	}
+	return nil, ErrNotFound
 }
 
 // fetch reads and decodes key from Redis, and returns the size of the
@@ -329,7 +404,8 @@ func (l *loads[K, V]) sift(ctx context.Context, ks []K) (maybe []K, absent map[K
 // many calls the batch loader once for the distinct keys of load and
 // writes back what it returns, and placeholders for the rest, in one
 // pipeline. A hot key keeps a loaded value only if its write-back landed:
-// one refused by SET NX means a writer stored something newer.
+// one refused by SET NX means a writer stored something newer. With
+// leases it takes them first (manyLeased).
 func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) error {
 	c := l.c
 	seen := make(map[K]bool, len(load))
@@ -341,6 +417,9 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 		}
 	}
 	ks, absent := l.sift(ctx, ks)
+	if l.leases {
+		return l.manyLeased(ctx, out, load, ks)
+	}
 	var rows map[K]*V
 	if len(ks) > 0 {
 		c.count.loads.Add(1)
@@ -353,33 +432,214 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 	var ws []*write[K, V]
 	written := map[K]bool{}
 	for _, p := range load {
-		if written[p.k] {
+		if written[p.k] || absent[p.k] { // the Bloom filter's: nothing to remember
 			continue
 		}
 		written[p.k] = true
-		switch v := rows[p.k]; {
-		case absent[p.k]: // the Bloom filter's: nothing to remember
-		case v == nil && c.cfg.NullTTL > 0:
-			ws = append(ws, c.writes.back(p.k, p.key, p.t, p.e, nil, layout.Null, nil))
-		case v != nil:
-			b, err := c.writes.encoded(p.key, v)
-			if err != nil {
-				c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
-				break
-			}
-			ws = append(ws, c.writes.back(p.k, p.key, p.t, p.e, v, b, nil))
+		if w := l.backOf(p, rows[p.k], nil, nil); w != nil {
+			ws = append(ws, w)
 		}
 	}
 	if errs, _ := c.writes.commit(ctx, ws, nil); errors.Join(errs...) != nil && ctx.Err() == nil {
 		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", errors.Join(errs...))
 	}
 	for _, p := range load {
-		v := rows[p.k]
-		if v != nil {
+		if v := rows[p.k]; v != nil {
 			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates
 		}
 	}
 	return nil
+}
+
+// backOf is the write-back of v, the row loaded for p (nil: absent), under
+// ls when not nil: the row, or the absent row's placeholder for null_ttl;
+// nil when nothing is to be written (an absent row without null_ttl, a row
+// too large to store). landed, when not nil, is called if it lands.
+func (l *loads[K, V]) backOf(p pending[K, V], v *V, ls *lease.Lease, landed func()) *write[K, V] {
+	c := l.c
+	if v == nil {
+		if c.cfg.NullTTL <= 0 {
+			return nil
+		}
+		return c.writes.back(p.k, p.key, p.t, p.e, nil, layout.Null, kept(landed), ls)
+	}
+	b, err := c.writes.encoded(p.key, v)
+	if err != nil {
+		c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
+		return nil
+	}
+	return c.writes.back(p.k, p.key, p.t, p.e, v, b, kept(landed), ls)
+}
+
+// kept adapts landed to back's kept, which also learns the expiry.
+func kept(landed func()) func(int64) {
+	if landed == nil {
+		return nil
+	}
+	return func(int64) { landed() }
+}
+
+// manyLeased is many under leases, as leased is a load of one key: in
+// rounds, each taking the leases of the keys still to be read in one
+// pipeline, calling the batch loader once for those it took, writing
+// their rows back under them in one pipeline and ending them, and waiting
+// for the leases other processes held. A key that held a value is that
+// value; a key whose lease was lost, or whose other holder did not land a
+// row, is read again in the next round. The last round loads without
+// leases and writes nothing back.
+func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K, V], ks []K) error {
+	c := l.c
+	first := make(map[K]pending[K, V], len(ks)) // the pending that stands for its key
+	for _, p := range load {
+		if _, ok := first[p.k]; !ok {
+			first[p.k] = p
+		}
+	}
+	got := make(map[K]*V, len(ks)) // each key's answer: its row, nil when absent
+	for round := 0; len(ks) > 0; round++ {
+		if round == maxLeaseRounds-1 {
+			rows, err := l.batchLoad(ctx, ks)
+			if err != nil {
+				return err
+			}
+			for _, k := range ks {
+				got[k] = rows[k]
+			}
+			break
+		}
+		leases := make([]lease.Lease, len(ks))
+		takes := make([]*redis.StringCmd, len(ks))
+		pipe := c.rdb.Pipeline()
+		for i, k := range ks {
+			leases[i] = lease.New(first[k].key, c.cfg.RebuildLockTTL, c.reader.Cluster)
+			takes[i] = leases[i].Take(ctx)
+			pipe.Process(ctx, takes[i])
+		}
+		pipe.Exec(ctx) // each take's own error is read below
+		var taken []int
+		var waits []lease.Lease // other processes' leases, on the keys of waited
+		var waited, again []K
+		for i, k := range ks {
+			held, err := takes[i].Bytes()
+			switch {
+			case errors.Is(err, redis.Nil):
+				taken = append(taken, i)
+				continue
+			case err != nil:
+				c.count.redisError(ctx, err)
+				return opErr(c.layout.ReadOp(), first[k].key, err)
+			}
+			if other, ok := lease.Found(first[k].key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
+				waits, waited = append(waits, other), append(waited, k)
+				continue
+			}
+			v, err := decodeValue(c, first[k].key, held)
+			switch {
+			case errors.Is(err, ErrNotFound): // the placeholder of an absent row
+				got[k] = nil
+			case err != nil:
+				return err
+			default:
+				got[k] = v
+			}
+		}
+		if len(taken) > 0 {
+			lost, err := l.loadLeased(ctx, first, ks, taken, leases, got)
+			if err != nil {
+				return err
+			}
+			again = append(again, lost...)
+		}
+		for i, ls := range waits {
+			outcome, err := ls.Wait(ctx, c.rdb, time.Now())
+			switch {
+			case err != nil:
+				c.count.redisError(ctx, err)
+				return opErr(c.layout.ReadOp(), first[waited[i]].key, err)
+			case outcome == lease.Absent:
+				got[waited[i]] = nil
+			default:
+				again = append(again, waited[i])
+			}
+		}
+		ks = again
+	}
+	for _, p := range load {
+		if v := got[p.k]; v != nil {
+			out[p.i] = c.clone(v)
+		}
+	}
+	return nil
+}
+
+// loadLeased calls the batch loader for the keys of ks at taken, whose
+// leases (leases, aligned with ks) this process took, writes their rows
+// back under them in one round trip, releases the leases of the rest, and
+// records each key's answer in got. It returns the keys whose leases a
+// write or a delete took meanwhile, to be read again.
+func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V], ks []K, taken []int, leases []lease.Lease, got map[K]*V) (lost []K, err error) {
+	c := l.c
+	load := make([]K, len(taken))
+	for j, i := range taken {
+		load[j] = ks[i]
+	}
+	rows, err := l.batchLoad(ctx, load)
+	if err != nil {
+		pipe := c.rdb.Pipeline()
+		for _, i := range taken {
+			leases[i].Release(ctx, pipe, lease.Dropped)
+		}
+		pipe.Exec(ctx) // a failed release: its waiters wait the lease out
+		return nil, err
+	}
+	var ws []*write[K, V]
+	var filled []int
+	landed := make(map[K]bool, len(taken))
+	release := c.rdb.Pipeline()
+	for _, i := range taken {
+		k := ks[i]
+		v := rows[k]
+		if w := l.backOf(first[k], v, &leases[i], func() { landed[k] = true }); w != nil {
+			ws = append(ws, w)
+			filled = append(filled, i)
+			continue
+		}
+		got[k] = v
+		outcome := lease.Dropped
+		if v == nil {
+			outcome = lease.Absent
+		}
+		leases[i].Release(ctx, release, outcome)
+	}
+	if release.Len() > 0 {
+		release.Exec(ctx)
+	}
+	errs, refused := c.writes.commit(ctx, ws, nil)
+	for j, i := range filled {
+		k := ks[i]
+		switch {
+		case refused == nil && errs[j] == nil && leases[i].Ended() && !landed[k]:
+			lost = append(lost, k) // a write or a delete took the key
+		default:
+			got[k] = rows[k] // landed, or the write-back failed: the caller has its row
+		}
+	}
+	if err := errors.Join(append(errs, refused)...); err != nil && ctx.Err() == nil {
+		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", err)
+	}
+	return lost, nil
+}
+
+// batchLoad calls the batch loader for ks.
+func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
+	c := l.c
+	c.count.loads.Add(1)
+	rows, err := l.batch(ctx, ks)
+	if err != nil {
+		c.count.loadErrors.Add(1)
+		return nil, &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
+	}
+	return rows, nil
 }
 
 // rows reads the rows of ks through the batch loader, or the loader id by

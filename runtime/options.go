@@ -38,7 +38,7 @@ var (
 	optMonitorEvery      = options.Duration("monitor_every", "MonitorEvery", DefaultMonitorEvery, option.Disables).ProgramOnly()
 	optNullTTL           = options.Duration("null_ttl", "NullTTL", DefaultNullTTL, option.Disables, option.Expiry)
 	optJitter            = options.Fraction("jitter", "Jitter", DefaultJitter, option.BelowOne)
-	optRebuildLock       = options.Toggle("rebuild_lock", "RebuildLock", false)
+	optRebuildLock       = options.Toggle("rebuild_lock", "RebuildLock", true)
 	optRebuildLockTTL    = options.Duration("rebuild_lock_ttl", "RebuildLockTTL", DefaultRebuildLockTTL, option.AMillisecond).ProgramOnly()
 	optDegrade           = options.Choice("degrade", "Degrade", DegradeOff, word(DegradeOff, "DegradeOff"), word(DegradeLoader, "DegradeLoader"))
 	optDegradeLimit      = options.Count("degrade_limit", "DegradeLimit", DefaultDegradeLimit, option.Positive).ProgramOnly()

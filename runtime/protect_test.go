@@ -5,57 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/rebuild"
 )
-
-// Two processes, each with its own client, miss the same key at once:
-// with the rebuild lock only one of them runs the loader.
-func TestRebuildLockLoadsOnceAcrossProcesses(t *testing.T) {
-	srv := redistest.Start(t)
-	tb := newTable(sample(1, "ada"))
-	tb.gate = make(chan struct{})
-	a := newEnvOn(t, srv, WithLoader(tb.load), WithRebuildLock(true))
-	b := newEnvOn(t, srv, WithLoader(tb.load), WithRebuildLock(true))
-	var wg sync.WaitGroup
-	for _, e := range []*env{a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if v, err := e.c.Get(e.ctx, "p:1"); err != nil || v.Name != "ada" {
-				t.Errorf("Get = %+v, %v", v, err)
-			}
-		}()
-	}
-	waitFor(t, "one process to take the lock and call the loader", func() bool {
-		return tb.calls.Load() == 1 && a.raw.Exists(a.ctx, rebuild.Prefix+"p:1").Val() == 1
-	})
-	close(tb.gate)
-	wg.Wait()
-	if n := tb.calls.Load(); n != 1 {
-		t.Fatalf("two processes called the loader %d times, want 1", n)
-	}
-	if a.raw.Exists(a.ctx, rebuild.Prefix+"p:1").Val() != 0 {
-		t.Fatal("the lock was not released")
-	}
-}
-
-// A lock whose holder died expires, and the waiting process loads.
-func TestRebuildLockOfADeadHolderExpires(t *testing.T) {
-	tb := newTable(sample(1, "ada"))
-	e := newEnv(t, WithLoader(tb.load), WithRebuildLock(true), WithRebuildLockTTL(200*time.Millisecond))
-	e.raw.Set(e.ctx, rebuild.Prefix+"p:1", "dead process", 200*time.Millisecond)
-	if got := e.get("p:1"); got.Name != "ada" {
-		t.Fatalf("Get = %q", got.Name)
-	}
-	if n := tb.calls.Load(); n != 1 {
-		t.Fatalf("loader called %d times, want 1", n)
-	}
-}
 
 func TestDegradeToLoaderWhenRedisFails(t *testing.T) {
 	srv := redistest.Start(t)

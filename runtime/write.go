@@ -13,6 +13,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
@@ -231,14 +232,22 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 // is never overwritten by an older row, with a row's key added to the
 // Bloom filter in the same round trip. A hot key's entry e keeps v
 // locally once the write-back lands: one refused by SET NX means a
-// writer stored something newer. kept, when not nil, learns whether it
-// landed, and the expiry of a copy of what it wrote.
-func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], v *V, b []byte, kept func(exp int64)) *write[K, V] {
+// writer stored something newer. Under ls, a lease this process holds,
+// it is written instead only while the key holds the lease, which a write
+// or a delete since removed (runtime/internal/lease). kept, when not nil,
+// learns whether it landed, and the expiry of a copy of what it wrote.
+func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], v *V, b []byte, kept func(exp int64), ls *lease.Lease) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(v == nil)
-		done, exp := c.layout.SetNX(ctx, p, key, b, ttl)
+		var done layout.Written
+		var exp int64
+		if ls != nil {
+			done, exp = ls.Fill(ctx, p, b, ttl), layout.WroteExpiry(c.cfg.Clock.Now(), ttl)
+		} else {
+			done, exp = c.layout.SetNX(ctx, p, key, b, ttl)
+		}
 		if v != nil {
 			add := wr.addTo(ctx, p, key)
 			w.after = func() error {
@@ -301,14 +310,14 @@ func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V) error
 	return errors.Join(errs...)
 }
 
-// backOne writes back through the write path (back) what the
-// loader returned for k, and reports whether it landed, and the expiry
+// backOne writes back through the write path (back), under ls when
+// not nil, what the loader returned for k, and reports whether it landed, and the expiry
 // of a copy of what it wrote. A failed write-back costs the next reader
 // a load, nothing more: it is counted and logged, not returned. The
 // load's own token keeps its copy (the flight's), so none is given here.
-func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []byte) (landed bool, exp int64) {
+func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []byte, ls *lease.Lease) (landed bool, exp int64) {
 	c := wr.c
-	w := wr.back(k, key, fresh.Token{}, nil, v, b, func(e int64) { landed, exp = true, e })
+	w := wr.back(k, key, fresh.Token{}, nil, v, b, func(e int64) { landed, exp = true, e }, ls)
 	errs, refused := wr.commit(ctx, []*write[K, V]{w}, nil)
 	if refused == nil && errs[0] != nil && ctx.Err() == nil { // a refused one was not sent
 		c.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])

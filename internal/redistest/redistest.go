@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -220,4 +221,24 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WaitBlocked waits until the server rdb talks to has n clients blocked
+// in a blocking command (INFO clients' blocked_clients): a test's
+// goroutine has reached its XREAD BLOCK, a fact the server knows and the
+// goroutine cannot say. It fails t after 10 s, far beyond any normal run.
+func WaitBlocked(t testing.TB, rdb redis.Cmdable, n int) {
+	t.Helper()
+	want := "blocked_clients:" + strconv.Itoa(n) + "\r\n"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := rdb.Info(context.Background(), "clients").Result()
+		if err == nil && strings.Contains(info, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redistest: waited 10s for %d blocked clients: %v\n%s", n, err, info)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

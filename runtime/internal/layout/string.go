@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
@@ -27,10 +28,17 @@ func NewString(clock Clock, learnTTL bool) *String {
 // ReadOp is "get".
 func (s *String) ReadOp() string { return "get" }
 
-// Read is GET.
+// Read is GET. A key that holds a load's lease holds no value: it reads
+// as absent (redis.Nil), as in every read of the layout.
 func (s *String) Read(ctx context.Context, snd send.Sender, key string, keep bool) ([]byte, int64, error) {
 	get := redis.NewStringCmd(ctx, "get", key)
-	return s.read(ctx, snd, key, keep, get, get.Bytes)
+	return s.read(ctx, snd, key, keep, get, func() ([]byte, error) {
+		b, err := get.Bytes()
+		if err == nil && lease.Is(b) {
+			return nil, redis.Nil
+		}
+		return b, err
+	})
 }
 
 // PerRead is MGetChunk: one MGET reads a group.
@@ -47,7 +55,7 @@ func (s *String) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string,
 			}
 			vals := make([][]byte, len(res))
 			for i, v := range res {
-				if str, ok := v.(string); ok {
+				if str, ok := v.(string); ok && !lease.Is([]byte(str)) {
 					vals[i] = []byte(str)
 				}
 			}
