@@ -49,7 +49,7 @@ test-servers:
 # failovers) and the internal packages whose tests start a server.
 # MATRIX_JOBS runs that many servers at a time (all, by default).
 MATRIX ?= redis-8.0 valkey-8.1
-export MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir|Lease|ColdKeyOnce|WinsOverTheLoad).*$$
+export MATRIX_RUNTIME = ^Test.*(Collection|HSet|HGet|HDel|Change|Sync|Mark|Tracking|PubSub|Invalidat|Expir|Lease|ColdKeyOnce|WinsOverTheLoad|EveryReadKind|WaitersOf).*$$
 matrix: servers
 	GO=$(GO) scripts/matrix $(MATRIX)
 
