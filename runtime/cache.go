@@ -337,11 +337,10 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 	// A copy older than a write Redis took is never served: its read
 	// waits for Redis, breaker or not. Any other copy stops the wait when
 	// the breaker opens, and is served instead.
-	var opened <-chan struct{} // nil: never
+	n := c.copies.Nodes.Of(c.key(key))
+	opened := n.WhenOpened() // a read without a copy fails fast too
 	patient := false
 	if held {
-		n := c.copies.Nodes.Of(c.key(key))
-		opened = n.WhenOpened()
 		if now := c.cfg.Clock.Now(); cp.Meta.Overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true

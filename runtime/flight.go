@@ -25,11 +25,16 @@ type loadCall[V any] struct {
 	// once, whatever the reason the second could not share the first
 	// (a write, or an invalidation session starting meanwhile). nil when
 	// none was.
-	after   *loadCall[V]
-	done    chan struct{}
-	v       *V
-	err     error
-	waiters atomic.Int32 // callers sharing the read; read by tests
+	after *loadCall[V]
+	// leased is set, under loads.mu, once the load holds the key's
+	// lease; lost, before done is closed, when a write or a delete took
+	// the key while it loaded: its row was not written back, and a caller
+	// that joined after the lease was taken reads again (see leased).
+	leased, lost bool
+	done         chan struct{}
+	v            *V
+	err          error
+	waiters      atomic.Int32 // callers sharing the read; read by tests
 }
 
 // missed is what a caller read from Redis before it asked for a load:

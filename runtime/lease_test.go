@@ -324,3 +324,46 @@ func TestWaitersOfAnAbsentRowAreAnsweredByItsHolder(t *testing.T) {
 		t.Fatal("the lease's placeholder outlived its load")
 	}
 }
+
+// A read that joins a load after the load took its lease may have begun
+// after a delete that took the lease away: when the load's row was not
+// written back, it reads again, and gets the row after the update. The
+// read that started the load began before the delete, and may have the
+// old row.
+func TestAReadThatJoinedALostLoadReadsAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	db := newSlowRow("old")
+	e := newEnvOn(t, srv, WithLoader(db.load))
+	first := make(chan *profile, 1)
+	go func() {
+		v, err := e.c.Get(e.ctx, "p:1")
+		if err != nil {
+			t.Error(err)
+		}
+		first <- v
+	}()
+	<-db.read // the load holds the lease and has read the old row
+	db.update("new")
+	if err := e.raw.Del(e.ctx, "p:1").Err(); err != nil { // another program's delete
+		t.Fatal(err)
+	}
+	e.c.loads.mu.Lock()
+	load := e.c.loads.flights["p:1"]
+	e.c.loads.mu.Unlock()
+	late := make(chan *profile, 1)
+	go func() { // begun after the delete was acknowledged
+		v, err := e.c.Get(e.ctx, "p:1")
+		if err != nil {
+			t.Error(err)
+		}
+		late <- v
+	}()
+	waitFor(t, "the late read to join the load", func() bool { return load.waiters.Load() == 2 })
+	close(db.release)
+	if v := <-first; v == nil {
+		t.Fatal("the first read got nothing")
+	}
+	if v := <-late; v == nil || v.Name != "new" {
+		t.Fatalf("the read begun after the delete got %+v, want the new row", v)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
@@ -52,8 +53,11 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 		}
 		return v, nil
 	}
-	if v, err = l.resolve(ctx, k, nil, missed{err, landed}); err != nil {
-		return nil, err
+	// A load may wait for another process's lease: a caller stops
+	// waiting when the node's breaker opens, as every cold read fails fast.
+	opened := c.copies.Nodes.Of(key).WhenOpened()
+	if v, err = l.resolveUntil(ctx, k, nil, missed{err, landed}, opened, false); err != nil {
+		return l.degrade(ctx, k, err)
 	}
 	return c.clone(v), nil
 }
@@ -102,9 +106,13 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 		c.g.Go(func() { l.run(context.WithoutCancel(ctx), k, e, seen.err, call) })
 	}
 	call.waiters.Add(1)
+	late := call.leased
 	l.mu.Unlock()
 	select {
 	case <-call.done:
+		if call.lost && late { // see leased
+			return l.resolveUntil(ctx, k, e, missed{}, opened, patient)
+		}
 		return call.v, call.err
 	case <-ctx.Done():
 		return nil, opErr(c.layout.ReadOp(), key, ctx.Err())
@@ -142,7 +150,8 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 		if errors.Is(call.err, ErrDecode) {
 			c.writes.drop(ctx, k, key, call.err)
 		}
-		call.v, exp, inRedis, call.err = l.through(ctx, k, key, errors.Is(call.err, ErrDecode))
+		leased := func() { l.mu.Lock(); call.leased = true; l.mu.Unlock() }
+		call.v, exp, inRedis, call.lost, call.err = l.through(ctx, k, key, errors.Is(call.err, ErrDecode), leased)
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
@@ -169,34 +178,40 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 // stored while the loader ran is never overwritten by an older row.
 // undecodable is set when the key held bytes that did not decode: the
 // load goes around them with SET NX, which leaves another build's value
-// in place (writer.drop), and they are not decoded again.
-func (l *loads[K, V]) through(ctx context.Context, k K, key string, undecodable bool) (v *V, exp int64, inRedis bool, err error) {
+// in place (writer.drop), and they are not decoded again. onLease and
+// lost are leased's.
+func (l *loads[K, V]) through(ctx context.Context, k K, key string, undecodable bool, onLease func()) (v *V, exp int64, inRedis, lost bool, err error) {
 	c := l.c
 	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
+		return nil, 0, false, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
 	}
 	if !l.leases || undecodable {
-		return l.call(ctx, k, key, nil, true)
+		v, exp, inRedis, err = l.call(ctx, k, key, nil, true)
+		return v, exp, inRedis, false, err
 	}
-	return l.leased(ctx, k, key)
+	return l.leased(ctx, k, key, onLease)
 }
 
-// maxLeaseRounds bounds the leases one load takes in turn: each round
-// ends with a lease lost to a delete, a holder that failed or died, and a
-// key deleted under every load (or read back as a value that does not
-// decode) would take them for ever. The last round loads without a lease
-// and writes nothing back.
+// maxLeaseRounds bounds the leases one load waits for in turn: each
+// round ends with another process's lease ended without a row (its holder
+// failed, died, or lost it), and a key whose every load fails or is
+// overtaken would be waited for for ever. The last round loads without a
+// lease and writes nothing back.
 const maxLeaseRounds = 8
 
 // leased loads k under its key's lease (runtime/internal/lease): it
-// takes the lease where the key is absent, calls the loader, and writes
-// the row back only if the key still holds the lease. A key that holds
-// another's lease is waited for, until its holder ends it, and read
-// again; a key that holds a value (written since the caller's miss) is
-// that value. A lease lost to a write or a delete while the loader ran
-// is not written back, and the key is read again: the delete's absence
-// loads the row anew, after the update that came before the delete.
-func (l *loads[K, V]) leased(ctx context.Context, k K, key string) (v *V, exp int64, inRedis bool, err error) {
+// takes the lease where the key is absent (and calls onLease once it
+// holds it), calls the loader, and writes the row back only if the key
+// still holds the lease. A key that holds another's lease is waited for,
+// until its holder ends it, and read again; a key that holds a value
+// (written since the caller's miss) is that value.
+//
+// A lease lost to a write or a delete while the loader ran (lost) is not
+// written back, and its row is returned to the caller that started the
+// load, which began before the write or delete and may have either row;
+// a caller that joined the load after the lease was taken may have begun
+// after them, and reads again (resolveUntil).
+func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func()) (v *V, exp int64, inRedis, lost bool, err error) {
 	c := l.c
 	for range maxLeaseRounds {
 		ls := lease.New(key, c.cfg.RebuildLockTTL, c.reader.Cluster)
@@ -209,23 +224,23 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string) (v *V, exp in
 		})
 		switch {
 		case isNoKey(err): // taken
-			v, exp, inRedis, err := l.load(ctx, k, key, &ls)
-			if !errors.Is(err, errLeaseLost) {
-				return v, exp, inRedis, err
-			}
-			continue // read the key again
+			onLease()
+			return l.load(ctx, k, key, &ls)
 		case err != nil:
-			return nil, 0, false, opErr(c.layout.ReadOp(), key, err)
+			if !breaker.NotSent(err) {
+				l.abandon(ctx, ls)
+			}
+			return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
 		}
 		held, _ := take.Bytes()
 		if other, ok := lease.Found(key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
 			outcome, err := other.Wait(ctx, c.rdb, time.Now()) // Redis expires the lease in its own time
 			if err != nil {
 				c.count.redisError(ctx, err)
-				return nil, 0, false, opErr(c.layout.ReadOp(), key, err)
+				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
 			}
 			if outcome == lease.Absent {
-				return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
+				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
 			}
 			continue
 		}
@@ -239,27 +254,39 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string) (v *V, exp in
 		if c.reader.LearnsTTL {
 			exp = layout.Unasked
 		}
-		return v, exp, true, err
+		return v, exp, true, false, err
 	}
-	return l.call(ctx, k, key, nil, false)
+	v, exp, inRedis, err = l.call(ctx, k, key, nil, false)
+	return v, exp, inRedis, false, err
 }
 
-// errLeaseLost is load's error when a write or a delete took the key
-// while the loader ran: the row was not written back.
-var errLeaseLost = errors.New("the key's lease was lost")
+// abandon releases ls, a lease whose take was sent but not answered (the
+// breaker opened, the connection broke): it may have been taken, and its
+// waiters must not wait it out. It runs apart, for up to the lease's TTL,
+// since the node that did not answer may do so late; the release deletes
+// the placeholder only if it is this lease's.
+func (l *loads[K, V]) abandon(ctx context.Context, ls lease.Lease) {
+	c := l.c
+	c.g.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RebuildLockTTL)
+		defer cancel()
+		defer context.AfterFunc(c.ctx, cancel)()
+		ls.Release(ctx, c.rdb, lease.Dropped) // failed: the placeholder expires
+	})
+}
 
 // load is leased's call of the loader under ls, which it ends whatever
-// happens: with the row written back (inRedis), or lost (errLeaseLost)
-// when a write or a delete took the key meanwhile, or released, for the
-// waiters to read the key again or, for an absent row, to answer so.
-func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease) (v *V, exp int64, inRedis bool, err error) {
+// happens: with the row written back (inRedis), or lost when a write or a
+// delete took the key meanwhile, or released, for the waiters to read the
+// key again or, for an absent row, to answer so.
+func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease) (v *V, exp int64, inRedis, lost bool, err error) {
 	c := l.c
 	v, exp, inRedis, err = l.call(ctx, k, key, ls, true)
 	switch {
 	case inRedis:
-		return v, exp, inRedis, err
+		return v, exp, true, false, err
 	case ls.Ended(): // the write-back ran, and found the lease gone
-		return nil, 0, false, errLeaseLost
+		return v, 0, false, true, err
 	}
 	outcome := lease.Dropped
 	if errors.Is(err, ErrNotFound) {
@@ -268,7 +295,7 @@ func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease
 	if rerr := ls.Release(ctx, c.rdb, outcome); rerr != nil {
 		c.count.redisError(ctx, rerr) // its waiters wait out the lease
 	}
-	return v, exp, inRedis, err
+	return v, exp, false, false, err
 }
 
 // call calls the loader for k and, when back is set, writes what it
@@ -544,11 +571,9 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 			}
 		}
 		if len(taken) > 0 {
-			lost, err := l.loadLeased(ctx, first, ks, taken, leases, got)
-			if err != nil {
+			if err := l.loadLeased(ctx, first, ks, taken, leases, got); err != nil {
 				return err
 			}
-			again = append(again, lost...)
 		}
 		for i, ls := range waits {
 			outcome, err := ls.Wait(ctx, c.rdb, time.Now())
@@ -575,9 +600,10 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 // loadLeased calls the batch loader for the keys of ks at taken, whose
 // leases (leases, aligned with ks) this process took, writes their rows
 // back under them in one round trip, releases the leases of the rest, and
-// records each key's answer in got. It returns the keys whose leases a
-// write or a delete took meanwhile, to be read again.
-func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V], ks []K, taken []int, leases []lease.Lease, got map[K]*V) (lost []K, err error) {
+// records each key's answer in got: its row, written back or not (a
+// lease lost to a write or a delete: the caller began before it, as in
+// leased).
+func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V], ks []K, taken []int, leases []lease.Lease, got map[K]*V) error {
 	c := l.c
 	load := make([]K, len(taken))
 	for j, i := range taken {
@@ -590,21 +616,18 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 			leases[i].Release(ctx, pipe, lease.Dropped)
 		}
 		pipe.Exec(ctx) // a failed release: its waiters wait the lease out
-		return nil, err
+		return err
 	}
 	var ws []*write[K, V]
-	var filled []int
-	landed := make(map[K]bool, len(taken))
 	release := c.rdb.Pipeline()
 	for _, i := range taken {
 		k := ks[i]
 		v := rows[k]
-		if w := l.backOf(first[k], v, &leases[i], func() { landed[k] = true }); w != nil {
+		got[k] = v
+		if w := l.backOf(first[k], v, &leases[i], nil); w != nil {
 			ws = append(ws, w)
-			filled = append(filled, i)
 			continue
 		}
-		got[k] = v
 		outcome := lease.Dropped
 		if v == nil {
 			outcome = lease.Absent
@@ -615,19 +638,10 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 		release.Exec(ctx)
 	}
 	errs, refused := c.writes.commit(ctx, ws, nil)
-	for j, i := range filled {
-		k := ks[i]
-		switch {
-		case refused == nil && errs[j] == nil && leases[i].Ended() && !landed[k]:
-			lost = append(lost, k) // a write or a delete took the key
-		default:
-			got[k] = rows[k] // landed, or the write-back failed: the caller has its row
-		}
-	}
 	if err := errors.Join(append(errs, refused)...); err != nil && ctx.Err() == nil {
 		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", err)
 	}
-	return lost, nil
+	return nil
 }
 
 // batchLoad calls the batch loader for ks.

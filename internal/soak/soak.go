@@ -54,6 +54,11 @@ type Config struct {
 	// client but the admin's reaches at an endpoint (a proxy of its own)
 	// that follows the master: for ReplicaFaults.
 	Replica bool
+	// Database backs the records with a database (see database): every
+	// writer updates it, then deletes or sets the key, a quarter as often
+	// as without, and the repositories' loaders read it, slowly. Not with
+	// Hash.
+	Database bool
 }
 
 // Refresh is the refresh interval of invalidate=off runs, which bounds
@@ -301,6 +306,14 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		// outage a run judges (about a second) is within their budget.
 		r.opts = append(r.opts, runtime.WithRefresh(Refresh), runtime.WithRefreshFailures(RefreshFailures))
 	}
+	var db *database
+	if r.cfg.Database {
+		// A hot key deleted after its update holds no copy until a read
+		// loads it again: in an outage, only the database can answer it,
+		// as a service with a database has it do (degrade=loader).
+		db = newDatabase()
+		r.opts = append(r.opts, model.WithRecordLoader(db.load), runtime.WithDegrade(runtime.DegradeLoader))
+	}
 	var repos []store
 	var clients []redis.UniversalClient
 	for i := range r.cfg.Instances {
@@ -314,9 +327,14 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	// Other programs' writes are not seen with pubsub, by design: there
 	// the seeds go through a repository too.
 	plainWriter := writer{inst: -1, set: plainSetter(plain, r.cfg.Hash, 0)}
+	repoWriter := func(i int) writer { return writer{inst: i, set: repos[i].set} }
+	if db != nil {
+		plainWriter = writer{inst: -1, set: db.deleter(plain)}
+		repoWriter = func(i int) writer { return writer{inst: i, set: db.writer(repos[i])} }
+	}
 	r.seeder = plainWriter
 	if announcedOnly(r.cfg.Mode) {
-		r.seeder = writer{inst: -1, set: repos[0].set}
+		r.seeder = repoWriter(0)
 	}
 	seedLog := &history.Log{}
 	if err := r.seed(ctx, seedLog); err != nil {
@@ -346,8 +364,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		read(coldReads)
 		read(idleReads)
 	}
-	for i, repo := range repos[:2] {
-		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, writer{inst: i, set: repo.set}) })
+	for i := range repos[:2] {
+		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, repoWriter(i)) })
 	}
 	if !announcedOnly(r.cfg.Mode) {
 		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, plainWriter) })

@@ -51,6 +51,27 @@ func TestPromisesHoldForCollections(t *testing.T) {
 	checkThroughOutage(t, res.Total)
 }
 
+// TestPromisesHoldWithADatabase runs the same checks over records backed
+// by a database (Config.Database): every write updates it and then deletes
+// or sets the key (through a repository, or with another program's DEL),
+// loads read it slowly, a tenth of them for 150 ms, so that the
+// cache-aside race is run again and again through every fault. A read
+// beyond the bound here is an old row a load wrote back after the delete
+// or set that followed its update, or a copy kept past them.
+func TestPromisesHoldWithADatabase(t *testing.T) {
+	redis.SetLogger(discard{})
+	for _, mode := range []string{runtime.InvalidateTracking, runtime.InvalidatePubSubKeys} {
+		t.Run(mode, func(t *testing.T) {
+			res, err := Run(t.Context(), Config{Mode: mode, Duration: MinDuration(Faults) + 2*time.Second, Instances: 3, Keys: 8, Faults: Faults, Database: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			Table(os.Stdout, []*Result{res})
+			checkThroughOutage(t, res.Total)
+		})
+	}
+}
+
 // TestCorePromises is the matrix's run (make matrix, one server at a
 // time by HOTKEYGEN_SERVER): the checks above, each as short as its faults
 // allow, with tracking and with Pub/Sub through every fault kind, over
@@ -63,10 +84,14 @@ func TestCorePromises(t *testing.T) {
 		{Mode: runtime.InvalidatePubSub, Faults: Faults},
 		{Mode: runtime.InvalidatePubSubKeys, Faults: Faults},
 		{Mode: runtime.InvalidateTracking, Faults: Faults, Hash: true},
+		{Mode: runtime.InvalidateTracking, Faults: Faults, Database: true},
 	} {
 		name := cfg.Mode
 		if cfg.Hash {
 			name += "/collections"
+		}
+		if cfg.Database {
+			name += "/database"
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg.Duration, cfg.Instances, cfg.Keys = MinDuration(cfg.Faults)+2*time.Second, 3, 8

@@ -38,9 +38,14 @@ func (r *run) seed(ctx context.Context, l *history.Log) error {
 	return nil
 }
 
-// write writes a random hot key every 5 ms as w, but none a fault holds.
+// write writes a random hot key every 5 ms as w, but none a fault holds;
+// every 20 ms with a database, whose writes each cost a load (Config.Database).
 func (r *run) write(ctx context.Context, l *history.Log, w writer) {
-	for sleep(ctx, 5*time.Millisecond) {
+	every := 5 * time.Millisecond
+	if r.cfg.Database {
+		every = 20 * time.Millisecond
+	}
+	for sleep(ctx, every) {
 		id := int64(1 + rand.IntN(r.cfg.Keys))
 		r.locks[id].Lock()
 		if !r.held[id] {
