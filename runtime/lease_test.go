@@ -16,6 +16,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 )
 
@@ -365,5 +366,47 @@ func TestAReadThatJoinedALostLoadReadsAgain(t *testing.T) {
 	}
 	if v := <-late; v == nil || v.Name != "new" {
 		t.Fatalf("the read begun after the delete got %+v, want the new row", v)
+	}
+}
+
+// A take that Redis ran but whose answer never reached its caller (the
+// caller's deadline passed first) may hold the key's lease: it is
+// released, so that no other process's read waits the lease's TTL out
+// (found by the checker's database phase: hot reads up to 3.6 s).
+func TestATakeLeftUnansweredIsReleased(t *testing.T) {
+	srv := redistest.Start(t)
+	p, err := proxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	tb := newTable(sample(1, "ada"))
+	e := newEnvClient(t, srv, rdb, WithLoader(tb.load), WithRebuildLockTTL(time.Minute))
+	if err := rdb.Ping(e.ctx).Err(); err != nil { // the pool's connection, dialled
+		t.Fatal(err)
+	}
+	// The release's script, known to the server: its EVALSHA runs as it
+	// arrives, whatever its reply's delay.
+	if err := lease.New("warm", time.Minute, false).Release(e.ctx, e.raw, lease.Dropped); err != nil {
+		t.Fatal(err)
+	}
+	// Requests pass, replies wait a second: past the caller's deadline,
+	// within the client's ReadTimeout.
+	if err := p.Slow(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Heal() }) // before the Cache closes: its release's reply comes then
+	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, _, _, _, err := e.c.loads.leased(ctx, "p:1", "p:1", func() {}); err == nil {
+		t.Fatal("a take whose answer came after the caller's deadline succeeded")
+	}
+	waitFor(t, "the unanswered take's placeholder to be released", func() bool {
+		return e.raw.Exists(e.ctx, "p:1").Val() == 0 // the raw client is not behind the proxy
+	})
+	if n := tb.calls.Load(); n != 0 {
+		t.Fatalf("the loader was called %d times, want none: the take was never answered", n)
 	}
 }
