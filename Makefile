@@ -111,8 +111,8 @@ fuzz:
 # testing").
 MODULE = github.com/hotkeygen/hotkeygen
 MUTATE_FILES ?=
-MUTATE_PKGS ?= runtime/internal/fresh runtime/internal/breaker runtime/internal/track
-MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors cluster refresh collection close
+MUTATE_PKGS ?= runtime/internal/fresh runtime/internal/breaker runtime/internal/track runtime/internal/lease
+MUTATE_TESTS ?= freshness quiet invalidate stats_health expiry protect sentinel flight load errors cluster refresh collection close lease readkinds
 MUTATE_WORKERS ?= 3
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_OPS = --workers $(MUTATE_WORKERS) --timeout-coefficient 3 --invert-logical --invert-loopctrl --remove-self-assignments

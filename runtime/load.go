@@ -260,18 +260,23 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 	return v, exp, inRedis, false, err
 }
 
-// abandon releases ls, a lease whose take was sent but not answered (the
-// breaker opened, the connection broke): it may have been taken, and its
-// waiters must not wait it out. It runs apart, for up to the lease's TTL,
-// since the node that did not answer may do so late; the release deletes
-// the placeholder only if it is this lease's.
-func (l *loads[K, V]) abandon(ctx context.Context, ls lease.Lease) {
+// abandon releases leases this process may hold and will not load
+// under: a take sent but not answered (the breaker opened, the connection
+// broke), or the takes of a batch given up. Their waiters must not wait
+// them out. It runs apart, for up to the lease's TTL, since a node that
+// did not answer may do so late; a release deletes a placeholder only if
+// it is the lease's own, so releasing one never taken changes nothing.
+func (l *loads[K, V]) abandon(ctx context.Context, leases ...lease.Lease) {
 	c := l.c
 	c.g.Go(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RebuildLockTTL)
 		defer cancel()
 		defer context.AfterFunc(c.ctx, cancel)()
-		ls.Release(ctx, c.rdb, lease.Dropped) // failed: the placeholder expires
+		pipe := c.rdb.Pipeline()
+		for _, ls := range leases {
+			ls.Release(ctx, pipe, lease.Dropped)
+		}
+		pipe.Exec(ctx) // failed: the placeholders expire
 	})
 }
 
@@ -554,6 +559,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				continue
 			case err != nil:
 				c.count.redisError(ctx, err)
+				l.abandon(ctx, leases...) // those taken are not loaded
 				return opErr(c.layout.ReadOp(), first[k].key, err)
 			}
 			if other, ok := lease.Found(first[k].key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
@@ -565,6 +571,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 			case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 				got[k] = nil
 			case err != nil:
+				l.abandon(ctx, leases...)
 				return err
 			default:
 				got[k] = v

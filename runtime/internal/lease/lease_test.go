@@ -196,6 +196,7 @@ func TestTheStreamSharesTheKeysSlot(t *testing.T) {
 	for _, tc := range []struct{ key, want string }{
 		{"user:1", "{user:1}\xc1done:t"},
 		{"user:{7}:1", "user:{7}:1\xc1done:t"},
+		{"{user:7}:1", "{user:7}:1\xc1done:t"},
 		{"a{}b", ""},
 		{"a}b", ""},
 	} {
