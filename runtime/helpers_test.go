@@ -17,6 +17,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
@@ -305,3 +306,17 @@ func infoStat(t *testing.T, rdb *redis.Client, section, field string) int {
 
 // ident names a string key by itself, as tests key caches by Redis key.
 func ident(s string) string { return s }
+
+// proxied returns a proxy in front of srv, and a client that reaches srv
+// through it, both closed when t ends: the network a test slows or cuts.
+func proxied(t *testing.T, srv *redistest.Server) (*proxy.Proxy, *redis.Client) {
+	t.Helper()
+	p, err := proxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	return p, rdb
+}

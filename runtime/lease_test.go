@@ -16,7 +16,6 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 )
 
@@ -375,13 +374,7 @@ func TestAReadThatJoinedALostLoadReadsAgain(t *testing.T) {
 // (found by the checker's database phase: hot reads up to 3.6 s).
 func TestATakeLeftUnansweredIsReleased(t *testing.T) {
 	srv := redistest.Start(t)
-	p, err := proxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
-	t.Cleanup(func() { rdb.Close() })
+	p, rdb := proxied(t, srv)
 	tb := newTable(sample(1, "ada"))
 	e := newEnvClient(t, srv, rdb, WithLoader(tb.load), WithRebuildLockTTL(time.Minute))
 	if err := rdb.Ping(e.ctx).Err(); err != nil { // the pool's connection, dialled

@@ -267,13 +267,7 @@ func TestARefreshWaitsForASlowNode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			p, err := proxy.New(srv.Addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.Close)
-			rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
-			t.Cleanup(func() { rdb.Close() })
+			p, rdb := proxied(t, srv)
 			e := newEnvClient(t, srv, rdb, WithRefresh(time.Second))
 			e.put("p:1", sample(1, "v1"))
 			e.heat("p:1")
