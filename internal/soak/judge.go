@@ -69,6 +69,9 @@ func TooSlow(r *history.Report) []string {
 // after which no write was acknowledged.
 func (p *Phase) Problems() []string {
 	out := Problems(&p.Report)
+	if p.Trail != "" {
+		out = append(out, p.Trail)
+	}
 	if p.Err != nil {
 		out = append(out, fmt.Sprintf("the fault failed, and the phase judges something else: %v", p.Err))
 	}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +78,9 @@ type Phase struct {
 	From, Done  time.Duration
 	WritesAfter int
 	Report      history.Report
+	// Trail is what happened around the first read stale beyond the
+	// bound, if any (see trail).
+	Trail string
 	// HotRate is how many hot reads a second the busy readers began in
 	// the second before the fault and in its outages: a hot key served
 	// from memory, but slowly, is not kept available.
@@ -93,6 +95,9 @@ type Result struct {
 	// Openings are when an instance's breaker opened (the runtime's
 	// "Redis unreachable" warning), in the run's time.
 	Openings []time.Duration
+	// Trail is what happened around the first read stale beyond the
+	// bound, if any (see trail).
+	Trail string
 }
 
 // openedFor is how long after a fault is over a breaker that opens is
@@ -250,6 +255,7 @@ type run struct {
 	resets   []history.Reset
 	firsts   []history.Op    // the cold reads sent as each fault began
 	openings []time.Duration // when a breaker opened
+	events   []event         // what the runtimes logged, for trails
 }
 
 // How the idle readers meet each fault: they stop idleBefore it, and read
@@ -268,23 +274,6 @@ const sharedClient = 0
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
-// openings is the repositories' log handler: it drops every line, and
-// notes when a breaker opened.
-type openings struct{ r *run }
-
-func (openings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (o openings) WithAttrs([]slog.Attr) slog.Handler         { return o }
-func (o openings) WithGroup(string) slog.Handler              { return o }
-
-func (o openings) Handle(_ context.Context, rec slog.Record) error {
-	if strings.HasPrefix(rec.Message, "hotkey: Redis unreachable") {
-		o.r.mu.Lock()
-		defer o.r.mu.Unlock()
-		o.r.openings = append(o.r.openings, o.r.now())
-	}
-	return nil
-}
-
 // hotQPS is the runtime's hot_qps in every run: the paced readers read
 // each hot key thousands of times a second on each instance, far above
 // it, on a machine that can drive them.
@@ -299,7 +288,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	defer plain.Close()
 
 	r.opts = []runtime.Option{runtime.WithInvalidate(r.cfg.Mode), runtime.WithHotQPS(hotQPS), runtime.WithWarmQPS(10),
-		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(slog.New(openings{r}))}
+		runtime.WithTopN(r.cfg.Keys), runtime.WithLogger(slog.New(logged{r, -1}))}
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Refresh bounds staleness here, five times a second; a copy is
 		// dropped after RefreshFailures failed refreshes in a row, so the
@@ -319,7 +308,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	for i := range r.cfg.Instances {
 		rdb := r.connect(i)
 		defer rdb.Close()
-		repo := r.newStore(rdb)
+		repo := r.newStore(rdb, runtime.WithLogger(slog.New(logged{r, i})))
 		defer repo.Close()
 		repos = append(repos, repo)
 		clients = append(clients, rdb)
@@ -403,7 +392,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	r.mu.Lock()
 	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Openings: slices.Clone(r.openings)}
+	events := slices.Clone(r.events)
 	r.mu.Unlock()
+	if bb := res.Total.BeyondBound; len(bb) > 0 {
+		res.Trail = trail(ops, bb[0], base, events)
+	}
 	for i, p := range phases {
 		to := r.now()
 		if i+1 < len(phases) && phases[i+1].From > 0 {
@@ -417,6 +410,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		p.Report = history.Check(window(ops, p.From, to), phase)
+		if bb := p.Report.BeyondBound; len(bb) > 0 {
+			p.Trail = trail(ops, bb[0], phase, events)
+		}
 		p.HotRate.Before, p.HotRate.During = hotRates(ops, p.From, phase.Outages)
 		p.Report.Writes = 0
 		for _, op := range ops {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -30,7 +29,7 @@ func TestPromisesHoldUnderFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			results = append(results, res)
-			checkThroughOutage(t, res.Total)
+			checkThroughOutage(t, res)
 		})
 	}
 	Table(os.Stdout, results)
@@ -48,7 +47,7 @@ func TestPromisesHoldForCollections(t *testing.T) {
 		t.Fatal(err)
 	}
 	Table(os.Stdout, []*Result{res})
-	checkThroughOutage(t, res.Total)
+	checkThroughOutage(t, res)
 }
 
 // TestPromisesHoldWithADatabase runs the same checks over records backed
@@ -67,7 +66,7 @@ func TestPromisesHoldWithADatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			Table(os.Stdout, []*Result{res})
-			checkThroughOutage(t, res.Total)
+			checkThroughOutage(t, res)
 		})
 	}
 }
@@ -100,7 +99,7 @@ func TestCorePromises(t *testing.T) {
 				t.Fatal(err)
 			}
 			Table(os.Stdout, []*Result{res})
-			checkThroughOutage(t, res.Total)
+			checkThroughOutage(t, res)
 		})
 	}
 	t.Run("cluster", TestPromisesHoldThroughClusterChanges)
@@ -110,9 +109,10 @@ func TestCorePromises(t *testing.T) {
 // kill, a sleep, a pause) are judged as Problems says: 99% of their hot
 // reads were served, and every instance read a cold key again after Redis
 // came back from each (how soon is make soak's to judge: TooSlow).
-func checkThroughOutage(t *testing.T, tot history.Report) {
+func checkThroughOutage(t *testing.T, res *Result) {
 	t.Helper()
-	checkFresh(t, tot)
+	tot := res.Total
+	checkFresh(t, res)
 	if tot.OutageHotReads == 0 {
 		t.Error("no hot read during the outage")
 	}
@@ -194,7 +194,7 @@ func TestPromisesHoldThroughSentinelFailovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	Table(os.Stdout, []*Result{res})
-	checkFresh(t, res.Total)
+	checkFresh(t, res)
 	checkPhases(t, res, len(faults))
 }
 
@@ -214,17 +214,18 @@ func TestPromisesHoldThroughClusterChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	Table(os.Stdout, []*Result{res})
-	checkFresh(t, res.Total)
+	checkFresh(t, res)
 	checkPhases(t, res, len(faults))
 }
 
 // checkFresh fails t unless the run ran and no read was stale beyond the
 // bound or older than its instance's own write.
-func checkFresh(t *testing.T, tot history.Report) {
+func checkFresh(t *testing.T, res *Result) {
 	t.Helper()
+	tot := res.Total
 	if len(tot.BeyondBound) > 0 || len(tot.OwnWrites) > 0 {
-		t.Errorf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s",
-			len(tot.BeyondBound), len(tot.OwnWrites), tot.Reads, tot.Summary(10))
+		t.Errorf("%d reads stale beyond the bound, %d older than their own write, of %d:\n%s%s",
+			len(tot.BeyondBound), len(tot.OwnWrites), tot.Reads, tot.Summary(10), res.Trail)
 	}
 	if tot.Reads < 10_000 || tot.Writes < 500 {
 		t.Errorf("only %d reads and %d writes: the run did not run", tot.Reads, tot.Writes)

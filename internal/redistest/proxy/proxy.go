@@ -80,11 +80,11 @@ func (p *Proxy) do(verb string, args ...string) error {
 }
 
 // Delay is a delay that the replies of every proxy following it take
-// together (Follow): set, it changes on all of them at the same moment,
-// so that at any time no client's replies come sooner than another's, as
-// when a server slows down, or the path all its clients share. A chunk
-// waits the delay in effect when it reaches the head of its line, after
-// the chunks before it: the order of the bytes is kept.
+// together (Follow), as when a server slows down, or the path all its
+// clients share: a reply waits the delay in effect when the proxy read it
+// from the server, and a Set moves the delay no faster than time passes,
+// so replies the server wrote together arrive together on every
+// connection (see toxic.Delay).
 type Delay struct{ name string }
 
 // NewDelay returns a Delay of 0.
@@ -96,8 +96,8 @@ func NewDelay() (*Delay, error) {
 	return &Delay{name: name}, nil
 }
 
-// Set makes every reply that reaches the head of its line from now on
-// wait v after it was read from the server.
+// Set moves the delay towards v from now on, at the pace of the clock:
+// it reaches v as long after as v is from the delay now.
 func (d *Delay) Set(v time.Duration) error {
 	_, err := call("set", d.name, strconv.FormatInt(int64(v), 10))
 	return err

@@ -101,37 +101,92 @@ func New(upstream string) (*Proxy, error) {
 }
 
 // Delay is a delay that the replies of every proxy following it take
-// together (Follow): set, it changes on all of them at the same moment,
-// so that at any time no client's replies come sooner than another's, as
-// when a server slows down, or the path all its clients share. A chunk
-// waits the delay in effect when it reaches the head of its line, after
-// the chunks before it: the order of the bytes is kept.
+// together (Follow), as when a server slows down, or the path all its
+// clients share: a reply waits the delay in effect when the proxy read it
+// from the server, so replies the server wrote together (a write's
+// acknowledgement and the invalidation it sent another client) arrive
+// together, whatever each connection had queued before them. The order
+// of each connection's bytes is kept.
+//
+// Set does not jump: the delay moves towards its new value no faster
+// than time passes, as a queue on a path grows at most by the time it
+// stands still and drains at most as fast. So replies read later never
+// arrive sooner than replies read earlier, on any connection. A delay
+// that jumped from 100 to 300 ms let a reply queued behind another on one
+// connection arrive 200 ms after one the server wrote with it on another:
+// a slowness of one connection, which is the partition of promise 1's
+// exception, not a slow server (the 1,088 reads of RELIABILITY.md's
+// latency red).
 type Delay struct {
 	name string
-	d    atomic.Int64
+	mu   sync.Mutex
+	// ramps are the moves Set began, oldest first; the first, from the
+	// beginning of time, holds the Delay's first value.
+	ramps []ramp
+}
+
+// ramp is a move of a Delay from one value to another, begun at at, at
+// the pace of the clock.
+type ramp struct {
+	at       time.Time
+	from, to time.Duration
+}
+
+// value returns the delay the ramp gives at t, at or after its start.
+func (r ramp) value(t time.Time) time.Duration {
+	switch moved := t.Sub(r.at); {
+	case moved >= max(r.to-r.from, r.from-r.to):
+		return r.to
+	case r.to > r.from:
+		return r.from + moved
+	default:
+		return r.from - moved
+	}
 }
 
 // delays are the Delays by name, for the toxics that follow them.
 var delays sync.Map
 
 // NewDelay returns a Delay of 0.
-func NewDelay() *Delay {
-	d := &Delay{name: strconv.FormatInt(seq.Add(1), 10)}
+func NewDelay() *Delay { return newDelay(0) }
+
+func newDelay(v time.Duration) *Delay {
+	d := &Delay{name: strconv.FormatInt(seq.Add(1), 10), ramps: []ramp{{from: v, to: v}}}
 	delays.Store(d.name, d)
 	return d
 }
 
-// Set makes every reply that reaches the head of its line from now on
-// wait d after it was read from the server.
-func (d *Delay) Set(v time.Duration) { d.d.Store(int64(v)) }
+// Set moves the delay towards v from now on, at the pace of the clock
+// (see Delay).
+func (d *Delay) Set(v time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.ramps = append(d.ramps, ramp{at: now, from: d.atLocked(now), to: v})
+}
+
+// At returns the delay of a reply read from the server at t.
+func (d *Delay) At(t time.Time) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.atLocked(t)
+}
+
+func (d *Delay) atLocked(t time.Time) time.Duration {
+	i := len(d.ramps) - 1
+	for i > 0 && d.ramps[i].at.After(t) {
+		i--
+	}
+	return d.ramps[i].value(t)
+}
 
 // Follow delays p's replies by d until Heal.
 func (p *Proxy) Follow(d *Delay) error {
 	return p.add("follows "+d.name, "delay", "downstream", map[string]string{"delay": d.name, "proxy": p.id})
 }
 
-// delayToxic delays each chunk by its Delay's value when the chunk reaches
-// it, measured from when the proxy read the chunk.
+// delayToxic delays each chunk by its Delay's value when the proxy read
+// the chunk (Delay.At), measured from then.
 type delayToxic struct {
 	Delay string `json:"delay"`
 	Proxy string `json:"proxy"`
@@ -150,7 +205,7 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if wait := time.Duration(d.d.Load()) - time.Since(c.Timestamp); wait > 0 {
+			if wait := d.At(c.Timestamp) - time.Since(c.Timestamp); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
@@ -172,13 +227,10 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 	}
 }
 
-// Slow delays every reply by latency until Heal: a slow server, or a slow
-// path to it, as its clients see either. Requests pass at once.
-func (p *Proxy) Slow(latency time.Duration) error {
-	d := NewDelay()
-	d.Set(latency)
-	return p.Follow(d)
-}
+// Slow delays every reply by latency until Heal, from the first reply
+// read: a slow server, or a slow path to it, as its clients see either.
+// Requests pass at once.
+func (p *Proxy) Slow(latency time.Duration) error { return p.Follow(newDelay(latency)) }
 
 // Cut partitions the clients from the server until Heal: connections stay
 // open and new ones are accepted, but no byte passes either way; on Heal

@@ -110,7 +110,7 @@ func main() {
 		}
 		if r := res.Total; len(r.BeyondBound) > 0 || len(r.OwnWrites) > 0 {
 			failed = true
-			fmt.Fprint(os.Stderr, r.Summary(5))
+			fmt.Fprint(os.Stderr, r.Summary(5), res.Trail)
 		}
 		for _, p := range res.Phases {
 			for _, problem := range append(p.Problems(), soak.TooSlow(&p.Report)...) {
