@@ -17,6 +17,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
@@ -181,7 +182,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		hist:    rates.New(HistoryLen),
 		done:    make(chan struct{}),
 	}
-	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock && !glue.hash}
+	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
@@ -217,6 +218,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	}
 	c.hub, c.copies.Nodes = hub, &hub.Nodes
 	_, cluster := rdb.(*redis.ClusterClient)
+	c.loads.lease = lease.Keys{TTL: cfg.RebuildLockTTL, Cluster: cluster, Hash: glue.hash}
 	c.reader = reads.Reader{Client: rdb, Store: c.layout, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
 		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
 	if err := setupChanges(c); err != nil {

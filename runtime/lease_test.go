@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,6 +190,139 @@ func TestADeleteOrSetAfterTheUpdateWinsOverTheLoadThatRacedIt(t *testing.T) {
 	}
 }
 
+// The cache-aside race over a collection (layout=hash), step by step as
+// above: a read of an owner misses and its loader reads the collection
+// (old); the application commits an update and then deletes the owner,
+// writes or deletes an item, through the loading instance, another
+// instance or as another program; then the load's write-back arrives.
+// Redis never holds the old collection after it, and a read begun after
+// it returns the new one, whole (HGetAll) and by item (HGet).
+func TestACollectionWriteAfterTheUpdateWinsOverTheLoadThatRacedIt(t *testing.T) {
+	owner := loginOwner{7, "ios"}
+	key := owner.String()
+	later := time.Now().Add(time.Hour)
+	item := func(token string, status int) *login {
+		return &login{User: 7, Platform: "ios", Token: token, Status: status, ExpiresAt: later}
+	}
+	type cols = [2]*Collection[loginOwner, string, login]
+	for _, tc := range []struct {
+		name string
+		// update commits the new collection, from the old one: a and b
+		// at status 1; after runs once it is committed.
+		update  func(m map[string]*login)
+		after   func(ctx context.Context, c cols, raw redis.UniversalClient) error
+		noLease bool
+		want    string // the tokens and statuses a read returns after, and Redis holds
+	}{
+		{"the loading instance deletes the owner", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, c cols, _ redis.UniversalClient) error { return c[0].Del(ctx, owner) }, false, "a2 b1"},
+		{"another instance deletes the owner", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, c cols, _ redis.UniversalClient) error { return c[1].Del(ctx, owner) }, false, "a2 b1"},
+		{"another program deletes the owner (DEL)", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, _ cols, raw redis.UniversalClient) error { return raw.Del(ctx, key).Err() }, false, "a2 b1"},
+		{"the loading instance writes the item", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, c cols, _ redis.UniversalClient) error { return c[0].HSet(ctx, item("a", 2)) }, false, "a2"},
+		{"another instance deletes an item", func(m map[string]*login) { delete(m, "b") },
+			func(ctx context.Context, c cols, _ redis.UniversalClient) error { return c[1].HDel(ctx, owner, "b") }, false, "a1"},
+		{"another program writes the item (HSET)", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, _ cols, raw redis.UniversalClient) error {
+				b, err := msgpack.Marshal(item("a", 2))
+				if err != nil {
+					return err
+				}
+				return raw.HSet(ctx, key, "a", b).Err()
+			}, false, "a2"},
+		{"without the lease, another program's DEL is undone", func(m map[string]*login) { m["a"].Status = 2 },
+			func(ctx context.Context, _ cols, raw redis.UniversalClient) error { return raw.Del(ctx, key).Err() }, true, "a1 b1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			ctx := context.Background()
+			var mu sync.Mutex
+			rows := map[string]*login{"a": item("a", 1), "b": item("b", 1)}
+			read, release := make(chan struct{}), make(chan struct{})
+			var calls atomic.Int32
+			load := func(context.Context, loginOwner) (map[string]*login, error) {
+				mu.Lock()
+				m := map[string]*login{}
+				for f, v := range rows {
+					m[f] = cloneLogin(v)
+				}
+				mu.Unlock()
+				if calls.Add(1) == 1 {
+					close(read)
+					<-release
+				}
+				return m, nil
+			}
+			var c cols
+			for i := range c {
+				c[i] = newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, WithCollectionLoader(load), WithRebuildLock(!tc.noLease)).c
+			}
+			raw := srv.Client(t)
+			raced := make(chan error, 1)
+			go func() { // 1. a read misses; its loader reads the old collection
+				_, err := c[0].HGetAll(ctx, owner)
+				raced <- err
+			}()
+			<-read
+			mu.Lock() // 2. the update commits, then the write
+			tc.update(rows)
+			mu.Unlock()
+			if err := tc.after(ctx, c, raw); err != nil {
+				t.Fatal(err)
+			}
+			close(release) // 3. the load's write-back arrives
+			if err := <-raced; err != nil {
+				t.Fatalf("the read that raced the update: %v", err)
+			}
+			statuses := func(m map[string]*login) string {
+				var out []string
+				for _, f := range slices.Sorted(maps.Keys(m)) {
+					out = append(out, f+strconv.Itoa(m[f].Status))
+				}
+				return strings.Join(out, " ")
+			}
+			held := map[string]*login{} // what Redis holds
+			fields, err := raw.HGetAll(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for f, b := range fields {
+				if !strings.HasPrefix(f, "%") {
+					var v login
+					if err := msgpack.Unmarshal([]byte(b), &v); err != nil {
+						t.Fatalf("field %q holds %q", f, b)
+					}
+					held[f] = &v
+				}
+			}
+			if tc.noLease {
+				if got := statuses(held); got != tc.want {
+					t.Fatalf("without the lease Redis holds %q, want the old %q; the race it stands for is gone, update this row", got, tc.want)
+				}
+				return
+			}
+			if got := statuses(held); got != "" && got != tc.want {
+				t.Fatalf("Redis holds %q after the write that followed the update, want %q or nothing", got, tc.want)
+			}
+			for i, col := range c {
+				m, err := col.HGetAll(ctx, owner)
+				if err != nil || statuses(m) != tc.want {
+					t.Errorf("instance %d: HGetAll = %q, %v after the write, want %q", i, statuses(m), err, tc.want)
+				}
+				v, err := col.HGet(ctx, owner, "a")
+				if got := ""; err == nil {
+					got = "a" + strconv.Itoa(v.Status)
+					if !strings.HasPrefix(tc.want, got) {
+						t.Errorf("instance %d: HGet = %s after the write, want the new item of %q", i, got, tc.want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // fleet lists the fleet sizes TestAFleetLoadsAColdKeyOnce runs:
 // go test -run 'TestAFleetLoadsAColdKeyOnce$' -v ./runtime/ -fleet 1,8,32,128
 // prints what RELIABILITY.md reports.
@@ -283,7 +418,7 @@ func TestAFleetLoadsAColdKeyOnce(t *testing.T) {
 func TestALeaseWhoseHolderDiedHandsOverWhenItExpires(t *testing.T) {
 	tb := newTable(sample(1, "ada"))
 	e := newEnv(t, WithLoader(tb.load), WithRebuildLockTTL(300*time.Millisecond))
-	dead := lease.New("p:1", 300*time.Millisecond, false)
+	dead := lease.Keys{TTL: 300 * time.Millisecond}.New("p:1")
 	if err := e.raw.Process(e.ctx, dead.Take(e.ctx)); !errors.Is(err, redis.Nil) {
 		t.Fatalf("the dead holder's lease: %v", err)
 	}
@@ -382,7 +517,7 @@ func TestATakeLeftUnansweredIsReleased(t *testing.T) {
 	}
 	// The release's script, known to the server: its EVALSHA runs as it
 	// arrives, whatever its reply's delay.
-	if err := lease.New("warm", time.Minute, false).Release(e.ctx, e.raw, lease.Dropped); err != nil {
+	if err := (lease.Keys{TTL: time.Minute}).New("warm").Release(e.ctx, e.raw, lease.Dropped); err != nil {
 		t.Fatal(err)
 	}
 	// Requests pass, replies wait a second: past the caller's deadline,

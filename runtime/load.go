@@ -34,8 +34,9 @@ type loads[K comparable, V any] struct {
 	batch func(context.Context, []K) (map[K]*V, error)
 	slots chan struct{}
 	// leases is set when a load takes its key's lease (rebuild_lock, on
-	// by default, for an entity stored as Strings; see leased).
+	// by default; see leased), and lease says how they are kept.
 	leases bool
+	lease  lease.Keys
 }
 
 // cold reads k, a key that is not hot, from Redis, and when Redis misses
@@ -214,7 +215,7 @@ const maxLeaseRounds = 8
 func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func()) (v *V, exp int64, inRedis, lost bool, err error) {
 	c := l.c
 	for range maxLeaseRounds {
-		ls := lease.New(key, c.cfg.RebuildLockTTL, c.reader.Cluster)
+		ls := l.lease.New(key)
 		take := ls.Take(ctx)
 		err := l.ask(ctx, key, false, func(ctx context.Context) error {
 			if err := c.sender.Send(ctx, take); err != nil {
@@ -233,7 +234,7 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 			return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
 		}
 		held, _ := take.Bytes()
-		if other, ok := lease.Found(key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
+		if other, ok := l.lease.Found(key, held); ok {
 			outcome, err := other.Wait(ctx, c.rdb, time.Now()) // Redis expires the lease in its own time
 			if err != nil {
 				c.count.redisError(ctx, err)
@@ -243,6 +244,16 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
 			}
 			continue
+		}
+		if lease.Present(held) { // a hash written since the miss
+			b, _, err := c.layout.Read(ctx, c.sender, key, false)
+			switch {
+			case isNoKey(err): // and deleted since
+				continue
+			case err != nil:
+				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
+			}
+			held = b
 		}
 		v, err := decodeValue(c, key, held)
 		if errors.Is(err, ErrDecode) { // a value of another build, say: load around it
@@ -543,7 +554,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 		takes := make([]*redis.StringCmd, len(ks))
 		pipe := c.rdb.Pipeline()
 		for i, k := range ks {
-			leases[i] = lease.New(first[k].key, c.cfg.RebuildLockTTL, c.reader.Cluster)
+			leases[i] = l.lease.New(first[k].key)
 			takes[i] = leases[i].Take(ctx)
 			pipe.Process(ctx, takes[i])
 		}
@@ -562,9 +573,18 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				l.abandon(ctx, leases...) // those taken are not loaded
 				return opErr(c.layout.ReadOp(), first[k].key, err)
 			}
-			if other, ok := lease.Found(first[k].key, held, c.cfg.RebuildLockTTL, c.reader.Cluster); ok {
+			if other, ok := l.lease.Found(first[k].key, held); ok {
 				waits, waited = append(waits, other), append(waited, k)
 				continue
+			}
+			if lease.Present(held) { // a hash written since the miss
+				if held, _, err = c.layout.Read(ctx, c.sender, first[k].key, false); isNoKey(err) {
+					again = append(again, k) // and deleted since
+					continue
+				} else if err != nil {
+					l.abandon(ctx, leases...)
+					return opErr(c.layout.ReadOp(), first[k].key, err)
+				}
 			}
 			v, err := decodeValue(c, first[k].key, held)
 			switch {

@@ -244,7 +244,7 @@ func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], 
 		var done layout.Written
 		var exp int64
 		if ls != nil {
-			done, exp = ls.Fill(ctx, p, b, ttl), layout.WroteExpiry(c.cfg.Clock.Now(), ttl)
+			done, exp = c.layout.Fill(ctx, p, key, b, ttl, ls)
 		} else {
 			done, exp = c.layout.SetNX(ctx, p, key, b, ttl)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
@@ -101,6 +102,21 @@ func (h *Hash) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string, k
 // runtime's form, or the placeholder of an absent owner for Null. Items
 // that carry no expiry of their own keep the hash alive for ttl.
 func (h *Hash) SetNX(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) (Written, int64) {
+	return h.whole(ctx, p, key, b, ttl, modeNX)
+}
+
+// Fill is the write script in its lease mode: SetNX's write, made only
+// where the hash holds ls's placeholder alone (lease.HashField), which it
+// deletes first; then the end of ls (lease.After). Any write of an item
+// since the lease was taken, by the runtime (whose script deletes the
+// placeholder) or by another client (which adds a field), wins.
+func (h *Hash) Fill(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration, ls *lease.Lease) (Written, int64) {
+	done, exp := h.whole(ctx, p, key, b, ttl, modeLease+ls.Placeholder())
+	return ls.After(ctx, p, done), exp
+}
+
+// whole writes the collection b, whole, in mode (modeNX or a lease's).
+func (h *Hash) whole(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration, mode string) (Written, int64) {
 	var items []hashWrite
 	if bytes.Equal(b, Null) {
 		items = []hashWrite{{field: nullField, until: h.until(ttl)}}
@@ -113,7 +129,7 @@ func (h *Hash) SetNX(ctx context.Context, p redis.Cmdable, key string, b []byte,
 			return func() (bool, error) { return false, err }, 0
 		}
 	}
-	cmd := h.Run(ctx, p, Write{Key: key, mode: modeNX, items: items})
+	cmd := h.Run(ctx, p, Write{Key: key, mode: mode, items: items})
 	return func() (bool, error) {
 		n, err := cmd.Int()
 		return n == 1, err

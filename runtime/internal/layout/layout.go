@@ -17,6 +17,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
+
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
@@ -61,6 +63,11 @@ type Layout interface {
 	// own; see Hash); 0 for none. exp is the expiry of a copy of b,
 	// should the write land: the key's TTL then is the one written.
 	SetNX(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) (done Written, exp int64)
+	// Fill writes b under key, as SetNX does, only while key holds ls's
+	// placeholder, the load's lease (runtime/internal/lease), and ends
+	// ls: a write or a delete since the lease was taken wins over the
+	// loaded row.
+	Fill(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration, ls *lease.Lease) (done Written, exp int64)
 	// Set writes b under key with ttl, whatever key holds: a write
 	// through the repository, or a row the change buffer synced.
 	Set(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) redis.Cmder

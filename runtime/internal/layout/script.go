@@ -1,6 +1,10 @@
 package layout
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
+)
 
 // writeScript writes or deletes items of one collection's hash in one
 // round trip, and keeps its two layers of expiry:
@@ -28,7 +32,8 @@ import "github.com/redis/go-redis/v9"
 //
 // A write also removes nullField, the placeholder of an absent owner.
 // Expiries compare with ARGV[3], the writer's clock, which the items'
-// expiries were set by. It returns 0 when mode nx found the hash, else 1.
+// expiries were set by. It returns 0 when mode nx found the hash, or a
+// lease's mode found the placeholder gone (leaseMode), else 1.
 // ARGV is the mode, the flags, the time, the items' expiry key, then
 // four values per item (field, value, exp, until), or the fields alone
 // for mode del (see Hash.args).
@@ -128,6 +133,7 @@ local function expiry(s)
   return nil
 end
 
+` + leaseMode + `
 local existed = redis.call("EXISTS", key) == 1
 if mode == "nx" and existed then return 0 end
 local next, oldnext = nil, nil
@@ -185,6 +191,7 @@ return 1
 // writeScript's.
 var nativeScript = redis.NewScript(`
 local key, mode, forever = KEYS[1], ARGV[1], string.find(ARGV[2], "f", 1, true)
+` + leaseMode + `
 local existed = redis.call("EXISTS", key) == 1
 if mode == "nx" and existed then return 0 end
 if mode == "del" then
@@ -203,6 +210,21 @@ end
 ` + moveTTL + `
 return 1
 `)
+
+// leaseMode is the Lua both write scripts begin with: a write in a
+// lease's mode (modeLease) runs as mode nx on the hash emptied of the
+// lease's placeholder, or not at all (0) where the hash no longer holds
+// it alone; any other write but nx deletes a placeholder it finds, so
+// that the load under it does not write its older row over this one.
+const leaseMode = `
+if string.sub(mode, 1, 6) == "lease:" then
+  if redis.call("HGET", key, "` + lease.HashField + `") ~= string.sub(mode, 7) or redis.call("HLEN", key) ~= 1 then return 0 end
+  redis.call("DEL", key)
+  mode = "nx"
+elseif mode ~= "nx" then
+  redis.call("HDEL", key, "` + lease.HashField + `")
+end
+`
 
 // moveTTL is the Lua both write scripts end a write of items with: the
 // hash's TTL moves to latest, the latest "until" of the items written,

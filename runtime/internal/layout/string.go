@@ -70,6 +70,11 @@ func (s *String) SetNX(ctx context.Context, p redis.Cmdable, key string, b []byt
 	return p.SetNX(ctx, key, b, ttl).Result, WroteExpiry(s.clock.Now(), ttl)
 }
 
+// Fill is the lease's own script (lease.Fill).
+func (s *String) Fill(ctx context.Context, p redis.Cmdable, _ string, b []byte, ttl time.Duration, ls *lease.Lease) (Written, int64) {
+	return ls.Fill(ctx, p, b, ttl), WroteExpiry(s.clock.Now(), ttl)
+}
+
 // Set is SET with ttl.
 func (s *String) Set(ctx context.Context, p redis.Cmdable, key string, b []byte, ttl time.Duration) redis.Cmder {
 	return p.Set(ctx, key, b, ttl)

@@ -40,6 +40,11 @@ const (
 	modeSet = "set" // write the items
 	modeNX  = "nx"  // write the items unless the hash exists: a loader's write-back
 	modeDel = "del" // delete the fields
+	// modeLease, followed by a lease's placeholder, writes the items
+	// only where the hash holds that placeholder alone
+	// (lease.HashField), deleting it: a loader's write-back under its
+	// lease (Hash.Fill).
+	modeLease = "lease:"
 )
 
 // SetItems is the write of items to key's hash. Items that carry no

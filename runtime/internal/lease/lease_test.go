@@ -43,19 +43,19 @@ func TestALeaseIsTheOnlyWayBackForALoadsRow(t *testing.T) {
 		{"a set meanwhile: the row does not land, the set's value stays", func(rdb *redis.Client) { rdb.Set(ctx, "k", "new", 0) }, false, "new", Gone},
 		{"a delete and another's lease meanwhile: the row does not land on it", func(rdb *redis.Client) {
 			rdb.Del(ctx, "k")
-			if held := take(t, rdb, New("k", time.Minute, false)); held != nil {
+			if held := take(t, rdb, Keys{TTL: time.Minute}.New("k")); held != nil {
 				t.Fatalf("the next lease found %q", held)
 			}
 		}, false, "lease", Gone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rdb := redistest.Start(t).Client(t)
-			a := New("k", time.Minute, false)
+			a := Keys{TTL: time.Minute}.New("k")
 			if held := take(t, rdb, a); held != nil {
 				t.Fatalf("a found %q on an absent key, want the lease", held)
 			}
-			held := take(t, rdb, New("k", time.Minute, false))
-			b, ok := Found("k", held, time.Minute, false)
+			held := take(t, rdb, Keys{TTL: time.Minute}.New("k"))
+			b, ok := Keys{TTL: time.Minute}.Found("k", held)
 			if !ok {
 				t.Fatalf("b found %q, want a's lease", held)
 			}
@@ -116,9 +116,9 @@ func TestAWaiterWakesWhenTheHolderEnds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rdb := redistest.Start(t).Client(t)
-			a := New("k", time.Minute, false)
+			a := Keys{TTL: time.Minute}.New("k")
 			take(t, rdb, a)
-			b, _ := Found("k", take(t, rdb, New("k", time.Minute, false)), time.Minute, false)
+			b, _ := Keys{TTL: time.Minute}.Found("k", take(t, rdb, Keys{TTL: time.Minute}.New("k")))
 			woke := make(chan string, 2)
 			wait := func() {
 				end, err := b.Wait(ctx, rdb, time.Now())
@@ -159,7 +159,7 @@ func TestAWaiterWakesWhenTheHolderEnds(t *testing.T) {
 func TestALoadNobodyWaitedForLeavesOnlyItsRow(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Start(t).Client(t)
-	a := New("k", time.Minute, false)
+	a := Keys{TTL: time.Minute}.New("k")
 	take(t, rdb, a)
 	if landed, err := a.Fill(ctx, rdb, []byte("row"), 0)(); !landed || err != nil {
 		t.Fatalf("fill: %v, %v", landed, err)
@@ -175,16 +175,16 @@ func TestADeadHoldersLeaseExpires(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Start(t).Client(t)
 	const ttl = 300 * time.Millisecond
-	take(t, rdb, New("k", ttl, false)) // its holder dies
+	take(t, rdb, Keys{TTL: ttl}.New("k")) // its holder dies
 	found := time.Now()
-	b, ok := Found("k", take(t, rdb, New("k", ttl, false)), ttl, false)
+	b, ok := Keys{TTL: ttl}.Found("k", take(t, rdb, Keys{TTL: ttl}.New("k")))
 	if !ok {
 		t.Fatal("no lease found")
 	}
 	if end, err := b.Wait(ctx, rdb, found); err != nil || end != Expired {
 		t.Fatalf("wait = %q, %v; want %q", end, err, Expired)
 	}
-	if held := take(t, rdb, New("k", ttl, false)); held != nil {
+	if held := take(t, rdb, Keys{TTL: ttl}.New("k")); held != nil {
 		t.Fatalf("after the wait the key holds %q, want it free to lease", held)
 	}
 }
@@ -211,7 +211,7 @@ func TestTheStreamSharesTheKeysSlot(t *testing.T) {
 	rdb := c.Client(t)
 	ctx := context.Background()
 	for _, key := range []string{"user:1", "user:2", "user:{7}:1"} {
-		a := New(key, time.Minute, true)
+		a := Keys{TTL: time.Minute, Cluster: true}.New(key)
 		if held := take(t, rdb, a); held != nil {
 			t.Fatalf("%s: %q", key, held)
 		}
