@@ -15,10 +15,34 @@ import (
 // readKind is one kind of read a repository offers, over an entity whose
 // rows are named by id: the read of id's name, on a Cache (or a
 // Collection) made on srv with opts and a loader (or a batch loader) of
-// rows, named "row <id>", absent for ids above 100.
+// rows, named "row <id>", absent for ids above 100, whose calls db
+// counts and may hold.
 type readKind struct {
 	name string
-	make func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(ctx context.Context, id int) (string, error)
+	make func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(ctx context.Context, id int) (string, error)
+}
+
+// rows stands for the database the loaders read: calls counts their
+// calls, and the first, with hold set, waits until release is closed,
+// as a slow query, once it has closed read.
+type rows struct {
+	calls         atomic.Int32
+	hold          bool
+	read, release chan struct{}
+}
+
+// holding returns rows whose first load waits for release.
+func holding() *rows {
+	return &rows{hold: true, read: make(chan struct{}), release: make(chan struct{})}
+}
+
+// load is one loader call of row id.
+func (db *rows) load(id int) (string, bool) {
+	if db.calls.Add(1) == 1 && db.hold {
+		close(db.read)
+		<-db.release
+	}
+	return rowOf(id)
 }
 
 func rowOf(id int) (string, bool) { return "row " + strconv.Itoa(id), id <= 100 }
@@ -27,8 +51,8 @@ func rowOf(id int) (string, bool) { return "row " + strconv.Itoa(id), id <= 100 
 // loader) and a collection's HGet: each option of the read path holds for
 // every one of them.
 var readKinds = []readKind{
-	{"Get", func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(context.Context, int) (string, error) {
-		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(calls)))...)
+	{"Get", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
 		return func(ctx context.Context, id int) (string, error) {
 			v, err := e.c.Get(ctx, "p:"+strconv.Itoa(id))
 			if err != nil {
@@ -37,19 +61,19 @@ var readKinds = []readKind{
 			return v.Name, nil
 		}
 	}},
-	{"View", func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(context.Context, int) (string, error) {
-		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(calls)))...)
+	{"View", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
 		return func(ctx context.Context, id int) (name string, err error) {
 			err = e.c.View(ctx, "p:"+strconv.Itoa(id), func(v *profile) error { name = v.Name; return nil })
 			return name, err
 		}
 	}},
-	{"GetMany", func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(context.Context, int) (string, error) {
-		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(calls)))...)
+	{"GetMany", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
 		return getManyOf(e)
 	}},
-	{"GetMany with a batch loader", func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(context.Context, int) (string, error) {
-		one := profileLoader(calls)
+	{"GetMany with a batch loader", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+		one := profileLoader(db)
 		e := newEnvOn(t, srv, append(opts, WithBatchLoader(func(ctx context.Context, ks []string) (map[string]*profile, error) {
 			rows := map[string]*profile{}
 			for _, k := range ks {
@@ -61,32 +85,31 @@ var readKinds = []readKind{
 		}))...)
 		return getManyOf(e)
 	}},
-	{"HGet", func(t *testing.T, srv *redistest.Server, calls *atomic.Int32, opts ...Option) func(context.Context, int) (string, error) {
+	{"HGet", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
 		later := time.Now().Add(time.Hour)
 		e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, append(opts, WithCollectionLoader(func(_ context.Context, k loginOwner) (map[string]*login, error) {
-			calls.Add(1)
-			name, ok := rowOf(int(k.User))
-			if !ok {
+			if _, ok := db.load(int(k.User)); !ok {
 				return nil, fmt.Errorf("no row %d: %w", k.User, ErrNotFound)
 			}
-			return map[string]*login{"t": {User: k.User, Platform: k.Platform, Token: name, ExpiresAt: later}}, nil
+			// The row is one item, its token its field; its name its user's.
+			return map[string]*login{"t": {User: k.User, Platform: k.Platform, Token: "t", ExpiresAt: later}}, nil
 		}))...)
 		return func(ctx context.Context, id int) (string, error) {
 			v, err := e.c.HGet(ctx, loginOwner{int64(id), "web"}, "t")
 			if err != nil {
 				return "", err
 			}
-			return v.Token, nil
+			name, _ := rowOf(int(v.User))
+			return name, nil
 		}
 	}},
 }
 
-// profileLoader loads "p:<id>" rows, counting its calls in calls.
-func profileLoader(calls *atomic.Int32) func(context.Context, string) (*profile, error) {
+// profileLoader loads "p:<id>" rows of db.
+func profileLoader(db *rows) func(context.Context, string) (*profile, error) {
 	return func(_ context.Context, key string) (*profile, error) {
-		calls.Add(1)
 		id, _ := strconv.Atoi(key[len("p:"):])
-		name, ok := rowOf(id)
+		name, ok := db.load(id)
 		if !ok {
 			return nil, ErrNotFound
 		}
@@ -117,8 +140,8 @@ func TestEveryReadKindDegradesToTheLoaderWhenRedisFails(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			for _, degrade := range []string{DegradeLoader, DegradeOff} {
 				srv := redistest.Start(t)
-				var calls atomic.Int32
-				read := kind.make(t, srv, &calls, WithDegrade(degrade))
+				db := &rows{}
+				read := kind.make(t, srv, db, WithDegrade(degrade))
 				srv.Kill()
 				ctx := context.Background()
 				for _, id := range []int{1, 2, 3} {
@@ -131,7 +154,7 @@ func TestEveryReadKindDegradesToTheLoaderWhenRedisFails(t *testing.T) {
 						t.Errorf("degrade=off, Redis killed: read %d = %q, %v; want Redis's error", id, name, err)
 					}
 				}
-				if n := calls.Load(); degrade == DegradeOff && n != 0 {
+				if n := db.calls.Load(); degrade == DegradeOff && n != 0 {
 					t.Errorf("degrade=off called the loader %d times with Redis killed", n)
 				}
 				if _, err := read(ctx, 101); degrade == DegradeLoader && !errors.Is(err, ErrNotFound) {
@@ -152,15 +175,61 @@ func TestEveryReadKindRemembersAnAbsentRow(t *testing.T) {
 				calls int
 			}{{nil, 1}, {[]Option{WithNullTTL(0)}, 3}} {
 				srv := redistest.Start(t)
-				var calls atomic.Int32
-				read := kind.make(t, srv, &calls, tc.opts...)
+				db := &rows{}
+				read := kind.make(t, srv, db, tc.opts...)
 				for range 3 {
 					if name, err := read(context.Background(), 101); !errors.Is(err, ErrNotFound) {
 						t.Fatalf("an absent row read as %q, %v; want ErrNotFound", name, err)
 					}
 				}
-				if n := int(calls.Load()); n != tc.calls {
+				if n := int(db.calls.Load()); n != tc.calls {
 					t.Errorf("3 reads of an absent row (options %d) called the loader %d times, want %d", len(tc.opts), n, tc.calls)
+				}
+			}
+		})
+	}
+}
+
+// rebuild_lock: two instances read one absent row at once, the first's
+// load slow; the second waits on the first's lease, blocked in Redis, and
+// both return the row from one loader call, whichever kind of read; with
+// rebuild_lock=off, the second loads it too.
+func TestEveryReadKindLoadsOncePerFleet(t *testing.T) {
+	for _, kind := range readKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			for _, lease := range []bool{true, false} {
+				srv := redistest.Start(t)
+				db := holding()
+				a := kind.make(t, srv, db, WithRebuildLock(lease))
+				b := kind.make(t, srv, db, WithRebuildLock(lease))
+				ctx := context.Background()
+				got := make(chan string, 2)
+				read := func(read func(context.Context, int) (string, error)) {
+					name, err := read(ctx, 7)
+					if err != nil {
+						name = err.Error()
+					}
+					got <- name
+				}
+				go read(a)
+				<-db.read // a's load holds the lease, and waits
+				go read(b)
+				if lease {
+					redistest.WaitBlocked(t, srv.Client(t), 1) // b waits on a's lease
+				} else {
+					for db.calls.Load() < 2 { // b loads on its own
+						time.Sleep(time.Millisecond)
+					}
+				}
+				close(db.release)
+				want, _ := rowOf(7)
+				for range 2 {
+					if name := <-got; name != want {
+						t.Errorf("rebuild_lock=%v: a read returned %q, want %q", lease, name, want)
+					}
+				}
+				if n, want := db.calls.Load(), map[bool]int32{true: 1, false: 2}[lease]; n != want {
+					t.Errorf("rebuild_lock=%v: two instances' reads called the loader %d times, want %d", lease, n, want)
 				}
 			}
 		})
