@@ -73,7 +73,7 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	if cfg.Changes {
 		c.chg = changes.New(c.rdb, cfg.Entity, changes.Options{Lease: cfg.SyncLease, TTL: cfg.SyncTTL, Clock: cfg.Clock})
 		c.worker.Buffer, c.worker.Entity, c.worker.Batch, c.worker.Lease = c.chg, cfg.Entity, cfg.SyncBatch, cfg.SyncLease
-		c.worker.Now, c.worker.Log, c.worker.Rows, c.worker.Write = cfg.Clock.Now, c.log, c.loads.rows, c.writes.synced
+		c.worker.Now, c.worker.Log, c.worker.Rows, c.worker.Seize = cfg.Clock.Now, c.log, c.loads.rows, c.writes.seize
 	}
 	if cfg.Bloom {
 		c.bloom = bloom.New(c.rdb, bloomName(cfg.Entity, c.version), cfg.BloomItems, cfg.BloomFP)

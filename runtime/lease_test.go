@@ -323,6 +323,84 @@ func TestACollectionWriteAfterTheUpdateWinsOverTheLoadThatRacedIt(t *testing.T) 
 	}
 }
 
+// The race of the change buffer's sync (issue 49): an id is marked, the
+// sync reads its row (old); the application commits another update and
+// then deletes or sets the key, through a repository or as another
+// program; then the sync's write arrives. Redis never holds the old row
+// after the delete or set, and a read after it returns the new row.
+// Without the lease, another program's DEL is undone by the sync's SET.
+func TestADeleteOrSetAfterTheUpdateWinsOverTheSyncThatRacedIt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   func(ctx context.Context, c *Cache[string, profile], raw redis.UniversalClient) error
+		noLease bool
+		want    string // what Redis holds after the sync
+	}{
+		{"the syncing instance deletes", func(ctx context.Context, c *Cache[string, profile], _ redis.UniversalClient) error {
+			return c.Del(ctx, "p:1")
+		}, false, "nothing"},
+		{"the syncing instance sets the new row", func(ctx context.Context, c *Cache[string, profile], _ redis.UniversalClient) error {
+			return c.Set(ctx, "p:1", sample(1, "new"))
+		}, false, "new"},
+		{"another program deletes (DEL)", func(ctx context.Context, _ *Cache[string, profile], raw redis.UniversalClient) error {
+			return raw.Del(ctx, "p:1").Err()
+		}, false, "nothing"},
+		{"without the lease, another program's DEL is undone", func(ctx context.Context, _ *Cache[string, profile], raw redis.UniversalClient) error {
+			return raw.Del(ctx, "p:1").Err()
+		}, true, "old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			db := newSlowRow("old")
+			c := newEnvOn(t, srv, WithEntity("profile"), WithChanges(true), WithRebuildLock(!tc.noLease), WithLoader(db.load),
+				WithBatchLoader(func(ctx context.Context, ks []string) (map[string]*profile, error) {
+					rows := map[string]*profile{}
+					for _, k := range ks {
+						rows[k], _ = db.load(ctx, k)
+					}
+					return rows, nil
+				})).c
+			raw, ctx := srv.Client(t), context.Background()
+			if err := c.MarkChanged(ctx, "p:1"); err != nil {
+				t.Fatal(err)
+			}
+			synced := make(chan error, 1)
+			go func() { // 1. the sync claims the id and reads its row (old)
+				_, err := c.worker.Once(ctx)
+				synced <- err
+			}()
+			<-db.read
+			db.update("new") // 2. the update commits, then the delete or set
+			if err := tc.after(ctx, c, raw); err != nil {
+				t.Fatal(err)
+			}
+			close(db.release) // 3. the sync's write arrives
+			if err := <-synced; err != nil {
+				t.Fatal(err)
+			}
+			got := "nothing"
+			if b, err := raw.Get(ctx, "p:1").Bytes(); err == nil {
+				var p profile
+				if msgpack.Unmarshal(b, &p) != nil {
+					t.Fatalf("Redis holds %q", b)
+				}
+				got = p.Name
+			} else if !errors.Is(err, redis.Nil) {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("Redis holds %s after the sync, want %s", got, tc.want)
+			}
+			if tc.noLease {
+				return
+			}
+			if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != "new" {
+				t.Errorf("a read after the sync = %+v, %v; want the new row", v, err)
+			}
+		})
+	}
+}
+
 // fleet lists the fleet sizes TestAFleetLoadsAColdKeyOnce runs:
 // go test -run 'TestAFleetLoadsAColdKeyOnce$' -v ./runtime/ -fleet 1,8,32,128
 // prints what RELIABILITY.md reports.
@@ -396,17 +474,25 @@ func TestAFleetLoadsAColdKeyOnce(t *testing.T) {
 					})
 				}
 			}
+			xreads := redistest.CommandStat(t, srv.Client(t), "xread", "calls")
 			close(start)
 			wg.Wait()
 			for _, e := range envs {
 				e.c.Close()
 			}
+			xreads = redistest.CommandStat(t, srv.Client(t), "xread", "calls") - xreads
 			how := map[bool]string{false: "Get", true: "GetMany with a batch loader"}[batch]
 			n := calls.Load()
-			t.Logf("%s: %d instances × %d readers of one absent key: %d loader calls; the slowest read %v, the load %v",
-				how, instances, readers, n, time.Duration(slowest.Load()).Round(100*time.Microsecond), loadTime)
+			t.Logf("%s: %d instances × %d readers of one absent key: %d loader calls, %d blocked reads; the slowest read %v, the load %v",
+				how, instances, readers, n, xreads, time.Duration(slowest.Load()).Round(100*time.Microsecond), loadTime)
 			if n > 2 {
 				t.Errorf("%s: %d instances × %d readers of one absent key called the loader %d times, want at most 2", how, instances, readers, n)
+			}
+			// Each instance waits on a lease once, whatever its readers
+			// (twice when it meets the second load): the node's work does
+			// not grow with the readers, nor with the pairs of instances.
+			if xreads > 2*instances {
+				t.Errorf("%s: %d instances × %d readers of one absent key blocked %d reads on the lease, want at most %d", how, instances, readers, xreads, 2*instances)
 			}
 		}
 	}

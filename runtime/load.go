@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
@@ -37,6 +38,9 @@ type loads[K comparable, V any] struct {
 	// by default; see leased), and lease says how they are kept.
 	leases bool
 	lease  lease.Keys
+	// waits shares one wait on another process's lease among this
+	// process's callers (wait).
+	waits singleflight.Group
 }
 
 // cold reads k, a key that is not hot, from Redis, and when Redis misses
@@ -235,7 +239,7 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 		}
 		held, _ := take.Bytes()
 		if other, ok := l.lease.Found(key, held); ok {
-			outcome, err := other.Wait(ctx, c.rdb, time.Now()) // Redis expires the lease in its own time
+			outcome, err := l.wait(ctx, other)
 			if err != nil {
 				c.count.redisError(ctx, err)
 				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
@@ -269,6 +273,31 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 	}
 	v, exp, inRedis, err = l.call(ctx, k, key, nil, false)
 	return v, exp, inRedis, false, err
+}
+
+// wait waits for ls, another process's lease, to end (lease.Wait), and
+// returns how it ended. The callers of this process that wait on one
+// lease share one wait, one blocked read in Redis, as Get's callers share
+// a load: GetMany's do not share loads, and a fleet's instances would
+// otherwise each block a read per caller. The wait runs apart, bounded by
+// the lease's TTL (Redis expires the lease in its own time) and by the
+// Cache's Close; each caller stops at its own context's end.
+func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) {
+	c := l.c
+	found := time.Now()
+	ch := l.waits.DoChan(ls.Placeholder(), func() (any, error) {
+		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		defer context.AfterFunc(c.ctx, cancel)()
+		return ls.Wait(ctx, c.rdb, found)
+	})
+	select {
+	case r := <-ch:
+		outcome, _ := r.Val.(string)
+		return outcome, r.Err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // abandon releases leases this process may hold and will not load
@@ -603,7 +632,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 			}
 		}
 		for i, ls := range waits {
-			outcome, err := ls.Wait(ctx, c.rdb, time.Now())
+			outcome, err := l.wait(ctx, ls)
 			switch {
 			case err != nil:
 				c.count.redisError(ctx, err)

@@ -270,32 +270,97 @@ func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], 
 	return w
 }
 
+// seize takes the keys of ks for a sync of the change buffer before their
+// rows are read: each key's lease (runtime/internal/lease), replacing
+// what the key holds, through the write path (its copies dropped and the
+// write announced, as a delete's are). So a write or a delete that
+// follows a later update of the database, by any client, takes the key
+// from the lease, and the row read now is never written after it, as a
+// load's lease makes it win (load.go); and reads of the keys meanwhile
+// wait for the sync's rows rather than load them. It returns the write of
+// the rows read after it (synced), and release, which gives the keys up.
+// Without leases (rebuild_lock=off) nothing is taken, and the rows are
+// written with a plain SET.
+func (wr *writer[K, V]) seize(ctx context.Context, ks []K) (fill func(context.Context, map[K]*V) error, release func(context.Context), err error) {
+	c := wr.c
+	if !c.loads.leases {
+		return func(ctx context.Context, rows map[K]*V) error { return wr.synced(ctx, ks, rows, nil) }, func(context.Context) {}, nil
+	}
+	leases := make([]lease.Lease, len(ks))
+	ws := make([]*write[K, V], len(ks))
+	for i, k := range ks {
+		key := c.key(k)
+		leases[i] = c.loads.lease.New(key)
+		ws[i] = wr.take(k, key, leases[i])
+	}
+	release = func(ctx context.Context) {
+		pipe := c.rdb.Pipeline()
+		for _, ls := range leases {
+			ls.Release(ctx, pipe, lease.Dropped)
+		}
+		pipe.Exec(ctx) // failed: the placeholders expire
+	}
+	errs, refused := wr.commit(ctx, ws, nil)
+	if err := errors.Join(append(errs, refused)...); err != nil {
+		release(ctx)
+		return nil, nil, fmt.Errorf("take the keys: %w", err)
+	}
+	return func(ctx context.Context, rows map[K]*V) error { return wr.synced(ctx, ks, rows, leases) }, release, nil
+}
+
+// take is the write of ls's placeholder at k's key, whatever it holds, for
+// the lease's TTL: the key's copy is dropped, as by a delete.
+func (wr *writer[K, V]) take(k K, key string, ls lease.Lease) *write[K, V] {
+	c := wr.c
+	w := &write[K, V]{k: k, key: key}
+	w.queue = func(ctx context.Context, p redis.Cmdable) {
+		w.cmd = p.Set(ctx, key, ls.Placeholder(), c.loads.lease.TTL)
+		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, nil, 0, 0) }
+	}
+	return w
+}
+
 // synced writes a synced batch to Redis in one pipeline, as Set and
-// Del would key by key: each row of ks found in rows is SET with the
-// entity's TTL, and the key of each row that is gone is deleted. Plain SET,
-// not the loader's SET NX: the row was read after its mark, so it is at
-// least as new as what Redis holds, and a change racing this write marks
-// the id again, which syncs it again. Every instance's local copy follows
-// through invalidation, this one's at once, as after Set. A row too large
-// to store is deleted instead, so Redis never keeps the stale one.
-func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V) error {
+// Del would key by key: each row of ks found in rows is written with the
+// entity's TTL, and the key of each row that is gone is deleted, under
+// leases (aligned with ks; see seize) when not nil: a row lands only
+// where the key still holds its lease, and a gone row's lease is released
+// (its key is then absent). Without leases, a plain SET: a change racing
+// this write marks the id again, which syncs it again. Every instance's
+// local copy follows through invalidation, this one's at once, as after
+// Set. A row too large to store is deleted instead, so Redis never keeps
+// the stale one.
+func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V, leases []lease.Lease) error {
 	c := wr.c
 	ws := make([]*write[K, V], 0, len(ks))
-	for _, k := range ks {
+	release := c.rdb.Pipeline()
+	for i, k := range ks {
 		key, v := c.key(k), rows[k]
-		if v == nil {
-			ws = append(ws, wr.del(k, key))
-			continue
+		var b []byte
+		var err error
+		if v != nil {
+			b, err = wr.encoded(key, v)
 		}
-		b, err := wr.encoded(key, v)
-		switch {
-		case errors.Is(err, ErrValueTooLarge):
+		if errors.Is(err, ErrValueTooLarge) {
 			c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
-			ws = append(ws, wr.del(k, key))
+			v, err = nil, nil
+		}
+		switch {
 		case err != nil:
 			return fmt.Errorf("%q: %w", key, err)
+		case v == nil && leases != nil:
+			leases[i].Release(ctx, release, lease.Absent)
+		case v == nil:
+			ws = append(ws, wr.del(k, key))
+		case leases != nil:
+			ws = append(ws, wr.back(k, key, fresh.Token{}, nil, v, b, nil, &leases[i]))
 		default:
 			ws = append(ws, wr.set(k, key, v, b))
+		}
+	}
+	if release.Len() > 0 {
+		if _, err := release.Exec(ctx); err != nil {
+			return fmt.Errorf("delete the keys of gone rows: %w", err)
 		}
 	}
 	errs, refused := wr.commit(ctx, ws, nil)

@@ -27,11 +27,15 @@ type Worker[K comparable, V any] struct {
 	Lease  time.Duration // sync_lease, for the error of a claim that lapsed
 	Now    func() time.Time
 	Log    *slog.Logger
-	// Rows reads the rows of ks, an absent one nil in the result; Write
-	// writes them (deleting the key of a row that is gone); Hook, nil
-	// without one, is WithSyncHook's.
+	// Seize takes the keys of ks for the batch before their rows are
+	// read (their leases: a write that follows a later update wins over
+	// the rows read now), and returns the write of the rows read after
+	// it (deleting the key of a row that is gone), and release, which
+	// gives the keys up when no rows will be written. Rows reads the rows
+	// of ks, an absent one nil in the result. Hook, nil without one, is
+	// WithSyncHook's.
+	Seize func(ctx context.Context, ks []K) (write func(ctx context.Context, rows map[K]*V) error, release func(ctx context.Context), err error)
 	Rows  func(ctx context.Context, ks []K) (map[K]*V, error)
-	Write func(ctx context.Context, ks []K, rows map[K]*V) error
 	Hook  func(context.Context, map[K]*V) error
 	lines throttle.Lines // spaces the lines about failed batches
 }
@@ -75,16 +79,22 @@ func (w *Worker[K, V]) Once(ctx context.Context) (Step, error) {
 	if len(ks) == 0 {
 		return step, nil
 	}
+	write, release, err := w.Seize(ctx, ks)
+	if err != nil {
+		return step, w.failed(ctx, cl, ids, err)
+	}
 	rows, err := w.Rows(ctx, ks)
 	if err != nil {
+		release(ctx)
 		return step, w.failed(ctx, cl, ids, err)
 	}
 	if cl.Lapsed(w.Now()) {
 		// The claim lapsed while the rows were read: another worker may
 		// hold these ids now, and must be the only one writing them.
+		release(ctx)
 		return step, w.failed(ctx, cl, nil, fmt.Errorf("the claim's lease of %v ran out before the batch was written; raise sync_lease or lower sync_batch", w.Lease))
 	}
-	if err := w.Write(ctx, ks, rows); err != nil {
+	if err := write(ctx, rows); err != nil {
 		return step, w.failed(ctx, cl, ids, err)
 	}
 	if w.Hook != nil {

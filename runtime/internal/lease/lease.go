@@ -237,14 +237,19 @@ return 0`)
 
 // watch creates the lease's stream, empty (an entry added and trimmed
 // away), where the key still holds the lease, for a waiter to block on;
-// 0 when it no longer does. KEYS as fill's; ARGV: the placeholder, the
+// 0 when it no longer does. Only the first waiter creates it: the entry
+// added wakes every reader blocked on the stream, with nothing to read,
+// and a fleet's waiters each waking all the others would cost the node
+// a read per pair of them. KEYS as fill's; ARGV: the placeholder, the
 // stream's TTL in milliseconds.
 var watch = [2]*redis.Script{watchOf(false), watchOf(true)}
 
 func watchOf(hash bool) *redis.Script {
 	return redis.NewScript(`
 if not ` + holds(hash) + ` then return 0 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '0', '*', 'o', 'waiting')
+if redis.call('EXISTS', KEYS[2]) == 0 then
+	redis.call('XADD', KEYS[2], 'MAXLEN', '0', '*', 'o', 'waiting')
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1`)
 }
@@ -338,8 +343,9 @@ func (l Lease) Wait(ctx context.Context, rdb redis.Cmdable, found time.Time) (st
 	case held == 0:
 		return Gone, nil
 	}
-	// Another waiter making the stream wakes this one with no entry:
-	// block again, until the holder's entry or the lease's end.
+	// A wake-up with no entry (a stream made again by another waiter
+	// after it expired): block again, until the holder's entry or the
+	// lease's end.
 	for {
 		left := time.Until(deadline)
 		if left < time.Millisecond {
