@@ -12,6 +12,16 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 )
 
+// benchRows is a batch loader whose rows are in memory: a sync's
+// database at no cost.
+func benchRows(_ context.Context, ks []string) (map[string]*benchUser, error) {
+	out := make(map[string]*benchUser, len(ks))
+	for _, k := range ks {
+		out[k] = benchValue
+	}
+	return out, nil
+}
+
 // BenchmarkSync measures the sync worker's throughput against its batch
 // size: b.N ids are marked changed, then synced by one worker (claim,
 // batch load from memory, one pipeline of SETs, acknowledge) until the
@@ -19,14 +29,7 @@ import (
 func BenchmarkSync(b *testing.B) {
 	for _, batch := range []int{10, 50, 100, 500, 2000} {
 		b.Run("batch="+strconv.Itoa(batch), func(b *testing.B) {
-			load := func(_ context.Context, ks []string) (map[string]*benchUser, error) {
-				out := make(map[string]*benchUser, len(ks))
-				for _, k := range ks {
-					out[k] = benchValue
-				}
-				return out, nil
-			}
-			c, _ := benchCache(b, WithEntity("bench"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(load))
+			c, _ := benchCache(b, WithEntity("bench"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(benchRows))
 			ctx := context.Background()
 			ks := make([]string, b.N)
 			for i := range ks {
@@ -61,16 +64,9 @@ func BenchmarkSync(b *testing.B) {
 // of their times: what the leases cost a sync.
 func BenchmarkSyncLeasedPaired(b *testing.B) {
 	const batch = 500
-	load := func(_ context.Context, ks []string) (map[string]*benchUser, error) {
-		out := make(map[string]*benchUser, len(ks))
-		for _, k := range ks {
-			out[k] = benchValue
-		}
-		return out, nil
-	}
-	leased, rdb := benchCache(b, WithEntity("leased"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(load))
+	leased, rdb := benchCache(b, WithEntity("leased"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(benchRows))
 	plain, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser}, WithClock(fakeclock.New(epoch)), WithLogger(quiet),
-		WithEntity("plain"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(load), WithRebuildLock(false))
+		WithEntity("plain"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(benchRows), WithRebuildLock(false))
 	if err != nil {
 		b.Fatal(err)
 	}
