@@ -269,11 +269,8 @@ func (col *Collection[K, F, V]) HSet(ctx context.Context, items ...*V) error {
 			owners = append(owners, o)
 		}
 		name := col.glue.FieldName(col.glue.Field(v))
-		b, err := col.item.encode(v)
+		b, err := sized(&c.sizes, col.item, o.key, v)
 		if err != nil {
-			return fieldErr("hset", o.key, name, fmt.Errorf("encode: %w", err))
-		}
-		if err := c.sizes.check("write", o.key, len(b)); err != nil {
 			return fieldErr("hset", o.key, name, err)
 		}
 		o.items = append(o.items, layout.Item{Field: name, Value: b, Exp: col.expiry(v)})

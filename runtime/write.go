@@ -78,15 +78,20 @@ type writer[K comparable, V any] struct {
 	publishLog, foreignLog throttle.Lines
 }
 
-// encoded encodes v, to be written at key, and checks its size: the one
-// size check of every write.
+// encoded encodes v, to be written at key, and checks its size (sized).
 func (wr *writer[K, V]) encoded(key string, v *V) ([]byte, error) {
-	c := wr.c
-	b, err := c.codec.encode(v)
+	return sized(&wr.c.sizes, wr.c.codec, key, v)
+}
+
+// sized encodes v with cd, to be written at key, and checks its size
+// against s: the one size check of every write, of a value or of a
+// collection's item (HSet).
+func sized[T any](s *sizes, cd *codec[T], key string, v *T) ([]byte, error) {
+	b, err := cd.encode(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	if err := c.sizes.check("write", key, len(b)); err != nil {
+	if err := s.check("write", key, len(b)); err != nil {
 		return nil, err
 	}
 	return b, nil
