@@ -279,18 +279,25 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 // returns how it ended. The callers of this process that wait on one
 // lease share one wait, one blocked read in Redis, as Get's callers share
 // a load: GetMany's do not share loads, and a fleet's instances would
-// otherwise each block a read per caller. The wait runs apart, bounded by
-// the lease's TTL (Redis expires the lease in its own time) and by the
-// Cache's Close; each caller stops at its own context's end.
+// otherwise each block a read per caller. The wait runs apart, on the
+// Cache's goroutines, bounded by the lease's TTL (Redis expires the lease
+// in its own time) and by the Cache's Close, which waits for it; each
+// caller stops at its own context's end.
 func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) {
 	c := l.c
 	found := time.Now()
-	ch := l.waits.DoChan(ls.Placeholder(), func() (any, error) {
-		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		defer cancel()
-		defer context.AfterFunc(c.ctx, cancel)()
-		return ls.Wait(ctx, c.rdb, found)
-	})
+	ch := make(chan singleflight.Result, 1)
+	if !c.g.Go(func() {
+		v, err, _ := l.waits.Do(ls.Placeholder(), func() (any, error) {
+			ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			defer cancel()
+			defer context.AfterFunc(c.ctx, cancel)()
+			return ls.Wait(ctx, c.rdb, found)
+		})
+		ch <- singleflight.Result{Val: v, Err: err}
+	}) {
+		return "", ErrClosed
+	}
 	select {
 	case r := <-ch:
 		outcome, _ := r.Val.(string)
