@@ -338,11 +338,12 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 	c.count.misses.Add(1)
 	// A copy older than a write Redis took is never served: its read
 	// waits for Redis, breaker or not. Any other copy stops the wait when
-	// the breaker opens, and is served instead.
+	// the breaker opens, and is served instead. With stale_reads off a
+	// copy is never served unvouched, and its read fails as a cold one.
 	n := c.copies.Nodes.Of(c.key(key))
 	opened := n.WhenOpened() // a read without a copy fails fast too
 	patient := false
-	if held {
+	if held && c.cfg.StaleReads {
 		if now := c.cfg.Clock.Now(); cp.Meta.Overtaken(n, now) && n.Answering(now) {
 			// Redis answers, however slowly: wait for it, a while.
 			patient = true
@@ -360,9 +361,10 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 // read it is (Get, View, GetMany, HGet): held, cp is the local copy of a
 // key (hot: e its entry), and patient says that the read already waited
 // for a slow node. An unverified copy beats an error (stale-while-error)
-// when its node does not answer a ping either, and only then; a copy a
-// write overtook, whose node answers late, waits for Redis a while; else
-// the loader answers with degrade=loader; else the read fails with err.
+// when its node does not answer a ping either, and only then; with
+// stale_reads on, a copy a write overtook, whose node answers late, waits
+// for Redis a while; else the loader answers with degrade=loader; else
+// the read fails with err.
 // An error that is not Redis's is returned as it is.
 func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held, patient bool, err error, lend bool) (*V, error) {
 	if held && redisFailed(err) {
@@ -371,7 +373,7 @@ func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *
 		}
 		// The breaker opened while it waited, on a node that answers
 		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.copies.Nodes.Of(c.key(key)); !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			var v *V
 			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true); err == nil {
 				return c.give(v, lend), nil

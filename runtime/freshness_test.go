@@ -417,6 +417,62 @@ func heldUpSession(t *testing.T, mode string) {
 	e.wants("p:1", "v3", "50 ms after the session's last answer, a write it did not handle")
 }
 
+// A reader that looked its copy up just before the process stalled, and
+// judges it after. The stall aged the session's vouch, so another reader
+// read Redis and replaced the copy; then the session caught up: it
+// handled the write that made the first copy old, which made the new
+// copy unverified, and vouched again. The first reader held the replaced
+// copy, which nothing had made unverified, and served it: the checker
+// saw it 162.7 ms behind a write on a loaded machine (pubsub-keys, Redis
+// 7.0: "instance 1 read key 5 at 12.261107321s and got version 3162").
+func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
+	srv := redistest.Start(t)
+	var holding atomic.Bool
+	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
+		c.onInvalidate = func([]string) {
+			if holding.Load() {
+				inHold <- struct{}{}
+				<-hold
+			}
+		}
+	})
+	release := sync.OnceFunc(func() { holding.Store(false); close(hold) })
+	t.Cleanup(release) // before the Cache closes: cleanups run last-in first-out
+	liveSessions(t, e.c, 1)
+	e.put("p:1", sample(1, "v1"))
+	e.put("p:2", sample(2, "w1"))
+	e.heat("p:1")
+	e.heat("p:2")
+
+	// The session's goroutine is held up handling a write of p:2, and p:1
+	// is written: its invalidation waits on the connection.
+	holding.Store(true)
+	e.put("p:2", sample(2, "w2"))
+	<-inHold
+	e.put("p:1", sample(1, "v2"))
+	// Reader B looks p:1 up, and is held up before it judges the copy.
+	cp, held := e.c.copies.Local.Get("p:1")
+	if !held || cp.Val.Name != "v1" {
+		t.Fatalf("before the stall p:1's copy is %v (held %v), want v1", cp, held)
+	}
+	// The process stalls for 160 ms, as the checker's did: nothing vouched
+	// for the node meanwhile, so reader A asks Redis, and keeps what it read.
+	e.clock.Advance(160 * time.Millisecond)
+	e.wants("p:1", "v2", "a read after the stall")
+	// The session catches up: the write of p:1, then answers that vouch.
+	release()
+	n := e.c.copies.Nodes.Of("p:1")
+	waitFor(t, "the session vouching for the node again", func() bool {
+		return e.c.copies.Stamps.Now()-n.Vouched() < int64(busy)
+	})
+	// Reader B goes on.
+	v, err := e.c.get(e.ctx, "p:1", cp, held, false)
+	if err != nil || v.Name != "v2" {
+		t.Fatalf("a read that looked p:1 up before the stall returns %v, %v; want v2, written before it began", v, err)
+	}
+}
+
 // bound is the invalidation bound, and busy how long after its last
 // answered PING a session still vouches: an answer that comes 5 ms after
 // the next PING's (track.VouchEvery, 40 ms) keeps the copies served.

@@ -19,7 +19,19 @@ import (
 // counts and may hold.
 type readKind struct {
 	name string
-	make func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(ctx context.Context, id int) (string, error)
+	make func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader
+}
+
+// kindReader reads id's name (read), and tells whether its Cache holds a
+// copy of id's key that it serves without asking Redis (local).
+type kindReader struct {
+	read  func(ctx context.Context, id int) (string, error)
+	local func(id int) bool
+}
+
+// profileReader is e's kindReader, reading through read.
+func profileReader(e *env, read func(context.Context, int) (string, error)) kindReader {
+	return kindReader{read, func(id int) bool { return servesLocally(e.c, "p:"+strconv.Itoa(id)) }}
 }
 
 // rows stands for the database the loaders read: calls counts their
@@ -51,28 +63,28 @@ func rowOf(id int) (string, bool) { return "row " + strconv.Itoa(id), id <= 100 
 // loader) and a collection's HGet: each option of the read path holds for
 // every one of them.
 var readKinds = []readKind{
-	{"Get", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+	{"Get", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader {
 		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
-		return func(ctx context.Context, id int) (string, error) {
+		return profileReader(e, func(ctx context.Context, id int) (string, error) {
 			v, err := e.c.Get(ctx, "p:"+strconv.Itoa(id))
 			if err != nil {
 				return "", err
 			}
 			return v.Name, nil
-		}
+		})
 	}},
-	{"View", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+	{"View", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader {
 		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
-		return func(ctx context.Context, id int) (name string, err error) {
+		return profileReader(e, func(ctx context.Context, id int) (name string, err error) {
 			err = e.c.View(ctx, "p:"+strconv.Itoa(id), func(v *profile) error { name = v.Name; return nil })
 			return name, err
-		}
+		})
 	}},
-	{"GetMany", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+	{"GetMany", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader {
 		e := newEnvOn(t, srv, append(opts, WithLoader(profileLoader(db)))...)
-		return getManyOf(e)
+		return profileReader(e, getManyOf(e))
 	}},
-	{"GetMany with a batch loader", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+	{"GetMany with a batch loader", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader {
 		one := profileLoader(db)
 		e := newEnvOn(t, srv, append(opts, WithBatchLoader(func(ctx context.Context, ks []string) (map[string]*profile, error) {
 			rows := map[string]*profile{}
@@ -83,9 +95,9 @@ var readKinds = []readKind{
 			}
 			return rows, nil
 		}))...)
-		return getManyOf(e)
+		return profileReader(e, getManyOf(e))
 	}},
-	{"HGet", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) func(context.Context, int) (string, error) {
+	{"HGet", func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader {
 		later := time.Now().Add(time.Hour)
 		e := newColEnv(t, srv.Client(t), srv.Client(t), loginGlue, append(opts, WithCollectionLoader(func(_ context.Context, k loginOwner) (map[string]*login, error) {
 			if _, ok := db.load(int(k.User)); !ok {
@@ -94,7 +106,7 @@ var readKinds = []readKind{
 			// The row is one item, its token its field; its name its user's.
 			return map[string]*login{"t": {User: k.User, Platform: k.Platform, Token: "t", ExpiresAt: later}}, nil
 		}))...)
-		return func(ctx context.Context, id int) (string, error) {
+		read := func(ctx context.Context, id int) (string, error) {
 			v, err := e.c.HGet(ctx, loginOwner{int64(id), "web"}, "t")
 			if err != nil {
 				return "", err
@@ -102,6 +114,7 @@ var readKinds = []readKind{
 			name, _ := rowOf(int(v.User))
 			return name, nil
 		}
+		return kindReader{read, func(id int) bool { return servesLocally(e.c.c, loginOwner{int64(id), "web"}) }}
 	}},
 }
 
@@ -141,7 +154,7 @@ func TestEveryReadKindDegradesToTheLoaderWhenRedisFails(t *testing.T) {
 			for _, degrade := range []string{DegradeLoader, DegradeOff} {
 				srv := redistest.Start(t)
 				db := &rows{}
-				read := kind.make(t, srv, db, WithDegrade(degrade))
+				read := kind.make(t, srv, db, WithDegrade(degrade)).read
 				srv.Kill()
 				ctx := context.Background()
 				for _, id := range []int{1, 2, 3} {
@@ -176,7 +189,7 @@ func TestEveryReadKindRemembersAnAbsentRow(t *testing.T) {
 			}{{nil, 1}, {[]Option{WithNullTTL(0)}, 3}} {
 				srv := redistest.Start(t)
 				db := &rows{}
-				read := kind.make(t, srv, db, tc.opts...)
+				read := kind.make(t, srv, db, tc.opts...).read
 				for range 3 {
 					if name, err := read(context.Background(), 101); !errors.Is(err, ErrNotFound) {
 						t.Fatalf("an absent row read as %q, %v; want ErrNotFound", name, err)
@@ -200,8 +213,8 @@ func TestEveryReadKindLoadsOncePerFleet(t *testing.T) {
 			for _, lease := range []bool{true, false} {
 				srv := redistest.Start(t)
 				db := holding()
-				a := kind.make(t, srv, db, WithRebuildLock(lease))
-				b := kind.make(t, srv, db, WithRebuildLock(lease))
+				a := kind.make(t, srv, db, WithRebuildLock(lease)).read
+				b := kind.make(t, srv, db, WithRebuildLock(lease)).read
 				ctx := context.Background()
 				got := make(chan string, 2)
 				read := func(read func(context.Context, int) (string, error)) {
@@ -230,6 +243,45 @@ func TestEveryReadKindLoadsOncePerFleet(t *testing.T) {
 				}
 				if n, want := db.calls.Load(), map[bool]int32{true: 1, false: 2}[lease]; n != want {
 					t.Errorf("rebuild_lock=%v: two instances' reads called the loader %d times, want %d", lease, n, want)
+				}
+			}
+		})
+	}
+}
+
+// stale_reads: with Redis killed, a hot key is served from its copy by
+// every kind of read; with stale_reads=off every read of it fails, with
+// ErrUnavailable once the breaker has opened. The loader is asked for
+// nothing either way (degrade=off).
+func TestEveryReadKindServesAHotKeyThroughAnOutageUnlessStaleReadsIsOff(t *testing.T) {
+	for _, kind := range readKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			for _, stale := range []bool{true, false} {
+				srv := redistest.Start(t)
+				db := &rows{}
+				r := kind.make(t, srv, db, WithInvalidate(InvalidateTracking), WithStaleReads(stale))
+				ctx := context.Background()
+				want, _ := rowOf(1)
+				waitFor(t, "row 1 hot, and served from memory", func() bool {
+					if name, err := r.read(ctx, 1); err != nil || name != want {
+						t.Fatalf("reading row 1 before the outage: %q, %v", name, err)
+					}
+					return r.local(1)
+				})
+				calls := db.calls.Load()
+				srv.Kill()
+				waitFor(t, "the session's loss, which unverifies the copy", func() bool { return !r.local(1) })
+				for i := range 20 {
+					name, err := r.read(ctx, 1)
+					switch {
+					case stale && (err != nil || name != want):
+						t.Fatalf("stale_reads on, Redis killed: hot read %d = %q, %v; want %q from memory", i, name, err, want)
+					case !stale && (err == nil || errors.Is(err, ErrNotFound) || i > 0 && !errors.Is(err, ErrUnavailable)):
+						t.Fatalf("stale_reads off, Redis killed: hot read %d = %q, %v; want it to fail, with ErrUnavailable after the first", i, name, err)
+					}
+				}
+				if n := db.calls.Load(); n != calls {
+					t.Errorf("stale_reads=%v: the outage called the loader %d times, want 0", stale, n-calls)
 				}
 			}
 		})
