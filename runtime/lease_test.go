@@ -624,3 +624,29 @@ func TestATakeLeftUnansweredIsReleased(t *testing.T) {
 		t.Fatalf("the loader was called %d times, want none: the take was never answered", n)
 	}
 }
+
+// A Cache closed while its reader waits on another process's lease: the
+// read returns ErrClosed, not the context of its load, and counts no
+// Redis error.
+func TestClosingWhileWaitingOnALeaseIsNoRedisError(t *testing.T) {
+	srv := redistest.Start(t)
+	db := holding()
+	defer close(db.release)
+	a := newEnvOn(t, srv, WithLoader(profileLoader(db)))
+	b := newEnvOn(t, srv, WithLoader(profileLoader(db)))
+	ctx := context.Background()
+	go a.c.Get(ctx, "p:7")
+	<-db.read // a holds the lease, and loads slowly
+	errc := make(chan error, 1)
+	go func() { _, err := b.c.Get(ctx, "p:7"); errc <- err }()
+	redistest.WaitBlocked(t, srv.Client(t), 1) // b waits on a's lease
+	if err := b.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Errorf("a read waiting on a lease as its Cache closed returned %v, want ErrClosed", err)
+	}
+	if n := b.c.Stats().RedisErrors; n != 0 {
+		t.Errorf("closing the Cache counted %d Redis errors, want 0", n)
+	}
+}

@@ -241,7 +241,6 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 		if other, ok := l.lease.Found(key, held); ok {
 			outcome, err := l.wait(ctx, other)
 			if err != nil {
-				c.count.redisError(ctx, err)
 				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
 			}
 			if outcome == lease.Absent {
@@ -249,15 +248,12 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 			}
 			continue
 		}
-		if lease.Present(held) { // a hash written since the miss
-			b, _, err := c.layout.Read(ctx, c.sender, key, false)
-			switch {
-			case isNoKey(err): // and deleted since
-				continue
-			case err != nil:
-				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
-			}
-			held = b
+		held, gone, err := l.written(ctx, key, held)
+		switch {
+		case gone:
+			continue
+		case err != nil:
+			return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
 		}
 		v, err := decodeValue(c, key, held)
 		if errors.Is(err, ErrDecode) { // a value of another build, say: load around it
@@ -301,10 +297,35 @@ func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) 
 	select {
 	case r := <-ch:
 		outcome, _ := r.Val.(string)
+		switch {
+		case r.Err == nil:
+		case c.ctx.Err() != nil:
+			return "", ErrClosed // Close ended the wait: no Redis error
+		default:
+			c.count.redisError(ctx, r.Err)
+		}
 		return outcome, r.Err
 	case <-ctx.Done():
+		if c.ctx.Err() != nil {
+			return "", ErrClosed // the load's context, ended by Close
+		}
 		return "", ctx.Err()
 	}
+}
+
+// written returns what key holds, given held, what a take of its lease
+// found there that was no lease: the value itself, or, for a collection
+// (lease.Present), the hash read now. gone says the key was deleted
+// since, and the take is to be tried again.
+func (l *loads[K, V]) written(ctx context.Context, key string, held []byte) (b []byte, gone bool, err error) {
+	if !lease.Present(held) {
+		return held, false, nil
+	}
+	b, _, err = l.c.layout.Read(ctx, l.c.sender, key, false)
+	if isNoKey(err) {
+		return nil, true, nil
+	}
+	return b, false, err
 }
 
 // abandon releases leases this process may hold and will not load
@@ -613,14 +634,14 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				waits, waited = append(waits, other), append(waited, k)
 				continue
 			}
-			if lease.Present(held) { // a hash written since the miss
-				if held, _, err = c.layout.Read(ctx, c.sender, first[k].key, false); isNoKey(err) {
-					again = append(again, k) // and deleted since
-					continue
-				} else if err != nil {
-					l.abandon(ctx, leases...)
-					return opErr(c.layout.ReadOp(), first[k].key, err)
-				}
+			held, gone, err := l.written(ctx, first[k].key, held)
+			switch {
+			case gone:
+				again = append(again, k)
+				continue
+			case err != nil:
+				l.abandon(ctx, leases...)
+				return opErr(c.layout.ReadOp(), first[k].key, err)
 			}
 			v, err := decodeValue(c, first[k].key, held)
 			switch {
@@ -642,7 +663,6 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 			outcome, err := l.wait(ctx, ls)
 			switch {
 			case err != nil:
-				c.count.redisError(ctx, err)
 				return opErr(c.layout.ReadOp(), first[waited[i]].key, err)
 			case outcome == lease.Absent:
 				got[waited[i]] = nil
