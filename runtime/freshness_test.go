@@ -425,51 +425,108 @@ func heldUpSession(t *testing.T, mode string) {
 // copy, which nothing had made unverified, and served it: the checker
 // saw it 162.7 ms behind a write on a loaded machine (pubsub-keys, Redis
 // 7.0: "instance 1 read key 5 at 12.261107321s and got version 3162").
+// Nor is a copy that left served as a stale read when Redis dies instead:
+// it is older than what Redis held when it left.
 func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
-	srv := redistest.Start(t)
-	var holding atomic.Bool
-	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
-		c.onInvalidate = func([]string) {
-			if holding.Load() {
-				inHold <- struct{}{}
-				<-hold
+	for _, then := range []struct {
+		name string
+		do   func(t *testing.T, e *env, srv *redistest.Server, release func())
+		// stale allows an error in place of v2: Redis is gone.
+		stale bool
+	}{
+		{"the session catches up", func(t *testing.T, e *env, _ *redistest.Server, release func()) {
+			release() // the write of p:1, then answers that vouch
+			n := e.c.copies.Nodes.Of("p:1")
+			waitFor(t, "the session vouching for the node again", func() bool {
+				return e.c.copies.Stamps.Now()-n.Vouched() < int64(busy)
+			})
+		}, false},
+		{"Redis is killed", func(t *testing.T, e *env, srv *redistest.Server, _ func()) {
+			srv.Kill()
+			n := e.c.copies.Nodes.Of("p:1")
+			waitFor(t, "the breaker open", func() bool {
+				e.c.Get(e.ctx, "p:3") // a cold read's failure opens it
+				return n.Unreachable()
+			})
+		}, true},
+	} {
+		t.Run(then.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			var holding atomic.Bool
+			hold, inHold := make(chan struct{}), make(chan struct{}, 1)
+			e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
+				c.onInvalidate = func([]string) {
+					if holding.Load() {
+						inHold <- struct{}{}
+						<-hold
+					}
+				}
+			})
+			release := sync.OnceFunc(func() { holding.Store(false); close(hold) })
+			t.Cleanup(release) // before the Cache closes: cleanups run last-in first-out
+			liveSessions(t, e.c, 1)
+			e.put("p:1", sample(1, "v1"))
+			e.put("p:2", sample(2, "w1"))
+			e.heat("p:1")
+			e.heat("p:2")
+
+			// The session's goroutine is held up handling a write of p:2, and
+			// p:1 is written: its invalidation waits on the connection.
+			holding.Store(true)
+			e.put("p:2", sample(2, "w2"))
+			<-inHold
+			e.put("p:1", sample(1, "v2"))
+			// Reader B looks p:1 up, and is held up before it judges the copy.
+			cp, held := e.c.copies.Local.Get("p:1")
+			if !held || cp.Val.Name != "v1" {
+				t.Fatalf("before the stall p:1's copy is %v (held %v), want v1", cp, held)
 			}
-		}
-	})
-	release := sync.OnceFunc(func() { holding.Store(false); close(hold) })
-	t.Cleanup(release) // before the Cache closes: cleanups run last-in first-out
+			// The process stalls for 160 ms, as the checker's did: nothing
+			// vouched for the node meanwhile, so reader A asks Redis, and
+			// keeps what it read.
+			e.clock.Advance(160 * time.Millisecond)
+			e.wants("p:1", "v2", "a read after the stall")
+			then.do(t, e, srv, release)
+			// Reader B goes on.
+			v, err := e.c.get(e.ctx, "p:1", cp, held, false)
+			if then.stale && err != nil {
+				return
+			}
+			if err != nil || v.Name != "v2" {
+				t.Fatalf("a read that looked p:1 up before the stall returns %v, %v; want v2, written before it began", v, err)
+			}
+		})
+	}
+}
+
+// stale_reads=off: a hot read whose copy a write overtook fails as a cold
+// read does once the breaker is open, without asking the node believed
+// down. Before, it asked it anyway and waited for it, up to
+// breaker.SlowFor, as a read that may serve a stale copy does.
+func TestWithoutStaleReadsAnOvertakenCopyFailsFast(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithStaleReads(false), WithAutoPipeline(false))
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
-	e.put("p:2", sample(2, "w1"))
 	e.heat("p:1")
-	e.heat("p:2")
-
-	// The session's goroutine is held up handling a write of p:2, and p:1
-	// is written: its invalidation waits on the connection.
-	holding.Store(true)
-	e.put("p:2", sample(2, "w2"))
-	<-inHold
 	e.put("p:1", sample(1, "v2"))
-	// Reader B looks p:1 up, and is held up before it judges the copy.
-	cp, held := e.c.copies.Local.Get("p:1")
-	if !held || cp.Val.Name != "v1" {
-		t.Fatalf("before the stall p:1's copy is %v (held %v), want v1", cp, held)
-	}
-	// The process stalls for 160 ms, as the checker's did: nothing vouched
-	// for the node meanwhile, so reader A asks Redis, and keeps what it read.
-	e.clock.Advance(160 * time.Millisecond)
-	e.wants("p:1", "v2", "a read after the stall")
-	// The session catches up: the write of p:1, then answers that vouch.
-	release()
 	n := e.c.copies.Nodes.Of("p:1")
-	waitFor(t, "the session vouching for the node again", func() bool {
-		return e.c.copies.Stamps.Now()-n.Vouched() < int64(busy)
+	waitFor(t, "the copy overtaken by the write", func() bool {
+		cp, ok := e.c.copies.Local.Get("p:1")
+		return ok && cp.Meta.Overtaken(n, e.clock.Now())
 	})
-	// Reader B goes on.
-	v, err := e.c.get(e.ctx, "p:1", cp, held, false)
-	if err != nil || v.Name != "v2" {
-		t.Fatalf("a read that looked p:1 up before the stall returns %v, %v; want v2, written before it began", v, err)
+	srv.Kill()
+	waitFor(t, "the breaker open", func() bool {
+		e.c.Get(e.ctx, "p:3") // a cold read's failure opens it
+		return n.Unreachable()
+	})
+	var asked atomic.Bool
+	e.c.rdb.AddHook(before("get", func() { asked.Store(true) }))
+	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("stale_reads=off, an overtaken copy, Redis killed: Get = %v, want ErrUnavailable", err)
+	}
+	if asked.Load() {
+		t.Error("stale_reads=off: the read of an overtaken copy asked the node its breaker found down")
 	}
 }
 
@@ -727,10 +784,19 @@ func after(name string, then func()) *afterHook {
 	return h
 }
 
+// before is after, run as the command is about to be sent instead: a
+// read that asked Redis, whatever became of its answer.
+func before(name string, then func()) *afterHook {
+	h := after(name, then)
+	h.early = true
+	return h
+}
+
 type afterHook struct {
 	name  string
 	then  func()
 	armed atomic.Bool
+	early bool // before's: then runs before the command is sent
 }
 
 func (h *afterHook) fire(cmds ...redis.Cmder) {
@@ -745,16 +811,26 @@ func (h *afterHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *afterHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.early {
+			h.fire(cmd)
+		}
 		err := next(ctx, cmd)
-		h.fire(cmd)
+		if !h.early {
+			h.fire(cmd)
+		}
 		return err
 	}
 }
 
 func (h *afterHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.early {
+			h.fire(cmds...)
+		}
 		err := next(ctx, cmds)
-		h.fire(cmds...)
+		if !h.early {
+			h.fire(cmds...)
+		}
 		return err
 	}
 }
