@@ -499,6 +499,70 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 	}
 }
 
+// A read that joined another's read of Redis sent long before: CI's make
+// test at a12def4 (a cluster, Redis 8.0.2: "instance 2 read key 7 at
+// 14.650105982s and got version 4990; version 4993 was acknowledged at
+// 14.424895657s, 225.210325ms before"). A read sent its GET, had its
+// answer, and the process stalled; a write landed meanwhile, whose
+// invalidation the session, stalled too, had not handled; a read that
+// began after the stall joined the first, which had seen nothing the
+// session had not, and returned its answer, 225 ms older than the write.
+// A read joins another only if it was sent within the bound.
+func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
+	srv := redistest.Start(t)
+	var holding atomic.Bool
+	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) {
+		c.onInvalidate = func([]string) {
+			if holding.Load() {
+				inHold <- struct{}{}
+				<-hold
+			}
+		}
+	})
+	t.Cleanup(func() { holding.Store(false); close(hold) }) // before the Cache closes
+	liveSessions(t, e.c, 1)
+	e.put("p:1", sample(1, "v1"))
+	e.put("p:2", sample(2, "w1"))
+	e.heat("p:1")
+	e.heat("p:2")
+
+	// The session is held up, handling a write of p:2, and its last
+	// answer ages: p:1's reads go to Redis.
+	holding.Store(true)
+	e.put("p:2", sample(2, "w2"))
+	<-inHold
+	e.clock.Advance(100 * time.Millisecond)
+	// Reader A's GET is answered, v1, and A is held up before it is done.
+	answered, unblock := make(chan struct{}), make(chan struct{})
+	e.c.rdb.AddHook(after("get", func() { close(answered); <-unblock }))
+	aDone := make(chan *profile, 1)
+	go func() { aDone <- e.get("p:1") }()
+	<-answered
+	// p:1 is written, and the process stalls for 225 ms.
+	e.put("p:1", sample(1, "v2"))
+	e.clock.Advance(225 * time.Millisecond)
+	// Reader B begins after the write.
+	bDone := make(chan *profile, 1)
+	go func() { bDone <- e.get("p:1") }()
+	waitFor(t, "reader B to join A's read, or to read on its own", func() bool {
+		if len(bDone) > 0 {
+			return true
+		}
+		e.c.loads.mu.Lock()
+		defer e.c.loads.mu.Unlock()
+		call := e.c.loads.flights["p:1"]
+		return call != nil && call.waiters.Load() >= 2
+	})
+	close(unblock)
+	if v := <-aDone; v.Name != "v1" {
+		t.Errorf("reader A, begun before the write, read %q", v.Name)
+	}
+	if v := <-bDone; v.Name != "v2" {
+		t.Fatalf("reader B, begun 225 ms after the write was acknowledged, read %q, want v2", v.Name)
+	}
+}
+
 // stale_reads=off: a hot read whose copy a write overtook fails as a cold
 // read does once the breaker is open, without asking the node believed
 // down. Before, it asked it anyway and waited for it, up to

@@ -72,8 +72,10 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 // A caller that has just read Redis passes what it got as seen, so a new
 // load does not read it again. A caller joins a read in flight only if no
 // invalidation, write or session change was handled since that read was
-// sent; otherwise the read may answer from before a write the caller
-// already knows of, and the caller starts its own.
+// sent, and it was sent within the bound (fresh.Token.Shares); otherwise
+// the read may answer from before a write the caller already knows of,
+// or from before one acknowledged more than the bound before the caller
+// began, and the caller starts its own.
 // The read runs on a goroutine of its own, so a caller whose context ends
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
@@ -94,7 +96,7 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 	call := l.flights[k]
 	// A patient caller does not join a read that gives up on a node
 	// believed down: it would be refused with it.
-	if call == nil || !call.t.Same(t) || patient && !call.patient {
+	if call == nil || !call.t.Shares(t) || patient && !call.patient {
 		if c.closed.Load() {
 			l.mu.Unlock()
 			return nil, opErr(c.layout.ReadOp(), key, ErrClosed)

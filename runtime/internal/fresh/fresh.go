@@ -174,11 +174,12 @@ func (g *Generations) bumpAll() {
 }
 
 // Token is what a reader knew just before it sent a command: the key's
-// generation and its node's state.
+// generation and its node's state, and when (a stamp, see track.Stamps).
 type Token struct {
 	gen   uint64
 	N     *track.Node
 	state uint64
+	at    int64
 }
 
 // Begin returns the token of a command about to be sent for key.
@@ -187,12 +188,21 @@ func (s *Copies[K, V]) Begin(key string) Token {
 	// The generation is read first: an invalidation handled after this
 	// line moves it on, whatever the state does.
 	gen := s.Gens.Of(key).Load()
-	return Token{gen: gen, N: n, state: n.State()}
+	return Token{gen: gen, N: n, state: n.State(), at: s.Stamps.Now()}
 }
 
-// Same reports whether two tokens saw the same world: a caller holding b
-// may take the result of a read begun with a.
-func (a Token) Same(b Token) bool { return a == b }
+// Shares reports whether a caller holding b may take the result of a
+// read begun with a: both saw the same world (no invalidation, write or
+// session change was handled between them), and a began within vouchFor
+// before b. The first alone is not enough: a session held up as long as
+// the read's caller handled nothing meanwhile, and a read sent 225 ms
+// before, answered before a write, was shared with a read that began
+// after the write (CI, a cluster on Redis 8.0.2). The argument is
+// vouchFor's, with a's stamp for the PING's: a write acknowledged more
+// than the bound before b began was applied before a was sent.
+func (a Token) Shares(b Token) bool {
+	return a.gen == b.gen && a.N == b.N && a.state == b.state && b.at-a.at < int64(vouchFor)
+}
 
 // verifiedState is the state a copy of e's key made under t is verified
 // for, or 0 when no session covered t's command as it was sent, or the
