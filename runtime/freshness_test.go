@@ -452,18 +452,8 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 	} {
 		t.Run(then.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			var holding atomic.Bool
-			hold, inHold := make(chan struct{}), make(chan struct{}, 1)
-			e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
-				c.onInvalidate = func([]string) {
-					if holding.Load() {
-						inHold <- struct{}{}
-						<-hold
-					}
-				}
-			})
-			release := sync.OnceFunc(func() { holding.Store(false); close(hold) })
-			t.Cleanup(release) // before the Cache closes: cleanups run last-in first-out
+			h := newHeldEnv(t, srv)
+			e := h.env
 			liveSessions(t, e.c, 1)
 			e.put("p:1", sample(1, "v1"))
 			e.put("p:2", sample(2, "w1"))
@@ -472,9 +462,7 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 
 			// The session's goroutine is held up handling a write of p:2, and
 			// p:1 is written: its invalidation waits on the connection.
-			holding.Store(true)
-			e.put("p:2", sample(2, "w2"))
-			<-inHold
+			h.holdOn("p:2", sample(2, "w2"))
 			e.put("p:1", sample(1, "v2"))
 			// Reader B looks p:1 up, and is held up before it judges the copy.
 			cp, held := e.c.copies.Local.Get("p:1")
@@ -486,7 +474,7 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 			// keeps what it read.
 			e.clock.Advance(160 * time.Millisecond)
 			e.wants("p:1", "v2", "a read after the stall")
-			then.do(t, e, srv, release)
+			then.do(t, e, srv, h.release)
 			// Reader B goes on.
 			v, err := e.c.get(e.ctx, "p:1", cp, held, false)
 			if then.stale && err != nil {
@@ -510,17 +498,8 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 // A read joins another only if it was sent within the bound.
 func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
 	srv := redistest.Start(t)
-	var holding atomic.Bool
-	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) {
-		c.onInvalidate = func([]string) {
-			if holding.Load() {
-				inHold <- struct{}{}
-				<-hold
-			}
-		}
-	})
-	t.Cleanup(func() { holding.Store(false); close(hold) }) // before the Cache closes
+	h := newHeldEnv(t, srv, WithAutoPipeline(false))
+	e := h.env
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.put("p:2", sample(2, "w1"))
@@ -529,9 +508,7 @@ func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
 
 	// The session is held up, handling a write of p:2, and its last
 	// answer ages: p:1's reads go to Redis.
-	holding.Store(true)
-	e.put("p:2", sample(2, "w2"))
-	<-inHold
+	h.holdOn("p:2", sample(2, "w2"))
 	e.clock.Advance(100 * time.Millisecond)
 	// Reader A's GET is answered, v1, and A is held up before it is done.
 	answered, unblock := make(chan struct{}), make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,4 +320,40 @@ func proxied(t *testing.T, srv *redistest.Server) (*proxy.Proxy, *redis.Client) 
 	rdb := redis.NewClient(&redis.Options{Addr: p.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	return p, rdb
+}
+
+// heldEnv is an env in tracking mode whose invalidation session can be
+// held up, as a loaded machine's scheduler holds a goroutine: holdOn
+// stops the session in its handling of a write, release lets it go on.
+type heldEnv struct {
+	*env
+	holding atomic.Bool
+	in      chan struct{}
+	release func()
+}
+
+func newHeldEnv(t *testing.T, srv *redistest.Server, opts ...Option) *heldEnv {
+	t.Helper()
+	h := &heldEnv{in: make(chan struct{}, 1)}
+	out := make(chan struct{})
+	h.release = sync.OnceFunc(func() { h.holding.Store(false); close(out) })
+	held := func(c *Config) {
+		c.onInvalidate = func([]string) {
+			if h.holding.Load() {
+				h.in <- struct{}{}
+				<-out
+			}
+		}
+	}
+	h.env = newEnvOn(t, srv, append([]Option{WithInvalidate(InvalidateTracking), held}, opts...)...)
+	t.Cleanup(h.release) // before the Cache closes: cleanups run last-in first-out
+	return h
+}
+
+// holdOn writes v at key as another program does, and returns once the
+// session is held in its handling of the write.
+func (h *heldEnv) holdOn(key string, v *profile) {
+	h.holding.Store(true)
+	h.put(key, v)
+	<-h.in
 }
