@@ -202,8 +202,8 @@ func (s Stale) String() string {
 		return fmt.Sprintf("instance %d read key %d at %v and got version %d, which expired (TTL) at %v, %v before",
 			s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Newer.End, s.Late)
 	}
-	return fmt.Sprintf("instance %d read key %d at %v and got version %d; version %d was acknowledged at %v, %v before",
-		s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Newer.Version, s.Newer.End, s.Late)
+	return fmt.Sprintf("instance %d read key %d at %v and got version %d (returned at %v); version %d was acknowledged at %v, %v before",
+		s.Read.Instance, s.Read.Key, s.Read.Start, s.Read.Version, s.Read.End, s.Newer.Version, s.Newer.End, s.Late)
 }
 
 // Report is the verdict on a history.
