@@ -454,11 +454,7 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 			srv := redistest.Start(t)
 			h := newHeldEnv(t, srv)
 			e := h.env
-			liveSessions(t, e.c, 1)
-			e.put("p:1", sample(1, "v1"))
-			e.put("p:2", sample(2, "w1"))
-			e.heat("p:1")
-			e.heat("p:2")
+			h.twoHot()
 
 			// The session's goroutine is held up handling a write of p:2, and
 			// p:1 is written: its invalidation waits on the connection.
@@ -500,11 +496,7 @@ func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHeldEnv(t, srv, WithAutoPipeline(false))
 	e := h.env
-	liveSessions(t, e.c, 1)
-	e.put("p:1", sample(1, "v1"))
-	e.put("p:2", sample(2, "w1"))
-	e.heat("p:1")
-	e.heat("p:2")
+	h.twoHot()
 
 	// The session is held up, handling a write of p:2, and its last
 	// answer ages: p:1's reads go to Redis.

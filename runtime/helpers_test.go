@@ -357,3 +357,15 @@ func (h *heldEnv) holdOn(key string, v *profile) {
 	h.put(key, v)
 	<-h.in
 }
+
+// twoHot waits for the session, then makes p:1 (v1) and p:2 (w1) hot and
+// served from memory: p:2's write is the one holdOn holds the session on,
+// p:1 the key the test reads.
+func (h *heldEnv) twoHot() {
+	h.t.Helper()
+	liveSessions(h.t, h.c, 1)
+	h.put("p:1", sample(1, "v1"))
+	h.put("p:2", sample(2, "w1"))
+	h.heat("p:1")
+	h.heat("p:2")
+}
