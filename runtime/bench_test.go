@@ -64,6 +64,17 @@ func hotBenchCache(b *testing.B) *Cache[string, benchUser] {
 	if !holds(c, "user:42") {
 		b.Fatal("user:42 is not held locally")
 	}
+	// Held is not yet served: the copy is served once a session vouches
+	// for it. Read until a read is a local hit.
+	deadline := time.Now().Add(10 * time.Second)
+	for hits := c.Stats().Hits; c.Stats().Hits == hits; {
+		if time.Now().After(deadline) {
+			b.Fatal("user:42 held but not served locally after 10s")
+		}
+		if _, err := c.Get(context.Background(), "user:42"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return c
 }
 
@@ -98,6 +109,7 @@ func baselineGet(b *testing.B, rdb *redis.Client) {
 func BenchmarkGetHot(b *testing.B) {
 	c := hotBenchCache(b)
 	ctx := context.Background()
+	before := c.Stats().Misses // the heating's
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -111,8 +123,8 @@ func BenchmarkGetHot(b *testing.B) {
 	b.StopTimer()
 	// A session held up by the benchmark's goroutines stops vouching, and
 	// a read meanwhile goes to Redis, as it must: a few may.
-	if st := c.Stats(); st.Misses > 1+uint64(b.N)/10_000 {
-		b.Fatalf("%d misses of %d reads: the key was not served locally", st.Misses, b.N)
+	if misses := c.Stats().Misses - before; misses > 1+uint64(b.N)/10_000 {
+		b.Fatalf("%d misses of %d reads: the key was not served locally", misses, b.N)
 	}
 }
 

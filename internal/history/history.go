@@ -113,6 +113,13 @@ type Window struct {
 	// the bound; other instances' reads are not in the window.
 	Partition bool
 	Instance  int
+	// Hung says Redis stopped answering with no fault injected, as a
+	// probe of the checker's own proved (a PING it held unanswered): a
+	// loaded machine's stall, which the runtime meets as it meets a hung
+	// server. Its reads are freed from the bound like any outage's, and
+	// not judged for availability: the faults' outages judge that, over
+	// spans long enough to.
+	Hung bool
 }
 
 // covers reports whether the window applies to op.
@@ -338,7 +345,7 @@ func Check(ops []Op, run Run) Report {
 		r.Reads++
 		instances[op.Instance] = true
 		w, in := run.window(op)
-		if in {
+		if in && !run.Outages[w].Hung {
 			if op.Hot && run.Heated != nil && !run.Heated(run.Outages[w], op) {
 				r.OutageUnheated++
 			} else {
@@ -347,7 +354,7 @@ func Check(ops []Op, run Run) Report {
 		}
 		for i, w := range run.Outages {
 			k := [2]int{i, op.Instance}
-			if !op.Hot && !op.Failed && op.Start >= w.To && !recovered[k] && w.covers(op) {
+			if !w.Hung && !op.Hot && !op.Failed && op.Start >= w.To && !recovered[k] && w.covers(op) {
 				recovered[k] = true
 				r.Recovery = append(r.Recovery, Recovery{Outage: i, Instance: op.Instance, After: op.Start - w.To})
 			}
@@ -389,7 +396,7 @@ func Check(ops []Op, run Run) Report {
 	}
 	for i, w := range run.Outages {
 		for inst := range instances {
-			if w.coversInstance(inst) && !recovered[[2]int{i, inst}] {
+			if !w.Hung && w.coversInstance(inst) && !recovered[[2]int{i, inst}] {
 				r.Recovery = append(r.Recovery, Recovery{Outage: i, Instance: inst, Never: true})
 			}
 		}

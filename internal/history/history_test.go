@@ -100,6 +100,12 @@ func TestCheck(t *testing.T) {
 		{"until the bound after the partition healed",
 			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(2, 1, 1, 700*ms)},
 			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Partition: true, Instance: 2}}}, 1, 1, 0},
+		{"a hang the checker found spares reads as an outage does",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 500*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Hung: true}}}, 0, 0, 0},
+		{"until the bound after Redis answered again",
+			[]Op{w(-1, 1, 1, 0, ms), w(-1, 1, 2, 10*ms, 11*ms), r(0, 1, 1, 700*ms)},
+			Run{Outages: []Window{{From: 400 * ms, To: 600 * ms, Hung: true}}}, 1, 1, 0},
 		{"a version read after its TTL ran out is stale",
 			[]Op{ttl(w(-1, 1, 1, 0, ms), 100*ms), r(0, 1, 1, 101*ms+bound+ms)}, Run{}, 1, 1, 0},
 		{"within the bound after the expiry it is allowed",
@@ -233,6 +239,22 @@ func TestOnlyKeysTheWorkloadHeatedAreJudgedHot(t *testing.T) {
 				t.Fatalf("hot reads %d (served %d), unheated %d; want %d (0), %d", rep.OutageHotReads, rep.OutageHotServed, rep.OutageUnheated, hot, unheated)
 			}
 		})
+	}
+}
+
+// A hang the checker found (Window.Hung) frees reads from the bound but
+// is not judged for availability: its reads count in no outage figure,
+// and no instance owes it a recovery.
+func TestAHangIsNotJudgedForAvailability(t *testing.T) {
+	failedHot := r(0, 1, 0, 450*ms)
+	failedHot.Failed = true
+	failedCold := Op{Kind: Read, Key: 99, Start: 460 * ms, End: 470 * ms, Failed: true}
+	rep := Check(Merge(&Log{Ops: []Op{failedHot, failedCold}}), Run{Bound: 50 * ms, Outages: []Window{{From: 400 * ms, To: 600 * ms, Hung: true}}})
+	if rep.OutageHotReads != 0 || rep.OutageColdFailed != 0 || len(rep.Recovery) != 0 || rep.Hot[Busy].Reads != 0 {
+		t.Fatalf("hot reads %d, cold failures %d, recoveries %v, busy hot %d; want none judged", rep.OutageHotReads, rep.OutageColdFailed, rep.Recovery, rep.Hot[Busy].Reads)
+	}
+	if rep.FailedReads != 2 {
+		t.Fatalf("failed reads %d, want 2", rep.FailedReads)
 	}
 }
 

@@ -95,6 +95,9 @@ type Result struct {
 	// Openings are when an instance's breaker opened (the runtime's
 	// "Redis unreachable" warning), in the run's time.
 	Openings []time.Duration
+	// Hangs are when Redis left the checker's probe unanswered for
+	// hungFor or more outside every fault (see probe).
+	Hangs []history.Window
 	// Trail is what happened around the first read stale beyond the
 	// bound, if any (see trail).
 	Trail string
@@ -106,13 +109,15 @@ type Result struct {
 const openedFor = 2 * time.Second
 
 // FalseOpenings counts the breakers that opened outside every fault (from
-// its start until openedFor after it was over): on a machine loaded but
-// with Redis healthy, each is hot keys served as stale reads and cold
-// reads failing for nothing.
+// its start until openedFor after it was over) and every hang: on a
+// machine loaded but with Redis healthy, each is hot keys served as
+// stale reads and cold reads failing for nothing.
 func (res *Result) FalseOpenings() int {
 	n := 0
 	for _, at := range res.Openings {
-		if !slices.ContainsFunc(res.Phases, func(p Phase) bool { return at >= p.From && at <= p.Done+openedFor }) {
+		fault := slices.ContainsFunc(res.Phases, func(p Phase) bool { return at >= p.From && at <= p.Done+openedFor })
+		hang := slices.ContainsFunc(res.Hangs, func(w history.Window) bool { return at >= w.From && at <= w.To+2*probeEvery })
+		if !fault && !hang {
 			n++
 		}
 	}
@@ -252,6 +257,7 @@ type run struct {
 
 	mu       sync.Mutex
 	outages  []history.Window
+	hangs    []history.Window // found by the probe, not injected
 	resets   []history.Reset
 	firsts   []history.Op    // the cold reads sent as each fault began
 	openings []time.Duration // when a breaker opened
@@ -330,8 +336,12 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
-	runCtx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	// The run ends when its last phase has had its share of the
+	// duration, however long the faults before it took: a restart slowed
+	// by a loaded machine must not leave the phase after it no time.
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	ends := time.Now().Add(r.cfg.Duration)
 	var wg sync.WaitGroup
 	var logs []*history.Log
 	spawn := func(f func(context.Context, *history.Log)) {
@@ -360,6 +370,11 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		spawn(func(ctx context.Context, l *history.Log) { r.write(ctx, l, plainWriter) })
 	}
 	spawn(func(ctx context.Context, _ *history.Log) { appTraffic(ctx, clients[sharedClient]) })
+	if r.srv != nil && !r.cfg.Replica {
+		// One server, whose address stays: a cluster's or a failover's
+		// hangs are not told apart from their faults.
+		spawn(func(ctx context.Context, _ *history.Log) { r.probe(ctx, r.srv.Addr) })
+	}
 	phases := make([]Phase, len(r.cfg.Faults))
 	spawn(func(ctx context.Context, l *history.Log) {
 		every := every(r.cfg)
@@ -379,11 +394,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 			phases[i].Done = r.now()
 		}
+		sleep(ctx, max(every, time.Until(ends)))
+		cancel()
 	})
 	wg.Wait()
 
 	ops := history.Merge(append(logs, seedLog, &history.Log{Ops: r.firsts})...)
-	base := history.Run{Bound: r.cfg.Bound, Outages: r.outages, Resets: r.resets}
+	// The hangs of the faults' own (a freeze, a sleep) are theirs.
+	hangs := slices.DeleteFunc(slices.Clone(r.hangs), func(h history.Window) bool {
+		return slices.ContainsFunc(r.outages, func(w history.Window) bool { return h.From <= w.To && w.From <= h.To })
+	})
+	base := history.Run{Bound: r.cfg.Bound, Outages: append(slices.Clone(r.outages), hangs...), Resets: r.resets}
 	base.Heated = history.HeatedBefore(ops, base.Outages, hotQPS)
 	if r.cfg.Mode == runtime.InvalidateOff {
 		// Only a refresh vouches for a copy, and none completes while
@@ -391,7 +412,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		base.Bound += Refresh + stallFor
 	}
 	r.mu.Lock()
-	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Openings: slices.Clone(r.openings)}
+	res := &Result{Config: r.cfg, Total: history.Check(ops, base), Openings: slices.Clone(r.openings), Hangs: hangs}
 	events := slices.Clone(r.events)
 	r.mu.Unlock()
 	if bb := res.Total.BeyondBound; len(bb) > 0 {
@@ -433,6 +454,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 // instances the outages cover (a cut-off instance's alone); 0, 0 without
 // an outage.
 func hotRates(ops []history.Op, from time.Duration, outages []history.Window) (before, during float64) {
+	outages = slices.DeleteFunc(slices.Clone(outages), func(w history.Window) bool { return w.Hung }) // not faults'
 	var n, in int
 	var span time.Duration
 	for _, w := range outages {

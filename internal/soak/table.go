@@ -33,7 +33,7 @@ func Table(w io.Writer, results []*Result) {
 		for _, p := range res.Phases {
 			row(tw, mode, readers, p.Fault.Name, &p.Report)
 		}
-		row(tw, mode, readers, fmt.Sprintf("whole run (breakers opened %d times, %d outside faults)", len(res.Openings), res.FalseOpenings()), &res.Total)
+		row(tw, mode, readers, fmt.Sprintf("whole run (breakers opened %d times, %d outside faults and hangs; Redis hung %s outside faults)", len(res.Openings), res.FalseOpenings(), hangs(res.Hangs)), &res.Total)
 	}
 	tw.Flush()
 }
@@ -137,4 +137,16 @@ func dur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	}
+}
+
+// hangs describes the hangs the probe found: how many, and the longest.
+func hangs(ws []history.Window) string {
+	if len(ws) == 0 {
+		return "0 times"
+	}
+	var longest time.Duration
+	for _, w := range ws {
+		longest = max(longest, w.To-w.From)
+	}
+	return fmt.Sprintf("%d times, longest %v", len(ws), longest.Round(time.Millisecond))
 }

@@ -111,7 +111,11 @@ func trail(ops []history.Op, s history.Stale, run history.Run, events []event) s
 	}
 	flush()
 	for _, w := range run.Outages {
-		if w.To >= from && w.From <= to {
+		switch {
+		case w.To < from || w.From > to:
+		case w.Hung:
+			add(w.From, "Redis hung, no fault injected: the probe's PING unanswered to %v", w.To)
+		default:
 			add(w.From, "outage to %v (answered %v, partition %v of instance %d, lost %v)", w.To, w.Answered, w.Partition, w.Instance, w.Lost)
 		}
 	}
