@@ -632,8 +632,11 @@ func TestClosingWhileWaitingOnALeaseIsNoRedisError(t *testing.T) {
 	srv := redistest.Start(t)
 	db := holding()
 	defer close(db.release)
-	a := newEnvOn(t, srv, WithLoader(profileLoader(db)))
-	b := newEnvOn(t, srv, WithLoader(profileLoader(db)))
+	// The lease lasts far longer than Close may: Close must not wait for
+	// it to end, nor for the wait blocked in Redis on it.
+	const ttl = 20 * time.Second
+	a := newEnvOn(t, srv, WithLoader(profileLoader(db)), WithRebuildLockTTL(ttl))
+	b := newEnvOn(t, srv, WithLoader(profileLoader(db)), WithRebuildLockTTL(ttl))
 	ctx := context.Background()
 	go a.c.Get(ctx, "p:7")
 	<-db.read // a holds the lease, and loads slowly
@@ -642,6 +645,9 @@ func TestClosingWhileWaitingOnALeaseIsNoRedisError(t *testing.T) {
 	redistest.WaitBlocked(t, srv.Client(t), 1) // b waits on a's lease
 	if err := b.c.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if n := srv.Client(t).Exists(ctx, "p:7").Val(); n != 1 {
+		t.Errorf("Close returned once a's lease had expired (%v): it waited on it", ttl)
 	}
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Errorf("a read waiting on a lease as its Cache closed returned %v, want ErrClosed", err)

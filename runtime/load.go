@@ -16,6 +16,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
 // loads is a Cache's loading machinery: one read of a key from Redis,
@@ -280,7 +281,8 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 // otherwise each block a read per caller. The wait runs apart, on the
 // Cache's goroutines, bounded by the lease's TTL (Redis expires the lease
 // in its own time) and by the Cache's Close, which waits for it; each
-// caller stops at its own context's end.
+// caller stops at its own context's end. Close does not wait for the
+// read blocked in Redis: it ends there when the lease does.
 func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) {
 	c := l.c
 	found := time.Now()
@@ -290,7 +292,14 @@ func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) 
 			ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 			defer cancel()
 			defer context.AfterFunc(c.ctx, cancel)()
-			return ls.Wait(ctx, c.rdb, found)
+			// go-redis reads a blocked XREAD's reply until the block ends,
+			// context or not: Close must not wait for that (send.Apart).
+			var outcome string
+			var err error
+			if aerr := send.Apart(ctx, func() { outcome, err = ls.Wait(ctx, c.rdb, found) }); aerr != nil {
+				return "", aerr
+			}
+			return outcome, err
 		})
 		ch <- singleflight.Result{Val: v, Err: err}
 	}) {
