@@ -283,6 +283,14 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 // (Copies.Keep) before the flight ends. errors.go's vocabulary
 // (opErr, and the classifier of "absent, or did Redis fail?") is called
 // along the way, as errors are made.
+//
+// Every kind of read (Get, View, GetMany, HGet) decides alike after its
+// local lookup, in two functions of this file: hit, whether the copy held
+// answers (fresh, or stale while its node is down); then the read of its
+// kind (one key through a flight, keys in batches, one field), which stops
+// waiting when the node's breaker opens; then, if Redis failed, failed:
+// the copy, a wait for a slow node, the loader (degrade=loader) or the
+// error. Only how the key is read and what is returned differ by kind.
 
 // Get returns the value at key, or an error wrapping ErrNotFound when the
 // key is absent. Hot keys are served from the local store; the value
@@ -336,44 +344,35 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 		return c.loads.cold(ctx, key)
 	}
 	c.count.misses.Add(1)
-	// A copy older than a write Redis took is never served: its read
-	// waits for Redis, breaker or not. Any other copy stops the wait when
-	// the breaker opens, and is served instead. With stale_reads off a
-	// copy is never served unvouched, and its read fails as a cold one.
-	n := c.copies.Nodes.Of(c.key(key))
-	opened := n.WhenOpened() // a read without a copy fails fast too
-	patient := false
-	if held && c.cfg.StaleReads {
-		if now := c.cfg.Clock.Now(); cp.Meta.Overtaken(n, now) && n.Answering(now) {
-			// Redis answers, however slowly: wait for it, a while.
-			patient = true
-			opened = slowNodeWait()
-		}
-	}
-	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, patient)
+	// The read stops waiting when the breaker opens, as every kind of
+	// read does; failed then decides, for them all.
+	opened := c.copies.Nodes.Of(c.key(key)).WhenOpened()
+	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, false)
 	if err != nil {
-		return c.failed(ctx, key, e, cp, held, patient, err, lend)
+		return c.failed(ctx, key, e, cp, held, err, lend)
 	}
 	return c.give(v, lend), nil
 }
 
 // failed answers a read of key that Redis failed (err), whichever kind of
-// read it is (Get, View, GetMany, HGet): held, cp is the local copy of a
-// key (hot: e its entry), and patient says that the read already waited
-// for a slow node. An unverified copy beats an error (stale-while-error)
-// when its node does not answer a ping either, and only then; with
-// stale_reads on, a copy a write overtook, whose node answers late, waits
-// for Redis a while; else the loader answers with degrade=loader; else
-// the read fails with err.
-// An error that is not Redis's is returned as it is.
-func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held, patient bool, err error, lend bool) (*V, error) {
+// read it is (Get, View, GetMany, HGet), each having stopped waiting when
+// the key's node's breaker opened: held, cp is the local copy of a key
+// (hot: e its entry). An unverified copy beats an error
+// (stale-while-error) when its node does not answer a ping either, and
+// only then. A copy older than a write Redis took is never served: while
+// its node answers, however late, the read waits for Redis a while
+// (slowNodeWait), breaker or not. Else the loader answers with
+// degrade=loader; else the read fails with err. With stale_reads off a
+// copy is never served unvouched, and its read fails as a cold one. An
+// error that is not Redis's is returned as it is.
+func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held bool, err error, lend bool) (*V, error) {
 	if held && redisFailed(err) {
 		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
 			return c.serve(key, cp, stale, lend)
 		}
-		// The breaker opened while it waited, on a node that answers
-		// late, and a write overtook the copy meanwhile: wait for Redis.
-		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && !patient && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+		// The breaker opened on a node that answers late, and a write
+		// overtook the copy: wait for Redis.
+		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			var v *V
 			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true); err == nil {
 				return c.give(v, lend), nil

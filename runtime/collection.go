@@ -200,7 +200,7 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	case isNoKey(err) && c.loads.one != nil:
 		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
 	case redisFailed(err) && c.loads.slots != nil:
-		m, err := c.failed(ctx, k, nil, nil, false, false, err, true) // degrade=loader
+		m, err := c.failed(ctx, k, nil, nil, false, err, true) // degrade=loader
 		if err != nil {
 			return nil, err
 		}

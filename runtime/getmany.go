@@ -99,7 +99,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 // first key neither answers fails the whole read.
 func (c *Cache[K, V]) serveFailed(ctx context.Context, out []*V, todo []pending[K, V], err error) ([]*V, error) {
 	for _, p := range todo {
-		v, ferr := c.failed(ctx, p.k, p.e, p.cp, p.cp != nil, false, err, false)
+		v, ferr := c.failed(ctx, p.k, p.e, p.cp, p.cp != nil, err, false)
 		switch {
 		case ferr == nil:
 			out[p.i] = v
