@@ -369,3 +369,23 @@ func (h *heldEnv) twoHot() {
 	h.heat("p:1")
 	h.heat("p:2")
 }
+
+// commandCalls returns how many times the server ran cmd (INFO
+// commandstats), scripts' calls included.
+func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
+			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			if err != nil {
+				t.Fatalf("INFO commandstats %s: %v", cmd, err)
+			}
+			return n
+		}
+	}
+	return 0
+}

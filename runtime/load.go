@@ -670,6 +670,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				return err
 			}
 		}
+		var landed []K
 		for i, ls := range waits {
 			outcome, err := l.wait(ctx, ls)
 			switch {
@@ -677,11 +678,17 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				return opErr(c.layout.ReadOp(), first[waited[i]].key, err)
 			case outcome == lease.Absent:
 				got[waited[i]] = nil
+			case outcome == lease.Landed:
+				landed = append(landed, waited[i])
 			default:
 				again = append(again, waited[i])
 			}
 		}
-		ks = again
+		more, err := l.readLanded(ctx, first, landed, got)
+		if err != nil {
+			return err
+		}
+		ks = append(again, more...)
 	}
 	for _, p := range load {
 		if v := got[p.k]; v != nil {
@@ -689,6 +696,41 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 		}
 	}
 	return nil
+}
+
+// readLanded reads the keys of ks, whose rows other processes' loads
+// landed while this caller waited on their leases, as Get reads a key:
+// through its flight (resolve), so that the callers of this process that
+// waited on one lease read its row once, not once each. It records each
+// key's answer in got, and returns the keys to take again: deleted since.
+func (l *loads[K, V]) readLanded(ctx context.Context, first map[K]pending[K, V], ks []K, got map[K]*V) ([]K, error) {
+	type answer struct {
+		v   *V
+		err error
+	}
+	answers := make([]answer, len(ks))
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		wg.Go(func() {
+			v, err := l.resolve(ctx, k, first[k].e, missed{})
+			answers[i] = answer{v, err}
+		})
+	}
+	wg.Wait()
+	var again []K
+	for i, k := range ks {
+		switch err := answers[i].err; {
+		case err == nil:
+			got[k] = answers[i].v
+		case needsLoad(err):
+			again = append(again, k)
+		case cachedAbsence(err): // a placeholder of an absent row
+			got[k] = nil
+		default:
+			return nil, err
+		}
+	}
+	return again, nil
 }
 
 // loadLeased calls the batch loader for the keys of ks at taken, whose
