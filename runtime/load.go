@@ -678,7 +678,9 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				return opErr(c.layout.ReadOp(), first[waited[i]].key, err)
 			case outcome == lease.Absent:
 				got[waited[i]] = nil
-			case outcome == lease.Landed:
+			case outcome == lease.Landed || outcome == lease.Lost || outcome == lease.Gone:
+				// The key holds a row, or what a write left, or nothing:
+				// read it; an absent key is taken again.
 				landed = append(landed, waited[i])
 			default:
 				again = append(again, waited[i])
@@ -698,11 +700,13 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 	return nil
 }
 
-// readLanded reads the keys of ks, whose rows other processes' loads
-// landed while this caller waited on their leases, as Get reads a key:
-// through its flight (resolve), so that the callers of this process that
-// waited on one lease read its row once, not once each. It records each
-// key's answer in got, and returns the keys to take again: deleted since.
+// readLanded reads the keys of ks, whose leases other processes ended
+// with the key written (a row landed, a write or a delete won, or the
+// lease had ended before the wait began) while this caller waited, as Get
+// reads a key: through its flight (resolve), so that the callers of this
+// process that waited on one lease read it once, not once each. It
+// records each key's answer in got, and returns the keys to take again:
+// those Redis does not hold.
 func (l *loads[K, V]) readLanded(ctx context.Context, first map[K]pending[K, V], ks []K, got map[K]*V) ([]K, error) {
 	type answer struct {
 		v   *V
