@@ -38,7 +38,7 @@ func loaderArg(e *entity, result []jen.Code) jen.Code {
 // runtime.WithBatchLoader: it takes the keys as the cache holds them, K or
 // the key struct, so it needs no adapter.
 func emitBatchLoader(f *jen.File, e *entity) {
-	doc(f, "%s loads many rows at once for %s; it returns the rows it found. Without it, %s calls the function given to %s key by key.", e.BatchLoader(), e.GetMany(), e.GetMany(), e.Loader())
+	doc(f, "%s loads many rows at once for %s; it returns the rows it found. Without it, %s calls the function given to %s key by key; given alone, it loads %s's misses too, one key at a time.", e.BatchLoader(), e.GetMany(), e.GetMany(), e.Loader(), e.Get())
 	f.Func().Id(e.BatchLoader()).Params(
 		jen.Id("load").Func().Params(manyParams(e)...).Params(
 			jen.Map(keyType(e)).Add(ptrType(e)), jen.Error(),

@@ -145,7 +145,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Degrade == DegradeLoader && loader == nil && batchLoader == nil {
+	if cfg.Degrade == DegradeLoader && loader == nil {
 		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader or With…BatchLoader option"}
 	}
 	if cfg.Aggregate && cfg.Entity == "" {
@@ -187,7 +187,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
 	// copy outlives the key (copyMeta.live); the others pay nothing.
-	learnsTTL := cfg.TTL > 0 || cfg.NullTTL > 0 && (loader != nil || batchLoader != nil)
+	learnsTTL := cfg.TTL > 0 || cfg.NullTTL > 0 && loader != nil
 	c.layout = layout.NewString(cfg.Clock, learnsTTL)
 	if glue.hash {
 		c.layout = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
@@ -230,7 +230,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	return c, nil
 }
 
-// loaders checks that the loaders given as options fit the Cache's types.
+// loaders checks that the loaders given as options fit the Cache's types,
+// and returns them: the loader is the batch loader's when only that was
+// given (oneAtATime).
 func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, error), func(context.Context, []K) (map[K]*V, error), error) {
 	var one func(context.Context, K) (*V, error)
 	var many func(context.Context, []K) (map[K]*V, error)
@@ -246,7 +248,26 @@ func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, err
 			return nil, nil, fmt.Errorf("hotkey: the batch loader is a %T, but this cache needs a func(context.Context, []%T) (map[%[2]T]*%T, error)", cfg.batchLoader, *new(K), *new(V))
 		}
 	}
+	if one == nil && many != nil {
+		one = oneAtATime(many)
+	}
 	return one, many, nil
+}
+
+// oneAtATime is the loader of a cache given only a batch loader: it asks
+// many for one key, so that Get and View load their misses, under the
+// key's lease, as GetMany does.
+func oneAtATime[K comparable, V any](many func(context.Context, []K) (map[K]*V, error)) func(context.Context, K) (*V, error) {
+	return func(ctx context.Context, k K) (*V, error) {
+		rows, err := many(ctx, []K{k})
+		if err != nil {
+			return nil, err
+		}
+		if v := rows[k]; v != nil {
+			return v, nil
+		}
+		return nil, ErrNotFound
+	}
 }
 
 // MustNew is New that panics on error, for options fixed in the code,

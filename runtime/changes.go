@@ -83,7 +83,7 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	// none: workers elsewhere sync them.
 	switch {
 	case c.chg == nil:
-	case c.loads.one == nil && c.loads.batch == nil:
+	case c.loads.one == nil:
 		c.log.Info("hotkey: change buffer without a loader: this repository marks changes, and repositories with a loader sync them")
 	default:
 		c.g.Go(func() { c.worker.Run(c.ctx, cfg.Clock, cfg.SyncEvery, c.done) })

@@ -450,7 +450,8 @@ func WithLoader[K comparable, V any](load func(ctx context.Context, k K) (*V, er
 
 // WithBatchLoader is WithLoader for GetMany: the keys missing from Redis
 // are loaded in one call, which returns the rows it found. GetMany falls
-// back to the single loader without it.
+// back to the single loader without it; given alone, it is also Get's and
+// View's loader, called with one key.
 func WithBatchLoader[K comparable, V any](load func(ctx context.Context, ks []K) (map[K]*V, error)) Option {
 	if load == nil {
 		return misuse("batch loader", "WithBatchLoader was given a nil function; pass a batch loader, or leave the option out")

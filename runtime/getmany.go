@@ -73,7 +73,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 				c.copies.Keep(p.e, p.t, nil, 0, len(raw[j]), exps.Of(j))
 			}
 			continue
-		case err != nil && c.loads.one == nil && c.loads.batch == nil:
+		case err != nil && c.loads.one == nil:
 			return nil, err
 		case err != nil:
 			if c.loads.batch != nil { // the loader's flight drops them itself

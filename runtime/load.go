@@ -30,7 +30,8 @@ type loads[K comparable, V any] struct {
 	flights map[K]*loadCall[V]
 	landed  *landings
 	// one and batch are the loader and the batch loader, nil when not
-	// given; slots bounds the loader calls made because Redis failed, nil
+	// given (one is batch's for one key when only batch was: oneAtATime);
+	// slots bounds the loader calls made because Redis failed, nil
 	// unless degrade=loader.
 	one   func(context.Context, K) (*V, error)
 	batch func(context.Context, []K) (map[K]*V, error)
@@ -434,7 +435,7 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, err
 	}
 	c.count.degradedLoads.Add(1)
-	v, lerr := l.row(ctx, k)
+	v, lerr := l.one(ctx, k)
 	if lerr != nil {
 		if !errors.Is(lerr, ErrNotFound) {
 			c.count.loadErrors.Add(1)
@@ -445,22 +446,6 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 		return nil, opErr(c.layout.ReadOp(), c.key(k), ErrNotFound)
 	}
 	return v, nil
-}
-
-// row reads k's row from the loader, or from the batch loader when there
-// is no loader: nil with an error wrapping ErrNotFound when it is absent.
-func (l *loads[K, V]) row(ctx context.Context, k K) (*V, error) {
-	if l.one != nil {
-		return l.one(ctx, k)
-	}
-	rows, err := l.batch(ctx, []K{k})
-	if err != nil {
-		return nil, err
-	}
-	if v := rows[k]; v != nil {
-		return v, nil
-	}
-	return nil, ErrNotFound
 }
 
 // fetch reads and decodes key from Redis, and returns the size of the

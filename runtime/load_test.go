@@ -17,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 )
 
 // table stands in for a database: the loader reads it and counts calls.
@@ -38,6 +39,20 @@ func (tb *table) load(ctx context.Context, key string) (*profile, error) {
 		return cloneProfile(p), nil
 	}
 	return nil, ErrNotFound
+}
+
+// many is load for a batch loader: the rows of ks it holds.
+func (tb *table) many(ctx context.Context, ks []string) (map[string]*profile, error) {
+	rows := map[string]*profile{}
+	for _, k := range ks {
+		switch p, err := tb.load(ctx, k); {
+		case err == nil:
+			rows[k] = p
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 func newTable(rows ...*profile) *table {
@@ -68,6 +83,46 @@ func TestLoaderReadsThrough(t *testing.T) {
 	}
 	if st := e.c.Stats(); st.Loads != 1 {
 		t.Fatalf("Loads = %d, want 1", st.Loads)
+	}
+}
+
+// A cache given only a batch loader loads Get's misses through it, one
+// key at a time, as GetMany's, under the key's lease: a cold read, and a
+// read of a key whose lease another process holds, get the row, not
+// ErrNotFound; an absent row is ErrNotFound, asked once.
+func TestGetLoadsThroughTheBatchLoaderAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		key    string
+		leased bool   // the key holds a lease whose holder died
+		want   string // "": ErrNotFound
+	}{
+		{name: "a cold key", key: "p:1", want: "ada"},
+		{name: "a key another process holds the lease of", key: "p:1", leased: true, want: "ada"},
+		{name: "an absent row", key: "p:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := newTable(sample(1, "ada"))
+			e := newEnv(t, WithBatchLoader(tb.many), WithRebuildLockTTL(300*time.Millisecond), WithNullTTL(time.Minute))
+			if tc.leased {
+				dead := lease.Keys{TTL: 300 * time.Millisecond}.New(tc.key)
+				if err := e.raw.Process(e.ctx, dead.Take(e.ctx)); !errors.Is(err, redis.Nil) {
+					t.Fatalf("the dead holder's lease: %v", err)
+				}
+			}
+			for read := range 2 { // the second from Redis, where the load wrote its row or placeholder
+				got, err := e.c.Get(e.ctx, tc.key)
+				switch {
+				case tc.want == "" && !errors.Is(err, ErrNotFound):
+					t.Fatalf("read %d: Get = %+v, %v; want ErrNotFound", read, got, err)
+				case tc.want != "" && (err != nil || got.Name != tc.want):
+					t.Fatalf("read %d: Get = %+v, %v; want the batch loader's %s", read, got, err, tc.want)
+				}
+				if n := tb.calls.Load(); n != 1 {
+					t.Fatalf("read %d: the batch loader was asked %d times, want once", read, n)
+				}
+			}
+		})
 	}
 }
 

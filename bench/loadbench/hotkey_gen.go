@@ -62,7 +62,7 @@ func WithItemLoader(load func(ctx context.Context, id int64) (*Item, error)) run
 
 // WithItemsLoader loads many rows at once for GetItems; it returns the rows it
 // found. Without it, GetItems calls the function given to WithItemLoader key by
-// key.
+// key; given alone, it loads GetItem's misses too, one key at a time.
 func WithItemsLoader(load func(ctx context.Context, ids []int64) (map[int64]*Item, error)) runtime.Option {
 	return runtime.WithBatchLoader(load)
 }

@@ -65,7 +65,7 @@ func WithOrderLoader(load func(ctx context.Context, tenant string, num uint32) (
 
 // WithOrdersLoader loads many rows at once for GetOrders; it returns the rows
 // it found. Without it, GetOrders calls the function given to WithOrderLoader
-// key by key.
+// key by key; given alone, it loads GetOrder's misses too, one key at a time.
 func WithOrdersLoader(load func(ctx context.Context, keys []OrderKey) (map[OrderKey]*Order, error)) runtime.Option {
 	return runtime.WithBatchLoader(load)
 }
@@ -392,7 +392,7 @@ func WithUserLoader(load func(ctx context.Context, id int64) (*User, error)) run
 
 // WithUsersLoader loads many rows at once for GetUsers; it returns the rows it
 // found. Without it, GetUsers calls the function given to WithUserLoader key by
-// key.
+// key; given alone, it loads GetUser's misses too, one key at a time.
 func WithUsersLoader(load func(ctx context.Context, ids []int64) (map[int64]*User, error)) runtime.Option {
 	return runtime.WithBatchLoader(load)
 }

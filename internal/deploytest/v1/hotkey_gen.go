@@ -58,7 +58,8 @@ func WithProductLoader(load func(ctx context.Context, id int64) (*Product, error
 
 // WithProductsLoader loads many rows at once for GetProducts; it returns the
 // rows it found. Without it, GetProducts calls the function given to
-// WithProductLoader key by key.
+// WithProductLoader key by key; given alone, it loads GetProduct's misses too,
+// one key at a time.
 func WithProductsLoader(load func(ctx context.Context, ids []int64) (map[int64]*Product, error)) runtime.Option {
 	return runtime.WithBatchLoader(load)
 }

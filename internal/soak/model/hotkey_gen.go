@@ -61,7 +61,7 @@ func WithRecordLoader(load func(ctx context.Context, id int64) (*Record, error))
 
 // WithRecordsLoader loads many rows at once for GetRecords; it returns the rows
 // it found. Without it, GetRecords calls the function given to WithRecordLoader
-// key by key.
+// key by key; given alone, it loads GetRecord's misses too, one key at a time.
 func WithRecordsLoader(load func(ctx context.Context, ids []int64) (map[int64]*Record, error)) runtime.Option {
 	return runtime.WithBatchLoader(load)
 }
