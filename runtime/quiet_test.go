@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
@@ -171,6 +173,74 @@ func TestHotKeysOutliveRedisLeavingWhileTheirReadersAreIdle(t *testing.T) {
 					time.Sleep(after)
 					if v, err := e.c.Get(e.ctx, "p:1"); err != nil || v.Name != "v1" {
 						t.Fatalf("a hot read after %s, its readers idle: %+v, %v; want its copy", how, v, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Issue 50, item 1, step for step: four goroutines read a key in a tight
+// loop, on a client with go-redis's defaults and a Cache with the
+// runtime's, until Stats lists the key hot; they read on for a while (0,
+// 100 or 300 ms) and stop; another client of the process sends SHUTDOWN
+// NOSAVE at once, or 100 ms later. A read 100 ms after, and one 400 ms
+// after, are served the copy. (Before: both failed with ErrUnavailable
+// in 5 of 5 variants, with the copy held; SIGKILL served it.)
+func TestAHotKeyOutlivesAPoliteShutdownRightAfterPromotion(t *testing.T) {
+	for _, readOn := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
+		for _, before := range []time.Duration{0, 100 * time.Millisecond} {
+			t.Run(fmt.Sprintf("read on %v, shut down %v later", readOn, before), func(t *testing.T) {
+				srv := redistest.Start(t)
+				rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+				t.Cleanup(func() { rdb.Close() })
+				// hot_qps is the annotation's lowest sensible value: the
+				// race detector slows the readers' loop tenfold.
+				c, err := New(rdb, profileGlue, WithEntity("profile"), WithLogger(quiet))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				admin := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+				t.Cleanup(func() { admin.Close() })
+				b, _ := msgpack.Marshal(sample(1, "v1"))
+				if err := admin.Set(t.Context(), "p:1", b, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+
+				stop := make(chan struct{})
+				var readers sync.WaitGroup
+				for range 4 {
+					readers.Go(func() {
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							if v, err := c.Get(t.Context(), "p:1"); err != nil || v.Name != "v1" {
+								t.Errorf("a read before the shutdown: %+v, %v", v, err)
+								return
+							}
+						}
+					})
+				}
+				waitFor(t, "p:1 listed hot", func() bool {
+					return slices.ContainsFunc(c.Stats().HotKeys, func(h HotKey) bool { return h.Key == "p:1" })
+				})
+				time.Sleep(readOn) // the scenario: reads go on, then stop
+				close(stop)
+				readers.Wait()
+				time.Sleep(before) // the scenario: the readers idle
+				// SHUTDOWN is answered by the connection closing.
+				admin.Do(t.Context(), "SHUTDOWN", "NOSAVE")
+				if err := srv.WaitExit(10 * time.Second); err != nil {
+					t.Fatal(err)
+				}
+				for _, after := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
+					time.Sleep(after) // the scenario: a read comes later
+					if v, err := c.Get(t.Context(), "p:1"); err != nil || v.Name != "v1" {
+						t.Fatalf("a hot read after SHUTDOWN NOSAVE: %+v, %v; want its copy (Stats: local %d)", v, err, c.Stats().LocalSize)
 					}
 				}
 			})

@@ -226,6 +226,28 @@ func TestHubsAreSharedByClientAndOptions(t *testing.T) {
 	}
 }
 
+// A session outlives its node's last copy by 5 s (docs/capacity.md: "from
+// the first copy until 5 s after the last"), no less, so that a key that
+// cools and warms again does not start a session each time, and no more,
+// so that an instance that holds nothing costs the node nothing soon. The
+// times are the promise's, not lingerFor: loosened or tightened, it fails.
+func TestASessionLingersFiveSecondsAfterTheLastCopy(t *testing.T) {
+	srv := redistest.Start(t)
+	h := join(t, srv.Client(t), Tracking, "a:", newRecorder()) // holding nothing
+	for _, tc := range []struct {
+		lastCopy time.Duration // how long ago a copy was last seen kept
+		over     bool
+	}{
+		{lastCopy: 4 * time.Second, over: false},
+		{lastCopy: 5 * time.Second, over: true},
+	} {
+		g := &lingering{h: h, held: time.Now().Add(-tc.lastCopy)} // checked long ago
+		if got := g.over(); got != tc.over {
+			t.Errorf("the last copy kept %v ago: the session's linger over = %v, want %v", tc.lastCopy, got, tc.over)
+		}
+	}
+}
+
 // A node none of whose keys has a copy costs Redis nothing: no session
 // until the first copy is about to be kept (Want), and none lingerFor
 // after the last is gone (Options.Linger here), in both invalidation

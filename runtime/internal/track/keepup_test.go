@@ -90,6 +90,20 @@ func TestASessionsPingsVouchForItsNodeAndTellWhetherItAnswers(t *testing.T) {
 			},
 		},
 		{
+			// The promise, not VouchEvery: a copy is served within 50 ms
+			// of the last answered PING's stamp, and an answer may come
+			// 10 ms late, so the next PING is due 40 ms after the last.
+			rule:  "an armed session PINGs 40 ms after the last: an answer up to 10 ms late keeps its copies within the 50 ms vouch",
+			armed: true,
+			setup: func(f *keepFixture) { f.k.pinged = time.Now().Add(-(50 - 10) * time.Millisecond) },
+			act:   func(t *testing.T, f *keepFixture) { f.ping(t, ps) },
+			check: func(t *testing.T, f *keepFixture) {
+				if f.k.n != 1 {
+					t.Fatalf("%d PINGs outstanding 40 ms after the last, want 1", f.k.n)
+				}
+			},
+		},
+		{
 			rule:  "no PING while no copy of the node's keys is kept: there is nothing to vouch for",
 			armed: true,
 			setup: func(f *keepFixture) { f.n.holding.Store(false) },
