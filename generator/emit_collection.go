@@ -55,8 +55,9 @@ func emitCollectionCtor(f *jen.File, e *entity) {
 		)
 	}
 	doc(f, "%s returns a repository of collections of %s over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
-	emitCtorBody(f, e, rt("NewCollection"),
-		rt("CollectionGlue").Types(keyType(e), fieldType(e), typeCode(e.Type)).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...))
+	emitCtorBody(f, e, rt("NewCollection"), func(more ...jen.Code) jen.Code {
+		return rt("CollectionGlue").Types(keyType(e), fieldType(e), typeCode(e.Type)).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, append(fields, more...)...)
+	})
 }
 
 // emitCollectionLoader writes With<Names>Loader: load returns a key's

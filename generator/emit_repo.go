@@ -23,7 +23,9 @@ func emitRepoType(f *jen.File, e *entity) {
 // The glue names the key's Redis key function and the clone function.
 func emitConstructor(f *jen.File, e *entity) {
 	doc(f, "%s returns a repository of %s values over rdb. The options annotated on %s are its defaults; opts override them. %s", e.Ctor(), e.TypeName(), e.TypeName(), ctorErrDoc)
-	emitCtorBody(f, e, rt("New"), rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(glue(e)...))
+	emitCtorBody(f, e, rt("New"), func(fields ...jen.Code) jen.Code {
+		return rt("Glue").Types(keyType(e), typeCode(e.Type)).Values(append(glue(e), fields...)...)
+	})
 }
 
 // ctorErrDoc says, in every constructor's doc, when it fails: a
@@ -33,9 +35,11 @@ const ctorErrDoc = "It returns an error, and no repository, when opts contradict
 
 // emitCtorBody writes the constructors of e's repository: New<Name>Repo,
 // where newFn (runtime.New or NewCollection) builds its runtime value from
-// the client, the glue and the options, the annotation's as defaults,
-// then the caller's; and MustNew<Name>Repo beside it.
-func emitCtorBody(f *jen.File, e *entity, newFn *jen.Statement, glue jen.Code) {
+// the client, the glue (made by glue, given the fields to add to e's) and
+// the caller's options; the annotation's travel in the glue as its
+// Defaults, so that an error names the caller's option by its place among
+// opts. And MustNew<Name>Repo beside it.
+func emitCtorBody(f *jen.File, e *entity, newFn *jen.Statement, glue func(fields ...jen.Code) jen.Code) {
 	defaults := make([]jen.Code, len(e.Options))
 	for i, o := range e.Options {
 		defaults[i] = rt(o.Func).Call(optionValue(o.Value))
@@ -44,8 +48,8 @@ func emitCtorBody(f *jen.File, e *entity, newFn *jen.Statement, glue jen.Code) {
 		jen.Id("defaults").Op(":=").Index().Add(rt("Option")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, defaults...),
 		jen.List(jen.Id("c"), jen.Err()).Op(":=").Add(newFn).Call(
 			jen.Id("rdb"),
-			glue,
-			jen.Append(jen.Id("defaults"), jen.Id("opts").Op("...")).Op("..."),
+			glue(jen.Id("Defaults").Op(":").Id("defaults")),
+			jen.Id("opts").Op("..."),
 		),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Return(jen.Op("&").Id(e.Repo()).Values(jen.Dict{jen.Id("c"): jen.Id("c")}), jen.Nil()),

@@ -28,6 +28,8 @@ type ticker[K comparable, V any] struct {
 	// readSnaps holds the total of reads at the start of each slot, for
 	// ReadsPerSec over the window.
 	readSnaps [detect.Ring]atomic.Uint64
+	// toldTooLong is set once a key too long to track was logged.
+	toldTooLong bool
 }
 
 func (t *ticker[K, V]) run() {
@@ -72,6 +74,11 @@ func (t *ticker[K, V]) tick(now time.Time) {
 	}
 	if pass != 0 {
 		t.selectHot(pass)
+	}
+	if !t.toldTooLong && rec.TooLong() > 0 {
+		t.toldTooLong = true
+		c.log.Warn("hotkey: a key too long to track is read often; it never becomes hot, and every read of it goes to Redis (Stats.KeysTooLong); a larger recorder_size holds longer keys",
+			"longest_tracked_bytes", rec.LongestName())
 	}
 	if s.Due(&s.Refresh, now) {
 		t.jobs.refresh.Start(c.ctx, &c.g, c.log, "refresh", c.refresh.run)

@@ -49,6 +49,10 @@ type Glue[K comparable, V any] struct {
 	// reflection. Either may be nil, for reflection.
 	Encode func(v *V, b []byte) ([]byte, error)
 	Decode func(v *V, b []byte) error
+	// Defaults are the options annotated on the entity, applied before
+	// New's opts, which have the last word: an error about an option
+	// then names the caller's own by its place among opts.
+	Defaults []Option
 
 	// hash, set by NewCollection, stores each value as a Redis hash
 	// (layout.Hash) whose items keep their expiry under hashExpires in
@@ -131,6 +135,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 		return nil, errors.New("hotkey: New needs Glue with both Key and Clone functions")
 	}
 	cfg := DefaultConfig()
+	for _, o := range glue.Defaults {
+		if o == nil {
+			return nil, errors.New("hotkey: one of Glue.Defaults is nil; pass Options from With functions")
+		}
+		o(&cfg)
+	}
 	for i, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("hotkey: option %d of %d is nil; pass an Option from a With function", i+1, len(opts))

@@ -492,6 +492,37 @@ func TestStatsRatesAndMonitorLine(t *testing.T) {
 	}
 }
 
+// A key too long for detection to track (issue 50: 1 MiB, read 5,200
+// times, never promoted, and nothing said) is counted in Stats and
+// logged once, with the longest name it would track; a key of that
+// length becomes hot as any other.
+func TestAKeyTooLongToTrackIsSaidOnce(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	longest := e.c.det.Rec.LongestName()
+	if longest != 13_232 {
+		t.Fatalf("the longest name tracked at the default recorder_size is %d bytes, want 13,232 (Stats.KeysTooLong's doc)", longest)
+	}
+	tooLong := "p:" + strings.Repeat("x", longest-1)
+	e.put(tooLong, sample(1, "long"))
+	for range 2 {
+		for range 200 {
+			e.get(tooLong)
+		}
+		e.tick(time.Second)
+	}
+	st := e.c.Stats()
+	if st.KeysTooLong == 0 || len(st.HotKeys) != 0 {
+		t.Fatalf("a key of %d bytes read 400 times: KeysTooLong %d, hot %v; want counted, not hot", len(tooLong), st.KeysTooLong, st.HotKeys)
+	}
+	if n := strings.Count(logs.String(), "a key too long to track"); n != 1 || !strings.Contains(logs.String(), "longest_tracked_bytes=13232") {
+		t.Fatalf("logged %d times, want once with the longest name tracked:\n%s", n, logs.String())
+	}
+	fits := "p:" + strings.Repeat("y", longest-2)
+	e.put(fits, sample(2, "fits"))
+	e.heat(fits)
+}
+
 func TestPromotionAndDemotionAreLogged(t *testing.T) {
 	var logs syncBuffer
 	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,8 @@ type CollectionGlue[K comparable, F comparable, V any] struct {
 	// may be nil, for reflection.
 	Encode func(v *V, b []byte) ([]byte, error)
 	Decode func(v *V, b []byte) error
+	// Defaults are the options annotated on the entity (Glue.Defaults).
+	Defaults []Option
 	// Owner returns the key of the collection an item belongs to, from
 	// its key fields.
 	Owner func(*V) K
@@ -72,7 +75,7 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 	}
 	// Decoding leaves expired items out, by the clock the Cache will use.
 	var cfg Config
-	for _, o := range opts {
+	for _, o := range append(slices.Clip(glue.Defaults), opts...) {
 		if o != nil { // New says which is nil
 			o(&cfg)
 		}
@@ -95,6 +98,7 @@ func NewCollection[K comparable, F comparable, V any](rdb redis.UniversalClient,
 		},
 		Encode:      col.encodeAll,
 		Decode:      col.decodeAll,
+		Defaults:    glue.Defaults,
 		hash:        true,
 		hashExpires: glue.ExpiresKey,
 	}, opts...)

@@ -45,6 +45,12 @@ type Stats struct {
 	// occupy in Redis, a lower bound of their size in memory.
 	LocalBytes   int64
 	RecorderSize int // candidate keys detection tracks by name (see Config.RecorderSize)
+	// KeysTooLong counts the times a key read often enough to be tracked
+	// was refused because its name alone is longer than detection holds
+	// (a sixteenth of its byte budget: 13,232 bytes at the default
+	// recorder_size). Such a key never becomes hot: every read of it goes
+	// to Redis. The first is logged.
+	KeysTooLong  uint64
 	RegistrySize int // hot keys registered for refresh
 
 	Promotions    uint64
@@ -193,6 +199,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		LocalSize:             c.copies.Local.Len(),
 		LocalBytes:            c.localBytes(),
 		RecorderSize:          c.det.Rec.Len(),
+		KeysTooLong:           c.det.Rec.TooLong(),
 		RegistrySize:          registered,
 		Promotions:            c.det.Promotions.Load(),
 		Demotions:             c.det.Demotions.Load(),

@@ -33,7 +33,7 @@ func NewItemRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*ItemRepo, 
 		runtime.WithHotQPS(10),
 		runtime.WithTopN(10),
 	}
-	c, err := runtime.New(rdb, runtime.Glue[int64, Item]{Key: ItemKey, Clone: cloneItem, Prefix: "item:", Encode: (*Item).AppendMsgpack, Decode: (*Item).ReadMsgpack}, append(defaults, opts...)...)
+	c, err := runtime.New(rdb, runtime.Glue[int64, Item]{Key: ItemKey, Clone: cloneItem, Prefix: "item:", Encode: (*Item).AppendMsgpack, Decode: (*Item).ReadMsgpack, Defaults: defaults}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ func TestNewRepoReturnsErrors(t *testing.T) {
 		{"WithWarmQPS above WithHotQPS contradicts it", client, []runtime.Option{runtime.WithHotQPS(100), runtime.WithWarmQPS(200)}, "invalid warm_qps"},
 		{"a loader keyed by the wrong type is refused", client, []runtime.Option{runtime.WithLoader(wrongLoader)}, "needs a func(context.Context, int64)"},
 		{"a nil client is refused", nil, nil, "needs a Redis client"},
+		// The annotation's options are not the caller's: a nil option is
+		// named by its place among those passed.
+		{"a nil option is named by its place among the caller's", client, []runtime.Option{runtime.WithHotQPS(600), nil}, "option 2 of 2 is nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

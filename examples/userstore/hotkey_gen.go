@@ -36,7 +36,7 @@ func NewOrderRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*OrderRepo
 		runtime.WithBloom(true),
 		runtime.WithBloomItems(100000),
 	}
-	c, err := runtime.New(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack}, append(defaults, opts...)...)
+	c, err := runtime.New(rdb, runtime.Glue[OrderKey, Order]{Key: OrderKey.String, Clone: cloneOrder, Prefix: "order:", Encode: (*Order).AppendMsgpack, Decode: (*Order).ReadMsgpack, Defaults: defaults}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func NewUserRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*UserRepo, 
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	c, err := runtime.New(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:", Encode: (*User).AppendMsgpack, Decode: (*User).ReadMsgpack}, append(defaults, opts...)...)
+	c, err := runtime.New(rdb, runtime.Glue[int64, User]{Key: UserKey, Clone: cloneUser, Prefix: "user:", Encode: (*User).AppendMsgpack, Decode: (*User).ReadMsgpack, Defaults: defaults}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@
 //	hotkeygen_refresh_errors_total        background reloads that failed
 //	hotkeygen_redis_errors_total          Redis commands that failed
 //	hotkeygen_decode_errors_total         values in Redis that did not decode, labelled with the version too
+//	hotkeygen_keys_too_long_total         keys read often but too long to track: never hot
 //	hotkeygen_promotions_total            keys that became hot
 //	hotkeygen_demotions_total             hot keys that cooled
 //	hotkeygen_invalidations_total         local copies dropped by a write
@@ -151,6 +152,8 @@ var metrics = append([]metric{
 		func(s *runtime.Stats) uint64 { return s.RedisErrors }),
 	versioned(counter("decode_errors", "Values read from Redis that did not decode as the entity's version: bytes another build of that version wrote (a struct changed without version=), or corrupt ones.",
 		func(s *runtime.Stats) uint64 { return s.DecodeErrors })),
+	counter("keys_too_long", "Times a key read often enough to be tracked was refused because its name alone is too long for detection: it never becomes hot.",
+		func(s *runtime.Stats) uint64 { return s.KeysTooLong }),
 	counter("promotions", "Keys that became hot and started being served from memory.",
 		func(s *runtime.Stats) uint64 { return s.Promotions }),
 	counter("demotions", "Hot keys that cooled below warm_qps and went back to Redis.",

@@ -159,6 +159,7 @@ var families = []family{
 	{"hotkeygen_invalidation_down_since_seconds", "gauge", "Unix time an invalidation session was lost (or a node's first copy wanted one, while it connects); 0 while connected, and with invalidate=off."},
 	{"hotkeygen_invalidation_resets_total", "counter", "Losses of an invalidation session; until the next one starts, local copies are read from Redis again."},
 	{"hotkeygen_invalidations_total", "counter", "Local copies dropped because their key was written, by this instance or anyone else."},
+	{"hotkeygen_keys_too_long_total", "counter", "Times a key read often enough to be tracked was refused because its name alone is too long for detection: it never becomes hot."},
 	{"hotkeygen_load_errors_total", "counter", "Loader calls that failed."},
 	{"hotkeygen_loads_total", "counter", "Calls of the loader, the source of truth behind Redis."},
 	{"hotkeygen_local_bytes", "gauge", "Encoded size of the values held in the in-process cache: what they take in Redis, a lower bound of their memory."},
@@ -429,8 +430,9 @@ func everything(entity string) *fixed {
 		AggregateReports: 22, AggregateErrors: 23,
 		Host: "web-24", PID: 25, Invalidation: runtime.InvalidateTracking, Version: 35,
 		InvalidationDownSince: time.Unix(26, 500e6), RedisDownSince: time.Unix(27, 0),
-		Changes: runtime.ChangeStats{Pending: 24, OldestAge: 25 * time.Second, Synced: 26, Failures: 27, ClaimsExpired: 28, Dropped: 29},
-		Bloom:   runtime.BloomStats{Checks: 30, Absent: 31, Unready: 32, Adds: 33, Errors: 34},
+		Changes:     runtime.ChangeStats{Pending: 24, OldestAge: 25 * time.Second, Synced: 26, Failures: 27, ClaimsExpired: 28, Dropped: 29},
+		Bloom:       runtime.BloomStats{Checks: 30, Absent: 31, Unready: 32, Adds: 33, Errors: 34},
+		KeysTooLong: 36,
 	}}
 }
 
@@ -443,6 +445,7 @@ func TestEveryFieldHasItsSeries(t *testing.T) {
 		"hotkeygen_misses_total":              "4",
 		"hotkeygen_local_entries":             "5",
 		"hotkeygen_local_bytes":               "6",
+		"hotkeygen_keys_too_long_total":       "36",
 		"hotkeygen_recorder_keys":             "7",
 		"hotkeygen_promotions_total":          "8",
 		"hotkeygen_demotions_total":           "9",

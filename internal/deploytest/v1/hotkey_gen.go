@@ -31,7 +31,7 @@ func NewProductRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*Product
 		runtime.WithEntity("product"),
 		runtime.WithTTL(10 * time.Minute),
 	}
-	c, err := runtime.New(rdb, runtime.Glue[int64, Product]{Key: ProductKey, Clone: cloneProduct, Prefix: "product:", Encode: (*Product).AppendMsgpack, Decode: (*Product).ReadMsgpack}, append(defaults, opts...)...)
+	c, err := runtime.New(rdb, runtime.Glue[int64, Product]{Key: ProductKey, Clone: cloneProduct, Prefix: "product:", Encode: (*Product).AppendMsgpack, Decode: (*Product).ReadMsgpack, Defaults: defaults}, opts...)
 	if err != nil {
 		return nil, err
 	}

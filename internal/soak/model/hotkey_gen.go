@@ -34,7 +34,7 @@ func NewRecordRepo(rdb redis.UniversalClient, opts ...runtime.Option) (*RecordRe
 		runtime.WithWarmQPS(100),
 		runtime.WithTopN(10),
 	}
-	c, err := runtime.New(rdb, runtime.Glue[int64, Record]{Key: RecordKey, Clone: cloneRecord, Prefix: "soak:", Encode: (*Record).AppendMsgpack, Decode: (*Record).ReadMsgpack}, append(defaults, opts...)...)
+	c, err := runtime.New(rdb, runtime.Glue[int64, Record]{Key: RecordKey, Clone: cloneRecord, Prefix: "soak:", Encode: (*Record).AppendMsgpack, Decode: (*Record).ReadMsgpack, Defaults: defaults}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -602,6 +602,10 @@ func (r *Recorder[K]) NameBytes() int64 { return r.bytes.Load() }
 // long to hold.
 func (r *Recorder[K]) TooLong() uint64 { return r.tooLong.Load() }
 
+// LongestName is the longest key name, in bytes, that may become a
+// candidate: one whose cost is within a sixteenth of the budget (admit).
+func (r *Recorder[K]) LongestName() int { return int((r.budget/16 - candidateCost) / 2) }
+
 // DistinctPerSec is the number of distinct keys read in the last complete
 // slot, per second, as the sketch tells them apart: keys sharing all their
 // cells count once, so it may fall a little short.
