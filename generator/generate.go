@@ -65,6 +65,9 @@ func Generate(cfg Config) (*Result, error) {
 	for i, in := range inputs {
 		pkg, perrs := buildPackage(in, targets[i])
 		errs = append(errs, perrs...)
+		if pkg != nil {
+			warns = append(warns, pkg.Warnings...)
+		}
 		switch {
 		case pkg == nil && len(perrs) == 0 && in.OutputState == ourOutput:
 			res.Remove = append(res.Remove, in.Output)

@@ -31,6 +31,9 @@ type pkgModel struct {
 	// Notes are what -v reports: parts of values copied shallowly, and
 	// encoded by reflection.
 	Notes []string
+	// Warnings are the changes of a wire shape a deploy should know of,
+	// accepted (checkShape).
+	Warnings ErrorList
 }
 
 // entity is one annotated struct type.
@@ -94,8 +97,9 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 		if e == nil {
 			continue
 		}
-		serrs, notes := checkShape(recorded[e.Shape.Type], e.Shape, t.Spec)
+		serrs, swarns, notes := checkShape(recorded[e.Shape.Type], e.Shape, t.Spec)
 		errs = append(errs, serrs...)
+		pkg.Warnings = append(pkg.Warnings, swarns...)
 		pkg.Notes = append(pkg.Notes, notes...)
 		for _, gen := range e.generatedNames() {
 			name := gen.Name

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -148,10 +150,8 @@ func wireKindOf(t types.Type) (kind string, st *types.Struct, named *types.Named
 		switch {
 		case u.Info()&types.IsBoolean != 0:
 			return "bool", nil, nil, ""
-		case u.Info()&types.IsInteger != 0:
-			return "int", nil, nil, ""
-		case u.Info()&types.IsFloat != 0:
-			return "float", nil, nil, ""
+		case u.Info()&types.IsInteger != 0 || u.Info()&types.IsFloat != 0:
+			return numberKind(u), nil, nil, ""
 		case u.Info()&types.IsString != 0:
 			return "str", nil, nil, ""
 		}
@@ -174,6 +174,125 @@ func wireKindOf(t types.Type) (kind string, st *types.Struct, named *types.Named
 	}
 	return t.String(), nil, nil, ""
 }
+
+// numberKind is the kind of a number: its width and sign, which decide
+// what each build's decoder makes of the other's values (a value one
+// writes may not fit the other: misread), int and uint as 64 bits.
+func numberKind(b *types.Basic) string {
+	switch b.Kind() {
+	case types.Int8:
+		return "int8"
+	case types.Int16:
+		return "int16"
+	case types.Int32:
+		return "int32"
+	case types.Uint8:
+		return "uint8"
+	case types.Uint16:
+		return "uint16"
+	case types.Uint32:
+		return "uint32"
+	case types.Uint, types.Uint64, types.Uintptr:
+		return "uint64"
+	case types.Float32:
+		return "float32"
+	case types.Float64:
+		return "float64"
+	}
+	return "int64" // int, int64
+}
+
+// legacyKind reports a kind of a record written before numbers had
+// widths: "int" for every integer, "float" for every float.
+func legacyKind(kind, now string) bool {
+	return kind == "int" && (strings.HasPrefix(now, "int") || strings.HasPrefix(now, "uint")) ||
+		kind == "float" && strings.HasPrefix(now, "float")
+}
+
+// sameFamily reports two number kinds of one family, integers or floats,
+// which misread compares; any other pair of words is two kinds.
+func sameFamily(a, b string) bool {
+	integer := func(k string) bool {
+		return k == "int8" || k == "int16" || k == "int32" || k == "int64" || k == "uint8" || k == "uint16" || k == "uint32" || k == "uint64"
+	}
+	return integer(a) && integer(b) || (a == "float32" || a == "float64") && (b == "float32" || b == "float64")
+}
+
+// misread says how a build's decoder reads the values of a number kind
+// written by another build, of kind from, into a field of kind to: "" when
+// every value reads back as written, else an example of one that does
+// not. Both decoders convert as msgpack does (wire.ReadInt64, ReadUint64,
+// ReadFloat64): integers are truncated to the field's width, and their
+// sign reinterpreted; floats rounded.
+func misread(from, to string) string {
+	if from == to {
+		return ""
+	}
+	type num struct {
+		float  bool
+		signed bool
+		bits   int
+	}
+	parse := func(k string) num {
+		n := num{float: strings.HasPrefix(k, "float"), signed: !strings.HasPrefix(k, "uint")}
+		n.bits, _ = strconv.Atoi(strings.TrimLeft(k, "fintulao")) // sameFamily checked the word
+		return n
+	}
+	f, t := parse(from), parse(to)
+	switch {
+	case f.float: // float32 to float64 is exact
+		if f.bits > t.bits {
+			return "0.1 reads as 0.10000000149011612"
+		}
+		return ""
+	case f.signed && !t.signed:
+		return "-5 reads as " + strconv.FormatUint(uint64(1)<<t.bits-5, 10)
+	case !f.signed && t.signed && f.bits >= t.bits:
+		return strconv.FormatUint(uint64(1)<<(t.bits-1), 10) + " reads as -" + strconv.FormatUint(uint64(1)<<(t.bits-1), 10)
+	case f.bits > t.bits:
+		return "1<<" + strconv.Itoa(t.bits) + " reads as 0"
+	}
+	return ""
+}
+
+// kindChange judges a field whose kind changes from old to kind, as each
+// build's decoder reads the other's values: lost says what a value one
+// build writes reads as in the other's (empty when every value reads back
+// as written), and why what makes it safe. The kinds are compared word by
+// word, so a slice's or a map's elements are judged as a field is: a
+// number's width and sign (misread, both ways), str and bin (both decoders
+// read both), a number of a record older than widths (legacyKind).
+func kindChange(old, kind string) (lost, why string) {
+	ow, nw := kindWords.FindAllString(old, -1), kindWords.FindAllString(kind, -1)
+	if len(ow) != len(nw) {
+		return "not the same kind", ""
+	}
+	var whys []string
+	for i := range ow {
+		o, n := ow[i], nw[i]
+		switch {
+		case o == n:
+		case legacyKind(o, n):
+			whys = append(whys, "the record predates number widths")
+		case (o == "str" || o == "bin") && (n == "str" || n == "bin"):
+			whys = append(whys, "both builds' decoders read str and bin alike")
+		case !sameFamily(o, n):
+			return "not the same kind", ""
+		default:
+			if l := misread(o, n); l != "" {
+				return "the new build misreads the running build's values: " + l, ""
+			}
+			if l := misread(n, o); l != "" {
+				return "the running build misreads the new build's values: " + l, ""
+			}
+		}
+	}
+	return "", strings.Join(slices.Compact(whys), "; ")
+}
+
+// kindWords splits a kind into its words and marks: "map[str][]int64" is
+// map [ str ] [ ] int64.
+var kindWords = regexp.MustCompile(`[a-z0-9]+|[^a-z0-9]`)
 
 // listKind is the kind of a slice or an array of elem: bytes are bin.
 func listKind(elem types.Type) (string, *types.Struct, *types.Named, string) {
@@ -298,11 +417,12 @@ func readWord(s string) (word, rest string, err error) {
 
 // checkShape compares the new shape of an entity with the recorded one
 // (nil when none is) and reports every change the build of the recorded
-// shape cannot read, each where it was made. notes say, for -v, what
-// changed that it can.
-func checkShape(old, sh *shape, spec *annotations.Spec) (errs ErrorList, notes []string) {
+// shape cannot read, each where it was made; warns, each change it can
+// but that a deploy should know of (printed without -v), and notes, for
+// -v, the rest.
+func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, notes []string) {
 	if old == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	fix := fmt.Sprintf("set version=%d on %s's //hotkey:cache line to give the new shape keys of its own (docs/changing-structs.md)", old.Version+1, sh.Type)
 	at := func(option string) token.Position {
@@ -315,9 +435,9 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs ErrorList, notes [
 	case sh.Version < old.Version:
 		errs.Add(at("version"), fmt.Sprintf("version=%d goes back from version %d, which the generated file records for %s: a build of version %d may still be running, and values of version %d are older than its; keep version=%d, or go higher",
 			sh.Version, old.Version, sh.Type, old.Version, sh.Version, old.Version))
-		return errs, nil
+		return errs, nil, nil
 	case sh.Version > old.Version:
-		return nil, []string{fmt.Sprintf("%s: version %d, on keys of its own; version %d's expire by their TTL", sh.Type, sh.Version, old.Version)}
+		return nil, nil, []string{fmt.Sprintf("%s: version %d, on keys of its own; version %d's expire by their TTL", sh.Type, sh.Version, old.Version)}
 	}
 	if sh.Key != old.Key {
 		errs.Add(at("key"), fmt.Sprintf("key=%s changes %s's key template from %s, which a running build still reads and writes; %s", sh.Key, sh.Type, old.Key, fix))
@@ -334,8 +454,18 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs ErrorList, notes [
 	for _, f := range sh.Fields {
 		newKeys[f.Key] = true
 		if o, ok := oldByKey[f.Key]; ok {
-			if o.Kind != f.Kind && !underChanged(f.Key, sh, old) {
+			if o.Kind == f.Kind || underChanged(f.Key, sh, old) {
+				continue
+			}
+			switch lost, why := kindChange(o.Kind, f.Kind); {
+			case lost == "not the same kind":
 				errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack kind changes from %s to %s, which the running build cannot decode (nor this one its values); %s", f.Go, o.Kind, f.Kind, fix))
+			case lost != "":
+				errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack kind changes from %s to %s: %s; %s", f.Go, o.Kind, f.Kind, lost, fix))
+			case strings.Contains(why, "predates"):
+				notes = append(notes, fmt.Sprintf("%s: recorded as %s, now as %s: %s", f.Go, o.Kind, f.Kind, why))
+			default:
+				warns.Add(f.Pos, fmt.Sprintf("warning: %s: its msgpack kind changes from %s to %s, accepted: %s", f.Go, o.Kind, f.Kind, why))
 			}
 			continue
 		}
@@ -359,10 +489,13 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs ErrorList, notes [
 		if len(dropped) > 0 {
 			changes = append(changes, "drops "+strings.Join(dropped, ", "))
 		}
-		notes = append(notes, fmt.Sprintf("%s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has; version= keeps them apart (docs/changing-structs.md)",
+		warns.Add(spec.Pos, fmt.Sprintf("warning: %s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has, and a field renamed in Go without a tag keeping its msgpack key reads as zero in the other build; version= keeps them apart (docs/changing-structs.md)",
 			sh.Type, sh.Version, strings.Join(changes, " and ")))
 	}
-	return errs, notes
+	if len(errs) > 0 {
+		return errs, nil, nil
+	}
+	return nil, warns, notes
 }
 
 // underChanged reports that a parent of the msgpack path key changed

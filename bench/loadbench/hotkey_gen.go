@@ -255,6 +255,6 @@ func _() {
 // while both run (docs/changing-structs.md).
 //
 //hotkeygen:wire Item version=1 layout="string" key="item:{ID}"
-//hotkeygen:wire Item.ID ID int
-//hotkeygen:wire Item.Version Version int
+//hotkeygen:wire Item.ID ID int64
+//hotkeygen:wire Item.Version Version int64
 //hotkeygen:wire Item.Payload Payload str

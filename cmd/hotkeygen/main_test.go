@@ -219,7 +219,7 @@ func TestAChangeTheRunningBuildCannotReadIsRefused(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "a", "user.go"), strings.Replace(v1, "Score int64", "Score string", 1))
 	before := snapshot(t, dir)
-	want := "a/user.go:6:2: User.Score: its msgpack kind changes from int to str, which the running build cannot decode (nor this one its values); set version=2 on User's //hotkey:cache line to give the new shape keys of its own (docs/changing-structs.md)\n"
+	want := "a/user.go:6:2: User.Score: its msgpack kind changes from int64 to str, which the running build cannot decode (nor this one its values); set version=2 on User's //hotkey:cache line to give the new shape keys of its own (docs/changing-structs.md)\n"
 	for _, args := range [][]string{{"./..."}, {"-check", "./..."}} {
 		if code, out := hotkeygen(t, dir, args...); code != 1 || out != want {
 			t.Errorf("hotkeygen %s exited %d, printed:\n%s\nwant exit 1 and:\n%s", strings.Join(args, " "), code, out, want)

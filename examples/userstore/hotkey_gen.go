@@ -642,13 +642,13 @@ func _() {
 //
 //hotkeygen:wire Order version=1 layout="string" key="order:{Tenant}:{Num}"
 //hotkeygen:wire Order.Tenant Tenant str
-//hotkeygen:wire Order.Num Num int
+//hotkeygen:wire Order.Num Num uint32
 //hotkeygen:wire Order.Items Items []{}
 //hotkeygen:wire Order.Items[].SKU Items[].SKU str
-//hotkeygen:wire Order.Items[].Qty Items[].Qty int
-//hotkeygen:wire Order.Total Total int
+//hotkeygen:wire Order.Items[].Qty Items[].Qty int64
+//hotkeygen:wire Order.Total Total int64
 //hotkeygen:wire User version=1 layout="string" key="user:{ID}"
-//hotkeygen:wire User.ID ID int
+//hotkeygen:wire User.ID ID int64
 //hotkeygen:wire User.Name Name str
 //hotkeygen:wire User.Email Email str
 //hotkeygen:wire User.Tags Tags []str

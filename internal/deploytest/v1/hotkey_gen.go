@@ -262,7 +262,7 @@ func _() {
 // while both run (docs/changing-structs.md).
 //
 //hotkeygen:wire Product version=1 layout="string" key="product:{ID}"
-//hotkeygen:wire Product.ID ID int
+//hotkeygen:wire Product.ID ID int64
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Color Color str
-//hotkeygen:wire Product.Stock Stock int
+//hotkeygen:wire Product.Stock Stock int64

@@ -283,7 +283,7 @@ func _() {
 // while both run (docs/changing-structs.md).
 //
 //hotkeygen:wire Product version=2 layout="string" key="product:{ID}"
-//hotkeygen:wire Product.ID ID int
+//hotkeygen:wire Product.ID ID int64
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Tags Tags []str
 //hotkeygen:wire Product.Stock Stock str

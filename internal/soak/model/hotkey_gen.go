@@ -246,5 +246,5 @@ func _() {
 // while both run (docs/changing-structs.md).
 //
 //hotkeygen:wire Record version=1 layout="string" key="soak:{ID}"
-//hotkeygen:wire Record.ID ID int
-//hotkeygen:wire Record.Version Version int
+//hotkeygen:wire Record.ID ID int64
+//hotkeygen:wire Record.Version Version int64

@@ -3,18 +3,19 @@
 package shop
 
 //hotkeygen:wire Product version=1 layout="string" key="product:{ID}"
-//hotkeygen:wire Product.ID ID int
+//hotkeygen:wire Product.ID ID int64
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Color Color str
-//hotkeygen:wire Product.Stock Stock int
-//hotkeygen:wire Product.Where Where map[str]int
+//hotkeygen:wire Product.Stock Stock int64
+//hotkeygen:wire Product.Where Where map[str]int32
 //hotkeygen:wire Product.Updated Updated time
-//hotkeygen:wire Product.Ratio Ratio float
-//hotkeygen:wire Product.Count Count int
+//hotkeygen:wire Product.Ratio Ratio float32
+//hotkeygen:wire Product.Count Count int64
 //hotkeygen:wire Product.Sizes Sizes []str
+//hotkeygen:wire Product.Code Code bin
 //hotkeygen:wire Product.Parts Parts []{}
 //hotkeygen:wire Product.Parts[].SKU Parts[].SKU str
-//hotkeygen:wire Product.Parts[].Qty Parts[].Qty int
-//hotkeygen:wire Product.Index Index map[int]{}
+//hotkeygen:wire Product.Parts[].Qty Parts[].Qty int64
+//hotkeygen:wire Product.Index Index map[int64]{}
 //hotkeygen:wire Product.Index[*].SKU Index[*].SKU str
-//hotkeygen:wire Product.Index[*].Qty Index[*].Qty int
+//hotkeygen:wire Product.Index[*].Qty Index[*].Qty int64

@@ -18,9 +18,10 @@ type Product struct {
 	Where   Point     // was a map
 	Updated int64     // was a time
 	Seen    time.Time // new, and fine
-	Ratio   float64   // was a float32: still a float, fine
-	Count   uint8     // was an int64: still an int, fine
+	Ratio   float64   // was a float32: the running build rounds the new one's values
+	Count   uint8     // was an int64: -5 reads as 251, 1<<8 as 0
 	Sizes   []int     // was a []str
+	Code    string    // was a []byte: both decoders read both, fine
 	Parts   []Part
 	Index   map[string]Part // was keyed by int: one error, at Index, for it and its Qty
 }

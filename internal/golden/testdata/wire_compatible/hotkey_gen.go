@@ -6,3 +6,4 @@ package shop
 //hotkeygen:wire Product.ID ID int
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Color Color str
+//hotkeygen:wire Product.Code Code bin

@@ -1,6 +1,8 @@
 // Package shop changes Product in ways the build generated from the
 // recorded shape still reads: Color is dropped, Stock added, Name renamed
-// in Go under its msgpack key, and the codec changed.
+// in Go under its msgpack key, Code a string where it was bytes (both
+// decoders read both), and the codec changed. ID was recorded before
+// numbers had widths.
 package shop
 
 //go:generate hotkeygen
@@ -12,4 +14,5 @@ type Product struct {
 	ID    int64
 	Title string `msgpack:"Name"`
 	Stock int64
+	Code  string
 }
