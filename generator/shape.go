@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hotkeygen/hotkeygen/annotations"
+	"github.com/hotkeygen/hotkeygen/internal/keyver"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
@@ -545,13 +546,6 @@ func lastSegment(key string) string {
 	return key
 }
 
-// versionedKey returns the first literal of a key template for version:
-// unchanged for version 1, and with "v2" and the literal's own last
-// character after it for version 2 ("user:" becomes "user:v2:"), so every
-// key, and the prefix invalidations are tracked for, are the version's own.
-func versionedKey(lit string, version int) string {
-	if version <= 1 || lit == "" {
-		return lit
-	}
-	return lit + "v" + strconv.Itoa(version) + lit[len(lit)-1:]
-}
+// versionedKey returns the first literal of a key template for version
+// (keyver.Prefix): "user:" becomes "user:v2:" for version 2.
+func versionedKey(lit string, version int) string { return keyver.Prefix(lit, version) }

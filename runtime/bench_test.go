@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -328,18 +329,37 @@ func BenchmarkMissLoadedPaired(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	var withLease, without time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		if i%2 == 0 {
-			withLease += miss(leased)
-			without += miss(plain)
-		} else {
-			without += miss(plain)
-			withLease += miss(leased)
-		}
-	}
+	withLease, without := alternate(b, func() time.Duration { return miss(leased) }, func() time.Duration { return miss(plain) })
 	b.ReportMetric(float64(withLease.Nanoseconds())/float64(b.N), "lease-ns/op")
 	b.ReportMetric(float64(without.Nanoseconds())/float64(b.N), "setnx-ns/op")
 	b.ReportMetric(float64(withLease)/float64(without), "lease/setnx")
+}
+
+// BenchmarkSetPaired measures what deleting the row under the
+// neighbouring versions costs a write (issue 50, item 3): Set through a
+// Cache whose keys have a prefix, version 2, which deletes the key's row
+// under versions 1 and 3 in the same round trip, and through one without
+// a prefix, which has no neighbours (the code before), alternating on one
+// server; both have a loader, as a Cache that deletes them must.
+func BenchmarkSetPaired(b *testing.B) {
+	load := WithLoader(func(context.Context, string) (*benchUser, error) { return cloneBenchUser(benchValue), nil })
+	plain, rdb := benchCache(b, load)
+	versioned, err := New(rdb, Glue[string, benchUser]{Key: func(k string) string { return "user:v2:" + strings.TrimPrefix(k, "user:") },
+		Clone: cloneBenchUser, Prefix: "user:v2:", Version: 2}, WithClock(fakeclock.New(epoch)), WithLogger(quiet), load)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { versioned.Close() })
+	ctx := context.Background()
+	set := func(c *Cache[string, benchUser]) time.Duration {
+		t0 := time.Now()
+		if err := c.Set(ctx, "user:42", benchValue); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	beside, alone := alternate(b, func() time.Duration { return set(versioned) }, func() time.Duration { return set(plain) })
+	b.ReportMetric(float64(beside.Nanoseconds())/float64(b.N), "neighbours-ns/op")
+	b.ReportMetric(float64(alone.Nanoseconds())/float64(b.N), "alone-ns/op")
+	b.ReportMetric(float64(beside)/float64(alone), "neighbours/alone")
 }

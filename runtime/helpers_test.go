@@ -389,3 +389,20 @@ func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
 	}
 	return 0
 }
+
+// alternate runs one and other b.N times each, taking turns in both
+// orders so that the machine's drift hits both alike, and returns the
+// time each measured of itself: a paired benchmark's two sides.
+func alternate(b *testing.B, one, other func() time.Duration) (tOne, tOther time.Duration) {
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			tOne += one()
+			tOther += other()
+		} else {
+			tOther += other()
+			tOne += one()
+		}
+	}
+	return tOne, tOther
+}

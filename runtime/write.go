@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotkeygen/hotkeygen/internal/keyver"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
@@ -67,6 +69,9 @@ type write[K comparable, V any] struct {
 	after  func() error
 	// land applies the landed write to the key's local copy, under t.
 	land func(t fresh.Token)
+	// also are keys the write deleted beside its own (the neighbouring
+	// versions' rows), announced with it.
+	also []string
 }
 
 // writer takes a Cache's writes down the path above: the Cache's own,
@@ -115,7 +120,7 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 	switch {
 	case send != nil:
 		send(ctx)
-	case len(ws) == 1 && c.bloom == nil:
+	case len(ws) == 1 && c.bloom == nil && len(wr.neighbours(ws[0].key)) == 0:
 		ws[0].queue(ctx, c.rdb) // one command: no pipeline to build
 	default:
 		p := c.rdb.Pipeline()
@@ -133,9 +138,10 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 			landed = append(landed, i)
 		}
 	}
-	keys := make([]string, len(landed))
-	for j, i := range landed {
-		keys[j] = ws[i].key
+	keys := make([]string, 0, len(landed))
+	for _, i := range landed {
+		keys = append(keys, ws[i].key)
+		keys = append(keys, ws[i].also...)
 	}
 	if err := wr.announce(ctx, keys...); err != nil {
 		for _, i := range landed {
@@ -198,8 +204,9 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 
 // set is the write of v (encoded b) at k's key with the entity's
 // TTL, as Set and the change buffer's sync write a row: a plain SET, and
-// the key's addition to the Bloom filter in the same round trip, which
-// fails the write when it fails (the id could read as absent later).
+// in the same round trip the key's addition to the Bloom filter, which
+// fails the write when it fails (the id could read as absent later), and
+// the deletion of the row under the neighbouring versions (beside).
 func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
@@ -207,28 +214,88 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 		ttl := wr.ttl(false)
 		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
 		w.cmd = c.layout.Set(ctx, p, key, b, ttl)
+		var added func() error
 		if add := wr.addTo(ctx, p, key); add != nil {
-			w.after = func() error {
+			added = func() error {
 				if err := c.bloom.Added(add); err != nil {
 					return fmt.Errorf("add to the Bloom filter: %w", err)
 				}
 				return nil
 			}
 		}
+		w.after = joinChecks(added, wr.beside(ctx, p, w))
 		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, v, len(b), exp) }
 	}
 	return w
 }
 
-// del is the write that deletes k's key.
+// del is the write that deletes k's key, and its row under the
+// neighbouring versions (beside).
 func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		w.cmd = c.layout.Del(ctx, p, key)
+		w.after = wr.beside(ctx, p, w)
 		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, nil, 0, 0) }
 	}
 	return w
+}
+
+// neighbours are the keys of key's row under the versions one below and
+// one above this build's (keyver.Neighbours), for a Cache with a loader:
+// deleted, the row is read again from the source of truth. A Cache
+// without one keeps its values only in Redis, and deletes none of another
+// version's: they would be lost.
+func (wr *writer[K, V]) neighbours(key string) []string {
+	if wr.c.loads.one == nil {
+		return nil
+	}
+	return keyver.Neighbours(wr.c.prefix, wr.c.version, key)
+}
+
+// beside queues on p, with w, the deletion of w's row under the
+// neighbouring versions, one DEL a key (on a cluster they are in other
+// slots), and notes them in w.also to be announced with it. During a
+// rolling deploy that changes version=, a build of the other version then
+// reads the row from its loader, the source of truth, once this write is
+// acknowledged, instead of its own copy until the TTL. It returns the
+// check of the deletions: one that failed fails the write, which landed.
+func (wr *writer[K, V]) beside(ctx context.Context, p redis.Cmdable, w *write[K, V]) func() error {
+	keys := wr.neighbours(w.key)
+	if len(keys) == 0 {
+		return nil
+	}
+	cmds := make([]*redis.IntCmd, len(keys))
+	for i, key := range keys {
+		cmds[i] = p.Del(ctx, key)
+	}
+	w.also = keys
+	return func() error {
+		for i, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				return fmt.Errorf("delete the row of the neighbouring version at %s: %w", operr.Short(keys[i]), err)
+			}
+		}
+		return nil
+	}
+}
+
+// joinChecks returns a check that runs each of checks (nil ones skipped)
+// and returns the first error, nil when there is no check.
+func joinChecks(checks ...func() error) func() error {
+	checks = slices.DeleteFunc(checks, func(f func() error) bool { return f == nil })
+	if len(checks) == 0 {
+		return nil
+	}
+	return func() error {
+		for _, f := range checks {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // back is the write-back of what a loader returned for k (v, encoded

@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 )
 
@@ -83,5 +85,88 @@ func TestBytesThatDoNotDecodeAreReplacedByTheLoadersRow(t *testing.T) {
 	}
 	if err != nil || stored.Name != "loaded" {
 		t.Fatalf("Redis holds %q (%v) after the read, want the loader's row", b, err)
+	}
+}
+
+// Issue 50, item 3: during a rolling deploy that changes version=, the
+// builds of versions 1 and 2 share Redis, each on keys of its own. A
+// write by either, after the database update it follows (a set of the new
+// row, or a delete), deletes the row under the neighbouring version in
+// the same round trip, so the other build's readers, its hot key's copy
+// included, read the new row from their loader, the source of truth.
+// Before, each went on serving its own version's old row until the TTL.
+// Reads that begin settle after the write was acknowledged are judged;
+// how soon the first new read came is logged.
+func TestAWriteReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
+	v2Glue := Glue[string, profile]{Key: func(k string) string { return "p:v2:" + strings.TrimPrefix(k, "p:") },
+		Clone: cloneProfile, Prefix: "p:v2:", Version: 2}
+	for _, tc := range []struct {
+		name   string
+		writer int // the build that writes: 1 or 2
+		del    bool
+	}{
+		{name: "version 2 sets, version 1 reads", writer: 2},
+		{name: "version 2 deletes, version 1 reads", writer: 2, del: true},
+		{name: "version 1 sets, version 2 reads", writer: 1},
+		{name: "version 1 deletes, version 2 reads", writer: 1, del: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			db := newTable(sample(1, "old"))
+			opts := []Option{WithEntity("profile"), WithClock(wallClock{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+				WithInvalidate(InvalidateTracking), WithLoader(db.load)}
+			v1, err := New(srv.Client(t), profileGlue, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { v1.Close() })
+			v2, err := New(srv.Client(t), v2Glue, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { v2.Close() })
+			builds := map[int]*Cache[string, profile]{1: v1, 2: v2}
+			writer, reader := builds[tc.writer], builds[3-tc.writer]
+			ctx := t.Context()
+			// Both builds have the old row in Redis, and the reader a hot
+			// copy of it.
+			for _, c := range builds {
+				if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != "old" {
+					t.Fatalf("Get = %+v, %v", v, err)
+				}
+			}
+			waitFor(t, "the reader's copy served locally", func() bool {
+				reader.Get(ctx, "p:1")
+				return servesLocally(reader, "p:1")
+			})
+
+			db.mu.Lock()
+			db.rows["p:1"] = sample(1, "new") // the database's update
+			db.mu.Unlock()
+			if tc.del {
+				err = writer.Del(ctx, "p:1")
+			} else {
+				err = writer.Set(ctx, "p:1", sample(1, "new"))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			acked := time.Now()
+			var first time.Duration
+			for time.Since(acked) < settle+200*time.Millisecond {
+				began := time.Since(acked)
+				v, err := reader.Get(ctx, "p:1")
+				switch {
+				case err != nil:
+					t.Fatalf("the other build's read %v after the write: %v", began, err)
+				case v.Name == "new" && first == 0:
+					first = time.Since(acked)
+				case v.Name != "new" && began >= settle:
+					t.Fatalf("the other build's read %v after the write returned %q; want the new row", began, v.Name)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			t.Logf("the other build read the new row %v after the write was acknowledged", first.Round(100*time.Microsecond))
+		})
 	}
 }
