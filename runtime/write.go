@@ -69,8 +69,8 @@ type write[K comparable, V any] struct {
 	after  func() error
 	// land applies the landed write to the key's local copy, under t.
 	land func(t fresh.Token)
-	// also are keys the write deleted beside its own (the neighbouring
-	// versions' rows), announced with it.
+	// also are keys the write deletes beside its own (the neighbouring
+	// versions' rows: beside), announced with it.
 	also []string
 }
 
@@ -120,7 +120,7 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 	switch {
 	case send != nil:
 		send(ctx)
-	case len(ws) == 1 && c.bloom == nil && len(wr.neighbours(ws[0].key)) == 0:
+	case len(ws) == 1 && c.bloom == nil && len(ws[0].also) == 0:
 		ws[0].queue(ctx, c.rdb) // one command: no pipeline to build
 	default:
 		p := c.rdb.Pipeline()
@@ -138,12 +138,15 @@ func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func
 			landed = append(landed, i)
 		}
 	}
-	keys := make([]string, 0, len(landed))
-	for _, i := range landed {
-		keys = append(keys, ws[i].key)
-		keys = append(keys, ws[i].also...)
+	keys := make([]string, len(landed))
+	var also [][]string
+	for j, i := range landed {
+		keys[j] = ws[i].key
+		if len(ws[i].also) > 0 {
+			also = append(also, ws[i].also)
+		}
 	}
-	if err := wr.announce(ctx, keys...); err != nil {
+	if err := errors.Join(wr.announce(ctx, keys...), wr.announceAlso(ctx, also)); err != nil {
 		for _, i := range landed {
 			if errs[i] == nil {
 				errs[i] = err
@@ -209,7 +212,7 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 // the deletion of the row under the neighbouring versions (beside).
 func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 	c := wr.c
-	w := &write[K, V]{k: k, key: key}
+	w := &write[K, V]{k: k, key: key, also: wr.neighbours(key)}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(false)
 		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
@@ -233,7 +236,7 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 // neighbouring versions (beside).
 func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 	c := wr.c
-	w := &write[K, V]{k: k, key: key}
+	w := &write[K, V]{k: k, key: key, also: wr.neighbours(key)}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		w.cmd = c.layout.Del(ctx, p, key)
 		w.after = wr.beside(ctx, p, w)
@@ -255,14 +258,14 @@ func (wr *writer[K, V]) neighbours(key string) []string {
 }
 
 // beside queues on p, with w, the deletion of w's row under the
-// neighbouring versions, one DEL a key (on a cluster they are in other
-// slots), and notes them in w.also to be announced with it. During a
-// rolling deploy that changes version=, a build of the other version then
-// reads the row from its loader, the source of truth, once this write is
-// acknowledged, instead of its own copy until the TTL. It returns the
-// check of the deletions: one that failed fails the write, which landed.
+// neighbouring versions (w.also), one DEL a key (on a cluster they are in
+// other slots), announced with it. During a rolling deploy that changes
+// version=, a build of the other version then reads the row from its
+// loader, the source of truth, once this write is acknowledged, instead
+// of its own copy until the TTL. It returns the check of the deletions:
+// one that failed fails the write, which landed.
 func (wr *writer[K, V]) beside(ctx context.Context, p redis.Cmdable, w *write[K, V]) func() error {
-	keys := wr.neighbours(w.key)
+	keys := w.also
 	if len(keys) == 0 {
 		return nil
 	}
@@ -270,7 +273,6 @@ func (wr *writer[K, V]) beside(ctx context.Context, p redis.Cmdable, w *write[K,
 	for i, key := range keys {
 		cmds[i] = p.Del(ctx, key)
 	}
-	w.also = keys
 	return func() error {
 		for i, cmd := range cmds {
 			if err := cmd.Err(); err != nil {
@@ -516,6 +518,28 @@ func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) error {
 		}
 	}
 	return errUnannounced{err}
+}
+
+// announceAlso announces the neighbouring versions' rows the writes
+// deleted (each write's also, in the order of keyver.Neighbours) on
+// their versions' channels, to which the builds of those versions listen.
+func (wr *writer[K, V]) announceAlso(ctx context.Context, also [][]string) error {
+	c := wr.c
+	if len(also) == 0 || !c.hub.Announces() {
+		return nil
+	}
+	var errs []error
+	for j, prefix := range keyver.NeighbourPrefixes(c.prefix, c.version) {
+		keys := make([]string, 0, len(also))
+		for _, ks := range also {
+			keys = append(keys, ks[j])
+		}
+		if err := track.Announce(ctx, c.rdb, prefix, keys); err != nil {
+			c.count.redisError(ctx, err)
+			errs = append(errs, errUnannounced{err})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // errUnannounced fails a write that landed but whose announcement did

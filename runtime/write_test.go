@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"strconv"
@@ -104,17 +105,23 @@ func TestAWriteReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
 		name   string
 		writer int // the build that writes: 1 or 2
 		del    bool
+		mode   string // invalidate=, tracking when empty
 	}{
 		{name: "version 2 sets, version 1 reads", writer: 2},
 		{name: "version 2 deletes, version 1 reads", writer: 2, del: true},
 		{name: "version 1 sets, version 2 reads", writer: 1},
 		{name: "version 1 deletes, version 2 reads", writer: 1, del: true},
+		// With pubsub the writer announces the neighbours' rows on their
+		// versions' channels: Redis tells nobody.
+		{name: "pubsub: version 2 sets, version 1 reads", writer: 2, mode: InvalidatePubSub},
+		{name: "pubsub: version 1 deletes, version 2 reads", writer: 1, del: true, mode: InvalidatePubSub},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			db := newTable(sample(1, "old"))
+			mode := cmp.Or(tc.mode, InvalidateTracking)
 			opts := []Option{WithEntity("profile"), WithClock(wallClock{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
-				WithInvalidate(InvalidateTracking), WithLoader(db.load)}
+				WithInvalidate(mode), WithLoader(db.load)}
 			v1, err := New(srv.Client(t), profileGlue, opts...)
 			if err != nil {
 				t.Fatal(err)

@@ -30,11 +30,26 @@ func Neighbours(prefix string, version int, key string) []string {
 		return nil
 	}
 	rest := key[len(prefix):]
+	out := NeighbourPrefixes(Prefix(lit, version), version)
+	for i := range out {
+		out[i] += rest
+	}
+	return out
+}
+
+// NeighbourPrefixes returns the prefixes of the versions one below and
+// one above version, whose keys start with prefix, in the order of
+// Neighbours' keys; none without a prefix.
+func NeighbourPrefixes(prefix string, version int) []string {
+	lit, ok := unversioned(prefix, version)
+	if !ok {
+		return nil
+	}
 	var out []string
 	if version > 1 {
-		out = append(out, Prefix(lit, version-1)+rest)
+		out = append(out, Prefix(lit, version-1))
 	}
-	return append(out, Prefix(lit, version+1)+rest)
+	return append(out, Prefix(lit, version+1))
 }
 
 // unversioned returns the literal whose Prefix for version is prefix.

@@ -2,6 +2,7 @@ package keyver
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,8 +21,17 @@ func TestEachVersionHasKeysOfItsOwnAndKnowsItsNeighbours(t *testing.T) {
 		{lit: "", version: 2, key: "7"},            // no literal: one keyspace
 	} {
 		prefix := Prefix(tc.lit, tc.version)
-		if got := Neighbours(prefix, tc.version, tc.key); !slices.Equal(got, tc.want) {
+		got := Neighbours(prefix, tc.version, tc.key)
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("Neighbours(%q, %d, %q) = %q, want %q", prefix, tc.version, tc.key, got, tc.want)
+		}
+		if tc.want == nil {
+			continue
+		}
+		for i, p := range NeighbourPrefixes(prefix, tc.version) {
+			if i >= len(got) || !strings.HasPrefix(got[i], p) {
+				t.Errorf("NeighbourPrefixes(%q, %d)[%d] = %q, not the prefix of %q", prefix, tc.version, i, p, got)
+			}
 		}
 	}
 }
