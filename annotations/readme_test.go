@@ -1,6 +1,7 @@
 package annotations
 
 import (
+	"fmt"
 	"go/token"
 	"os"
 	"reflect"
@@ -72,6 +73,17 @@ func splitOutsideParens(s string) []string {
 // the value, in any form a directive accepts, with a remark in
 // parentheses if need be (200 (at least `top_n`)). An option shaping code
 // may state its default in words instead.
+// The README counts the options: the count is the declaration's.
+func TestTheReadmeCountsTheOptions(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("The %d options", len(OptionNames())); !strings.Contains(string(b), want) {
+		t.Errorf("README.md does not say %q", want)
+	}
+}
+
 func TestTheReadmeOptionTableFollowsTheDeclaration(t *testing.T) {
 	documented := readmeOptions(t)
 	for name := range documented {
