@@ -504,11 +504,16 @@ const publishLogEvery = time.Second
 // so none is acknowledged, and its caller writes again. It is counted and
 // logged, the first and then at most one a second (publishLogEvery).
 func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) error {
+	return wr.announceOn(ctx, wr.c.prefix, keys)
+}
+
+// announceOn is announce on the channel of prefix, an entity's.
+func (wr *writer[K, V]) announceOn(ctx context.Context, prefix string, keys []string) error {
 	c := wr.c
 	if len(keys) == 0 || !c.hub.Announces() {
 		return nil
 	}
-	err := track.Announce(ctx, c.rdb, c.prefix, keys)
+	err := track.Announce(ctx, c.rdb, prefix, keys)
 	if err == nil {
 		return nil
 	}
@@ -524,20 +529,16 @@ func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) error {
 // deleted (each write's also, in the order of keyver.Neighbours) on
 // their versions' channels, to which the builds of those versions listen.
 func (wr *writer[K, V]) announceAlso(ctx context.Context, also [][]string) error {
-	c := wr.c
-	if len(also) == 0 || !c.hub.Announces() {
+	if len(also) == 0 {
 		return nil
 	}
 	var errs []error
-	for j, prefix := range keyver.NeighbourPrefixes(c.prefix, c.version) {
-		keys := make([]string, 0, len(also))
-		for _, ks := range also {
-			keys = append(keys, ks[j])
+	for j, prefix := range keyver.NeighbourPrefixes(wr.c.prefix, wr.c.version) {
+		keys := make([]string, len(also))
+		for i, ks := range also {
+			keys[i] = ks[j]
 		}
-		if err := track.Announce(ctx, c.rdb, prefix, keys); err != nil {
-			c.count.redisError(ctx, err)
-			errs = append(errs, errUnannounced{err})
-		}
+		errs = append(errs, wr.announceOn(ctx, prefix, keys))
 	}
 	return errors.Join(errs...)
 }
