@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -112,4 +113,81 @@ func sameValue(a, b reflect.Value) bool {
 		return v.Bytes()
 	}
 	return bytes.Equal(bytesOf(a), bytesOf(b))
+}
+
+// cents encodes itself as the int64 it is, as a type with its own
+// msgpack methods may.
+type cents int64
+
+func (c cents) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeInt(int64(c)) }
+
+func (c *cents) DecodeMsgpack(dec *msgpack.Decoder) error {
+	v, err := dec.DecodeInt64()
+	*c = cents(v)
+	return err
+}
+
+// readAs writes v, a struct, with msgpack and reads it into a struct of
+// type to: "misread" when the read fails or a field of one Go name in
+// both reads back as another value, "zero" when one reads back as its
+// zero (a nil, a field only one has), "" when every value reads back.
+func readAs(t *testing.T, v any, to reflect.Type) (got string) {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := reflect.New(to)
+	defer func() {
+		if recover() != nil { // msgpack's reflection panics on a nil for a time.Time field
+			got = "misread"
+		}
+	}()
+	if err := msgpack.Unmarshal(b, out.Interface()); err != nil {
+		return "misread"
+	}
+	in := reflect.ValueOf(v)
+	for i := range in.NumField() {
+		sf := in.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		w := held(in.Field(i))
+		r := out.Elem().FieldByName(sf.Name)
+		if !r.IsValid() { // a field only the writer has
+			got = "zero"
+			continue
+		}
+		r = held(r)
+		switch {
+		case !w.IsValid() && !r.IsValid():
+		case !w.IsValid() || !r.IsValid(): // a nil read as its zero, or the other way round
+			got = "zero"
+		case !sameHeld(w, r):
+			return "misread"
+		}
+	}
+	return got
+}
+
+// held is what v holds: the value a pointer points to, or the invalid
+// Value for a nil one.
+func held(v reflect.Value) reflect.Value {
+	if v.Kind() == reflect.Pointer {
+		return v.Elem()
+	}
+	return v
+}
+
+// sameHeld reports whether a and b hold one value: equal, one time, or
+// one number in two types (a type that encodes itself as the number it is).
+func sameHeld(a, b reflect.Value) bool {
+	if x, ok := a.Interface().(time.Time); ok {
+		y, ok := b.Interface().(time.Time)
+		return ok && x.Equal(y)
+	}
+	if a.Type() != b.Type() && a.CanConvert(b.Type()) {
+		a = a.Convert(b.Type())
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
 }

@@ -84,6 +84,10 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	slices.SortFunc(targets, func(a, b target) int { return cmp.Compare(a.Obj.Name(), b.Obj.Name()) })
 
 	recorded, errs := readShapes(in.Output, in.Previous)
+	annotated := map[string]bool{}
+	for _, t := range targets {
+		annotated[t.Obj.Name()] = true
+	}
 	pkg := &pkgModel{Path: in.Path, Name: in.Name, Output: in.Output}
 	cl := newCloner(in)
 	type generatedAt struct {
@@ -97,7 +101,11 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 		if e == nil {
 			continue
 		}
-		serrs, swarns, notes := checkShape(recorded[e.Shape.Type], e.Shape, t.Spec)
+		old, note := recordOf(recorded, annotated, e.Shape)
+		if note != "" {
+			pkg.Notes = append(pkg.Notes, note)
+		}
+		serrs, swarns, notes := checkShape(old, e.Shape, t.Spec)
 		errs = append(errs, serrs...)
 		pkg.Warnings = append(pkg.Warnings, swarns...)
 		pkg.Notes = append(pkg.Notes, notes...)

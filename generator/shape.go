@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,9 +42,13 @@ const wireDirective = "//hotkeygen:wire "
 type shape struct {
 	Type    string // the annotated struct's name, which identifies it between runs
 	Version int
-	Key     string // the key template as written, before versionedKey
-	Layout  string // "string", or "hash field=F" with " expires=E"
-	Fields  []wireField
+	// Format is the record's: shapeFormat for a shape made from the
+	// source, 1 for a record written before pointers and positions were
+	// recorded (legacy).
+	Format int
+	Key    string // the key template as written, before versionedKey
+	Layout string // "string", or "hash field=F" with " expires=E"
+	Fields []wireField
 	// Line is where the record holds the entity, for a record that does
 	// not read; zero for a shape made from the source.
 	Line int
@@ -52,17 +57,28 @@ type shape struct {
 // wireField is one value in the msgpack of the entity: a field of the
 // struct or of a struct inside it.
 type wireField struct {
-	Go   string // the Go path from the entity: "Where.X", "Items[].Name"
-	Key  string // the msgpack path: "where.x", "items[].name"
-	Kind string // wireKind's word: int, float, str, bin, bool, time, any, []int, map[str]{}, ...
-	Pos  token.Position
+	Go  string // the Go path from the entity: "Where.X", "Items[].Name"
+	Key string // the msgpack path: "where.x", "items[].name"; "#2" is the third field of an as_array struct
+	// Kind is wireKindOf's: int64, str, bin, bool, time, any, []int32,
+	// map[str]{}, ...; *int64 when a nil may be written where a
+	// decoder of int64 reads none.
+	Kind string
+	// named is Key with each as_array position given its field's name,
+	// as a legacy record keys it; not recorded.
+	named string
+	Pos   token.Position
 }
+
+// shapeFormat is the format of the records this generator writes: 2 marks
+// the nils a pointer writes (*time) and an as_array struct's positions
+// (#0).
+const shapeFormat = 2
 
 // shapeOf returns the wire shape of the entity t annotates, which the
 // model has already checked: a struct of encodable fields.
 func shapeOf(in *pkgInput, t target, named *types.Named) *shape {
 	s := t.Spec
-	sh := &shape{Type: named.Obj().Name(), Version: s.Version, Key: s.Key.Raw, Layout: s.Layout}
+	sh := &shape{Type: named.Obj().Name(), Version: s.Version, Format: shapeFormat, Key: s.Key.Raw, Layout: s.Layout}
 	if s.Layout == runtime.LayoutHash {
 		sh.Layout += " field=" + s.Field
 		if s.Expires != "" {
@@ -70,7 +86,7 @@ func shapeOf(in *pkgInput, t target, named *types.Named) *shape {
 		}
 	}
 	w := shapeWalker{fset: in.Fset, shape: sh}
-	w.fields(named.Underlying().(*types.Struct), sh.Type+".", "", []*types.Named{named})
+	w.fields(named.Underlying().(*types.Struct), sh.Type+".", "", "", []*types.Named{named})
 	return sh
 }
 
@@ -81,8 +97,15 @@ type shapeWalker struct {
 
 // fields adds the fields msgpack writes of st, as its reflection does:
 // exported fields and embedded ones, not tagged "-", an embedded struct
-// without a tag name inlined.
-func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath string, stack []*types.Named) {
+// without a tag name inlined. The fields of an as_array struct are keyed
+// by their position, which is all its array says of them: two fields
+// swapped, or one dropped before others, are keys changed.
+func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath, namedPath string, stack []*types.Named) {
+	at := 0
+	w.walk(st, goPath, keyPath, namedPath, asArray(st), &at, stack)
+}
+
+func (w *shapeWalker) walk(st *types.Struct, goPath, keyPath, namedPath string, positional bool, at *int, stack []*types.Named) {
 	for i := range st.NumFields() {
 		f := st.Field(i)
 		tag := st.Tag(i)
@@ -92,7 +115,7 @@ func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath string, stack []*
 		name := msgpackName(tag)
 		if f.Embedded() && name == "" && !encodesItself(elemOrSelf(f.Type())) {
 			if inner, ok := structOf(f.Type()); ok {
-				w.fields(inner, goPath, keyPath, stack)
+				w.walk(inner, goPath, keyPath, namedPath, positional, at, stack)
 				continue
 			}
 		}
@@ -102,15 +125,36 @@ func (w *shapeWalker) fields(st *types.Struct, goPath, keyPath string, stack []*
 		if name == "" {
 			name = f.Name()
 		}
-		w.value(goPath+f.Name(), keyPath+name, f.Type(), w.fset.Position(f.Pos()), stack)
+		key := name
+		if positional {
+			key = "#" + strconv.Itoa(*at)
+		}
+		*at++
+		w.value(goPath+f.Name(), keyPath+key, namedPath+name, f.Type(), w.fset.Position(f.Pos()), stack)
 	}
+}
+
+// asArray reports a struct msgpack writes as an array: its _msgpack field
+// says as_array.
+func asArray(st *types.Struct) bool {
+	for i := range st.NumFields() {
+		if st.Field(i).Name() == "_msgpack" {
+			_, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("msgpack"), ",")
+			for o := range strings.SplitSeq(opts, ",") {
+				if o == "as_array" || o == "asArray" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // value adds the field at goPath and keyPath, of type t, and the fields
 // of the structs its value holds.
-func (w *shapeWalker) value(goPath, keyPath string, t types.Type, pos token.Position, stack []*types.Named) {
+func (w *shapeWalker) value(goPath, keyPath, namedPath string, t types.Type, pos token.Position, stack []*types.Named) {
 	kind, st, named, path := wireKindOf(t)
-	w.shape.Fields = append(w.shape.Fields, wireField{Go: goPath, Key: keyPath, Kind: kind, Pos: pos})
+	w.shape.Fields = append(w.shape.Fields, wireField{Go: goPath, Key: keyPath, Kind: kind, named: namedPath, Pos: pos})
 	if st == nil {
 		return
 	}
@@ -122,7 +166,7 @@ func (w *shapeWalker) value(goPath, keyPath string, t types.Type, pos token.Posi
 	if named != nil {
 		stack = append(stack[:len(stack):len(stack)], named)
 	}
-	w.fields(st, goPath+path+".", keyPath+path+".", stack)
+	w.fields(st, goPath+path+".", keyPath+path+".", namedPath+path+".", stack)
 }
 
 // wireKindOf names how msgpack writes a value of t, in the words the
@@ -158,7 +202,11 @@ func wireKindOf(t types.Type) (kind string, st *types.Struct, named *types.Named
 		}
 		return u.Name(), nil, nil, ""
 	case *types.Pointer:
-		return wireKindOf(u.Elem())
+		kind, st, named, path := wireKindOf(u.Elem())
+		if nilable(kind) {
+			return kind, st, named, path
+		}
+		return "*" + kind, st, named, path
 	case *types.Slice:
 		return listKind(u.Elem())
 	case *types.Array:
@@ -259,18 +307,40 @@ func misread(from, to string) string {
 // kindChange judges a field whose kind changes from old to kind, as each
 // build's decoder reads the other's values: lost says what a value one
 // build writes reads as in the other's (empty when every value reads back
-// as written), and why what makes it safe. The kinds are compared word by
-// word, so a slice's or a map's elements are judged as a field is: a
-// number's width and sign (misread, both ways), str and bin (both decoders
-// read both), a number of a record older than widths (legacyKind).
+// as written), and why what makes it safe, or what a deploy should know.
+// The kinds are compared word by word, so a slice's or a map's elements
+// are judged as a field is: a number's width and sign (misread, both
+// ways), str and bin (both decoders read both), a pointer's nil (nilRead),
+// a number of a record older than widths (legacyKind). A type that
+// encodes itself is its own methods' business.
 func kindChange(old, kind string) (lost, why string) {
-	ow, nw := kindWords.FindAllString(old, -1), kindWords.FindAllString(kind, -1)
-	if len(ow) != len(nw) {
-		return "not the same kind", ""
+	if strings.Contains(old, "custom:") || strings.Contains(kind, "custom:") {
+		return "", "a type that encodes itself writes what its methods write, which no record sees: each build's decoder must read the other's values, or version= keeps them apart"
 	}
+	ow, nw := kindWords.FindAllString(old, -1), kindWords.FindAllString(kind, -1)
 	var whys []string
-	for i := range ow {
-		o, n := ow[i], nw[i]
+	for i, j := 0, 0; i < len(ow) || j < len(nw); i, j = i+1, j+1 {
+		op, np := i < len(ow) && ow[i] == "*", j < len(nw) && nw[j] == "*"
+		if op {
+			i++
+		}
+		if np {
+			j++
+		}
+		if i >= len(ow) || j >= len(nw) {
+			return "not the same kind", ""
+		}
+		o, n := ow[i], nw[j]
+		if op != np {
+			reader, dir := n, "the new build reads the running build's nils" // the running build's pointer writes them
+			if np {
+				reader, dir = o, "the running build reads the new build's nils"
+			}
+			if l := nilRead(reader); l != "" {
+				return dir + " " + l, ""
+			}
+			whys = append(whys, dir+" as zero values")
+		}
 		switch {
 		case o == n:
 		case legacyKind(o, n):
@@ -289,6 +359,21 @@ func kindChange(old, kind string) (lost, why string) {
 		}
 	}
 	return "", strings.Join(slices.Compact(whys), "; ")
+}
+
+// nilRead says what a decoder of the kind word reads a nil as, when that
+// is not its zero value: a time's decoder fails on one, as msgpack's does.
+func nilRead(word string) string {
+	if word == "time" {
+		return "and fails on each (msgpack: invalid code=c0)"
+	}
+	return ""
+}
+
+// nilable reports a kind whose values may be nil already: a pointer to it
+// writes nothing new.
+func nilable(kind string) bool {
+	return kind == "bin" || kind == "any" || strings.HasPrefix(kind, "[]") || strings.HasPrefix(kind, "map[") || strings.HasPrefix(kind, "*")
 }
 
 // kindWords splits a kind into its words and marks: "map[str][]int64" is
@@ -322,7 +407,11 @@ func elemOrSelf(t types.Type) types.Type {
 // record writes sh as the lines of the generated file that the next run
 // reads back (readShapes).
 func (sh *shape) record() []string {
-	lines := []string{fmt.Sprintf("%s%s version=%d layout=%s key=%s", wireDirective, sh.Type, sh.Version, strconv.Quote(sh.Layout), strconv.Quote(sh.Key))}
+	head := fmt.Sprintf("%s%s version=%d layout=%s key=%s", wireDirective, sh.Type, sh.Version, strconv.Quote(sh.Layout), strconv.Quote(sh.Key))
+	if sh.Format > 1 {
+		head += " format=" + strconv.Itoa(sh.Format)
+	}
+	lines := []string{head}
 	for _, f := range sh.Fields {
 		lines = append(lines, wireDirective+f.Go+" "+quoteIfNeeded(f.Key)+" "+f.Kind)
 	}
@@ -395,10 +484,18 @@ func readEntityLine(line string) (*shape, error) {
 		return nil, fmt.Errorf("layout: %v", err)
 	}
 	key, rest, err := readWord(strings.TrimPrefix(rest, "key="))
-	if err != nil || rest != "" {
+	if err != nil {
 		return nil, fmt.Errorf("key: %q", rest)
 	}
-	return &shape{Type: typ, Version: version, Layout: layout, Key: key}, nil
+	format := 1 // a record older than formats
+	if rest != "" {
+		f, err := strconv.Atoi(strings.TrimPrefix(rest, "format="))
+		if err != nil || f < 2 || f > shapeFormat || !strings.HasPrefix(rest, "format=") {
+			return nil, fmt.Errorf("format: %q", rest)
+		}
+		format = f
+	}
+	return &shape{Type: typ, Version: version, Format: format, Layout: layout, Key: key}, nil
 }
 
 // readWord reads a word, quoted or not, and returns it and what follows
@@ -414,6 +511,34 @@ func readWord(s string) (word, rest string, err error) {
 	}
 	word, _ = strconv.Unquote(q)
 	return word, strings.TrimPrefix(s[len(q):], " "), nil
+}
+
+// recordOf returns the recorded shape sh is judged against: its type's,
+// or, for a type renamed in Go, the record of a type no longer annotated
+// whose key template is sh's: the keys both builds read and write. A
+// rename changes nothing on the wire; a rename and another change in one
+// commit are judged as the other change alone. A type whose key template
+// is new as well shares no key with the record: it starts its own.
+func recordOf(recorded map[string]*shape, annotated map[string]bool, sh *shape) (*shape, string) {
+	if old := recorded[sh.Type]; old != nil {
+		return old, ""
+	}
+	var gone []*shape
+	for _, old := range recorded {
+		if !annotated[old.Type] && old.Key == sh.Key {
+			gone = append(gone, old)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, ""
+	}
+	slices.SortFunc(gone, func(a, b *shape) int { return strings.Compare(a.Type, b.Type) })
+	old := *gone[0]
+	old.Fields = slices.Clone(old.Fields)
+	for j, f := range old.Fields {
+		old.Fields[j].Go = sh.Type + strings.TrimPrefix(f.Go, old.Type)
+	}
+	return &old, fmt.Sprintf("%s: judged against the record of %s, renamed in Go", sh.Type, old.Type)
 }
 
 // checkShape compares the new shape of an entity with the recorded one
@@ -446,14 +571,29 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 	if sh.Layout != old.Layout {
 		errs.Add(at("layout"), fmt.Sprintf("%s's layout changes from %q to %q, which a running build cannot read; %s", sh.Type, old.Layout, sh.Layout, fix))
 	}
+	if old.Format < shapeFormat {
+		sh = sh.legacy()
+		notes = append(notes, fmt.Sprintf("%s: recorded before pointers and as_array positions were; compared without them, and recorded with them from now on", sh.Type))
+	}
 	oldByKey, oldByGo := map[string]wireField{}, map[string]wireField{}
 	for _, f := range old.Fields {
 		oldByKey[f.Key], oldByGo[f.Go] = f, f
 	}
 	newKeys := map[string]bool{}
-	var added []string
+	var added []wireField
 	for _, f := range sh.Fields {
 		newKeys[f.Key] = true
+		if o, ok := oldByGo[f.Go]; ok && o.Key != f.Key && !underChanged(f.Key, sh, old) {
+			// The key moved, to one that may have been another field's
+			// (two fields swapping tags, or places in an as_array struct):
+			// each build reads the other's value of one into the other.
+			keep := fmt.Sprintf("keep the key with a tag (msgpack:%q), or ", lastSegment(o.Key))
+			if strings.HasPrefix(lastSegment(o.Key), "#") {
+				keep = "put the field back in its place, add fields after the last, or " // an as_array struct: the key is the place
+			}
+			errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack key changes from %s to %s, so the running build stops seeing what this one writes, and this one what it writes; %s%s", f.Go, quoteIfNeeded(o.Key), quoteIfNeeded(f.Key), keep, fix))
+			continue
+		}
 		if o, ok := oldByKey[f.Key]; ok {
 			if o.Kind == f.Kind || underChanged(f.Key, sh, old) {
 				continue
@@ -470,33 +610,74 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 			}
 			continue
 		}
-		if o, ok := oldByGo[f.Go]; ok && !underChanged(f.Key, sh, old) {
-			errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack key changes from %s to %s, so the running build stops seeing what this one writes, and this one what it writes; keep the key with a tag (msgpack:%q), or %s", f.Go, quoteIfNeeded(o.Key), quoteIfNeeded(f.Key), lastSegment(o.Key), fix))
-			continue
-		}
-		added = append(added, f.Go)
+		added = append(added, f)
 	}
-	var dropped []string
+	var dropped []wireField
 	for _, f := range old.Fields {
 		if _, renamed := fieldByGo(sh, f.Go); !newKeys[f.Key] && !renamed {
-			dropped = append(dropped, f.Go)
+			dropped = append(dropped, f)
 		}
 	}
 	if len(errs) == 0 && (len(added) > 0 || len(dropped) > 0) {
 		var changes []string
 		if len(added) > 0 {
-			changes = append(changes, "adds "+strings.Join(added, ", "))
+			changes = append(changes, "adds "+goPaths(added))
 		}
 		if len(dropped) > 0 {
-			changes = append(changes, "drops "+strings.Join(dropped, ", "))
+			changes = append(changes, "drops "+goPaths(dropped))
 		}
-		warns.Add(spec.Pos, fmt.Sprintf("warning: %s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has, and a field renamed in Go without a tag keeping its msgpack key reads as zero in the other build; version= keeps them apart (docs/changing-structs.md)",
+		warns.Add(spec.Pos, fmt.Sprintf("warning: %s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has; version= keeps them apart (docs/changing-structs.md)",
 			sh.Type, sh.Version, strings.Join(changes, " and ")))
+		for _, a := range added {
+			for _, d := range dropped {
+				if a.Kind == d.Kind && place(sh, a.Go) == place(old, d.Go) {
+					warns.Add(a.Pos, fmt.Sprintf("warning: %s takes the place of %s, with its kind: if it is %s renamed in Go, the values stored under the key %s read as zero in this build, and this build's in the running one; to keep them, keep the key with a tag (msgpack:%q)",
+						a.Go, d.Go, lastSegment(d.Go), quoteIfNeeded(d.Key), lastSegment(d.Key)))
+				}
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return errs, nil, nil
 	}
 	return nil, warns, notes
+}
+
+// legacy returns sh as a record of format 1 has it: no pointer marks,
+// an as_array struct's fields by name.
+func (sh *shape) legacy() *shape {
+	l := *sh
+	l.Fields = make([]wireField, len(sh.Fields))
+	for i, f := range sh.Fields {
+		f.Key, f.Kind = f.named, strings.ReplaceAll(f.Kind, "*", "")
+		l.Fields[i] = f
+	}
+	return &l
+}
+
+// place is where the field at goPath sits in sh: its parent's Go path and
+// its index among the parent's fields.
+func place(sh *shape, goPath string) string {
+	parent := goPath[:strings.LastIndexByte(goPath, '.')+1]
+	at := 0
+	for _, f := range sh.Fields {
+		rest, ok := strings.CutPrefix(f.Go, parent)
+		switch {
+		case f.Go == goPath:
+			return parent + "#" + strconv.Itoa(at)
+		case ok && !strings.Contains(rest, "."):
+			at++
+		}
+	}
+	return ""
+}
+
+func goPaths(fs []wireField) string {
+	paths := make([]string, len(fs))
+	for i, f := range fs {
+		paths[i] = f.Go
+	}
+	return strings.Join(paths, ", ")
 }
 
 // underChanged reports that a parent of the msgpack path key changed

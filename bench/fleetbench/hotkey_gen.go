@@ -252,7 +252,7 @@ func _() {
 // compares with, refusing a change the build generated from it cannot read
 // while both run (docs/changing-structs.md).
 //
-//hotkeygen:wire Item version=1 layout="string" key="item:{ID}"
+//hotkeygen:wire Item version=1 layout="string" key="item:{ID}" format=2
 //hotkeygen:wire Item.ID ID int64
 //hotkeygen:wire Item.Version Version int64
 //hotkeygen:wire Item.Payload Payload str

@@ -640,14 +640,14 @@ func _() {
 // compares with, refusing a change the build generated from it cannot read
 // while both run (docs/changing-structs.md).
 //
-//hotkeygen:wire Order version=1 layout="string" key="order:{Tenant}:{Num}"
+//hotkeygen:wire Order version=1 layout="string" key="order:{Tenant}:{Num}" format=2
 //hotkeygen:wire Order.Tenant Tenant str
 //hotkeygen:wire Order.Num Num uint32
 //hotkeygen:wire Order.Items Items []{}
 //hotkeygen:wire Order.Items[].SKU Items[].SKU str
 //hotkeygen:wire Order.Items[].Qty Items[].Qty int64
 //hotkeygen:wire Order.Total Total int64
-//hotkeygen:wire User version=1 layout="string" key="user:{ID}"
+//hotkeygen:wire User version=1 layout="string" key="user:{ID}" format=2
 //hotkeygen:wire User.ID ID int64
 //hotkeygen:wire User.Name Name str
 //hotkeygen:wire User.Email Email str

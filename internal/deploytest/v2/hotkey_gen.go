@@ -282,7 +282,7 @@ func _() {
 // compares with, refusing a change the build generated from it cannot read
 // while both run (docs/changing-structs.md).
 //
-//hotkeygen:wire Product version=2 layout="string" key="product:{ID}"
+//hotkeygen:wire Product version=2 layout="string" key="product:{ID}" format=2
 //hotkeygen:wire Product.ID ID int64
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Tags Tags []str

@@ -245,6 +245,6 @@ func _() {
 // compares with, refusing a change the build generated from it cannot read
 // while both run (docs/changing-structs.md).
 //
-//hotkeygen:wire Record version=1 layout="string" key="soak:{ID}"
+//hotkeygen:wire Record version=1 layout="string" key="soak:{ID}" format=2
 //hotkeygen:wire Record.ID ID int64
 //hotkeygen:wire Record.Version Version int64

@@ -7,3 +7,4 @@ package shop
 //hotkeygen:wire Product.Name Name str
 //hotkeygen:wire Product.Color Color str
 //hotkeygen:wire Product.Code Code bin
+//hotkeygen:wire Product.Seen Seen time

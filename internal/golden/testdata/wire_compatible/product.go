@@ -2,8 +2,10 @@
 // recorded shape still reads: Color is dropped, Stock added, Name renamed
 // in Go under its msgpack key, Code a string where it was bytes (both
 // decoders read both), and the codec changed. ID was recorded before
-// numbers had widths.
+// numbers had widths, and before pointers were marked.
 package shop
+
+import "time"
 
 //go:generate hotkeygen
 
@@ -15,4 +17,5 @@ type Product struct {
 	Title string `msgpack:"Name"`
 	Stock int64
 	Code  string
+	Seen  *time.Time // a pointer then too, which the record did not say
 }
