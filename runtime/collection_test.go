@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -560,5 +563,90 @@ func TestAnOwnCollectionWriteJustBeforeAnOutageIsServed(t *testing.T) {
 	}
 	if e.c.Stats().StaleReads == 0 {
 		t.Fatal("the reads of an outage are not counted as stale reads")
+	}
+}
+
+// Issue 50, item 3, for collections: an HSet or an HDel by one build
+// deletes the owner's hash under the neighbouring versions in the same
+// round trip, so the other build's readers, a hot copy held, read the
+// owner's items from their loader, the source of truth, once the write is
+// acknowledged (before: their own hash until its TTL).
+func TestAnHSetReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
+	v2Glue := loginGlue
+	v2Glue.Key = func(k loginOwner) string { return "login:v2:" + strings.TrimPrefix(k.String(), "login:") }
+	v2Glue.Prefix, v2Glue.Version = "login:v2:", 2
+	owner := loginOwner{User: 7, Platform: "ios"}
+	item := func(status int) *login {
+		return &login{User: 7, Platform: "ios", Token: "t1", Status: status, ExpiresAt: time.Now().Add(time.Hour).Truncate(time.Millisecond)}
+	}
+	for _, tc := range []struct {
+		name   string
+		writer int // the build that writes: 1 or 2
+		del    bool
+		mode   string
+	}{
+		{name: "version 2 sets an item, version 1 reads", writer: 2},
+		{name: "version 1 sets an item, version 2 reads", writer: 1},
+		{name: "version 1 deletes an item, version 2 reads", writer: 1, del: true},
+		{name: "pubsub: version 2 deletes an item, version 1 reads", writer: 2, del: true, mode: InvalidatePubSub},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			var mu sync.Mutex
+			db := map[string]*login{"t1": item(1), "t2": item(1)} // the owner's items in the database
+			db["t2"].Token = "t2"
+			load := WithCollectionLoader(func(ctx context.Context, k loginOwner) (map[string]*login, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return maps.Clone(db), nil
+			})
+			opts := []Option{WithEntity("login"), WithClock(wallClock{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+				WithInvalidate(cmp.Or(tc.mode, InvalidateTracking)), WithTTL(time.Hour), load}
+			builds := map[int]*Collection[loginOwner, string, login]{}
+			for v, glue := range map[int]CollectionGlue[loginOwner, string, login]{1: loginGlue, 2: v2Glue} {
+				c, err := NewCollection(srv.Client(t), glue, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				builds[v] = c
+			}
+			writer, reader := builds[tc.writer], builds[3-tc.writer]
+			ctx := t.Context()
+			for _, c := range builds {
+				if v, err := c.HGet(ctx, owner, "t1"); err != nil || v.Status != 1 {
+					t.Fatalf("HGet = %+v, %v", v, err)
+				}
+			}
+			waitFor(t, "the reader's copy served locally", func() bool {
+				reader.HGet(ctx, owner, "t1")
+				return servesLocally(reader.c, owner)
+			})
+
+			mu.Lock() // the database's update
+			if tc.del {
+				delete(db, "t1")
+			} else {
+				db["t1"] = item(2)
+			}
+			mu.Unlock()
+			var err error
+			if tc.del {
+				err = writer.HDel(ctx, owner, "t1")
+			} else {
+				err = writer.HSet(ctx, item(2))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := readsAfterAWrite(t, func() (bool, any, error) {
+				v, err := reader.HGet(ctx, owner, "t1")
+				if tc.del && errors.Is(err, ErrNotFound) {
+					return true, nil, nil
+				}
+				return err == nil && !tc.del && v.Status == 2, v, err
+			})
+			t.Logf("the other build read the database's items %v after the write was acknowledged", first)
+		})
 	}
 }

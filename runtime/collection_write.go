@@ -29,7 +29,7 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 	ws := make([]*write[K, map[F]*V], len(ows))
 	var hot []*fresh.Entry[K]
 	for i, ow := range ows {
-		w := &write[K, map[F]*V]{k: ow.k, key: ow.w.Key}
+		w := &write[K, map[F]*V]{k: ow.k, key: ow.w.Key, also: c.writes.neighbours(ow.w.Key)}
 		w.land = func(t fresh.Token) {
 			c.copies.Applied(ow.k, ow.w.Key, t, ow.apply)
 			if e := c.det.Lookup(ow.k); e != nil {
@@ -40,14 +40,20 @@ func (col *Collection[K, F, V]) writeOwners(ctx context.Context, op string, ows 
 	}
 	errs, refused := c.writes.commit(ctx, ws, func(ctx context.Context) {
 		var cmds []*redis.Cmd
-		if len(ows) == 1 {
+		if len(ows) == 1 && len(ws[0].also) == 0 {
 			cmds = []*redis.Cmd{col.layout.Run(ctx, c.rdb, ows[0].w)}
 		} else {
 			writes := make([]layout.Write, len(ows))
 			for i, ow := range ows {
 				writes[i] = ow.w
 			}
-			cmds = col.layout.RunMany(ctx, c.rdb, writes)
+			// The neighbouring versions' hashes are deleted in the same
+			// round trip, as a Set deletes their rows (beside).
+			cmds = col.layout.RunMany(ctx, c.rdb, writes, func(p redis.Pipeliner) {
+				for _, w := range ws {
+					w.after = c.writes.beside(ctx, p, w)
+				}
+			})
 		}
 		for i, w := range ws {
 			w.cmd = cmds[i]

@@ -406,3 +406,36 @@ func alternate(b *testing.B, one, other func() time.Duration) (tOne, tOther time
 	}
 	return tOne, tOther
 }
+
+// readsAfterAWrite reads with read, once a millisecond, from the write's
+// acknowledgement for settle and 200 ms more: read says whether what it
+// read is the written value, or returns an error the reader must never
+// see. A read beginning settle after the acknowledgement must be the
+// written value. It returns when the first one was.
+func readsAfterAWrite(t *testing.T, read func() (fresh bool, got any, err error)) (first time.Duration) {
+	t.Helper()
+	acked := time.Now()
+	for time.Since(acked) < settle+200*time.Millisecond {
+		began := time.Since(acked)
+		fresh, got, err := read()
+		switch {
+		case err != nil:
+			t.Fatalf("the other build's read %v after the write: %v", began, err)
+		case fresh && first == 0:
+			first = time.Since(acked)
+		case !fresh && began >= settle:
+			t.Fatalf("the other build's read %v after the write returned %+v; want the written value", began, got)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return first.Round(100 * time.Microsecond)
+}
+
+// pairedWrites alternates the writes with and without the neighbouring
+// versions' deletions and reports both and their ratio.
+func pairedWrites(b *testing.B, beside, alone func() time.Duration) {
+	tBeside, tAlone := alternate(b, beside, alone)
+	b.ReportMetric(float64(tBeside.Nanoseconds())/float64(b.N), "neighbours-ns/op")
+	b.ReportMetric(float64(tAlone.Nanoseconds())/float64(b.N), "alone-ns/op")
+	b.ReportMetric(float64(tBeside)/float64(tAlone), "neighbours/alone")
+}

@@ -280,7 +280,7 @@ func TestRunAfterTheScriptIsFlushed(t *testing.T) {
 			t.Fatal(err)
 		}
 		ws := []Write{h.SetItems("a", []Item{{Field: "f", Value: v}}, time.Minute), h.SetItems("b", []Item{{Field: "g", Value: v}}, 0)}
-		for i, cmd := range h.RunMany(e.ctx, e.rdb, ws) {
+		for i, cmd := range h.RunMany(e.ctx, e.rdb, ws, nil) {
 			if err := cmd.Err(); err != nil {
 				t.Fatalf("RunMany's write %d: %v", i, err)
 			}

@@ -79,8 +79,10 @@ func (h *Hash) Run(ctx context.Context, p redis.Cmdable, w Write) *redis.Cmd {
 // RunMany runs ws on rdb in one pipeline of EVALSHAs, the script's body
 // sent only to the nodes that answer NOSCRIPT, in a second pipeline of
 // EVALs: a batch of many owners does not carry the script once per
-// owner. It returns each write's reply, aligned with ws.
-func (h *Hash) RunMany(ctx context.Context, rdb redis.Cmdable, ws []Write) []*redis.Cmd {
+// owner. with, when not nil, queues the caller's own commands in the
+// first pipeline, after the writes. It returns each write's reply,
+// aligned with ws.
+func (h *Hash) RunMany(ctx context.Context, rdb redis.Cmdable, ws []Write, with func(redis.Pipeliner)) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(ws))
 	scripts := make([]*redis.Script, len(ws))
 	argss := make([][]any, len(ws))
@@ -88,6 +90,9 @@ func (h *Hash) RunMany(ctx context.Context, rdb redis.Cmdable, ws []Write) []*re
 	for i, w := range ws {
 		scripts[i], argss[i] = h.script(ctx, w)
 		cmds[i] = scripts[i].EvalSha(ctx, pipe, []string{w.Key}, argss[i]...)
+	}
+	if with != nil {
+		with(pipe)
 	}
 	pipe.Exec(ctx) // errors are each command's, read by the caller
 	var again []int
