@@ -380,7 +380,9 @@ func BenchmarkHSetPaired(b *testing.B) {
 // BenchmarkSetPairedOnACluster is BenchmarkSetPaired on a cluster of
 // three masters, where the neighbours' keys are in other slots: their
 // DELs go to their own nodes, in parallel with the SET.
-func BenchmarkSetPairedOnACluster(b *testing.B) { pairedSets(b, redistest.StartCluster(b, 3).Client(b)) }
+func BenchmarkSetPairedOnACluster(b *testing.B) {
+	pairedSets(b, redistest.StartCluster(b, 3).Client(b))
+}
 
 // pairedSets alternates on rdb the Set of a Cache at version 2 with a
 // loader and of one with no neighbours.

@@ -11,7 +11,7 @@ import "time"
 // Dims is written as an array: a field is its place.
 type Dims struct {
 	_msgpack struct{} `msgpack:",as_array"`
-	W, H     int32 // were H, W
+	W, H     int32    // were H, W
 	D        int32
 }
 
