@@ -401,12 +401,19 @@ func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *
 		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
 			return c.serve(key, cp, stale, lend)
 		}
-		// The breaker opened on a node that answers late, and a write
-		// overtook the copy: wait for Redis.
+		// The breaker opened on a node that answered lately: a slow node,
+		// or one that just died. Ask Redis: a slow one answers; a dead
+		// one refuses the dial, which finds it silent, and the copy,
+		// unless a write overtook it, is served.
 		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
+			wait, stop := c.slowNodeWait(ctx, key, cp)
+			defer stop()
 			var v *V
-			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, slowNodeWait(), true); err == nil {
+			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, wait, true); err == nil {
 				return c.give(v, lend), nil
+			}
+			if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
+				return c.serve(key, cp, stale, lend)
 			}
 		}
 	}
@@ -442,13 +449,34 @@ func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *fresh.Copy[V], held bool
 	return false, false
 }
 
-// slowNodeWait is how long a read of an overtaken copy waits for a node that
-// answers slowly: a node that stops answering meanwhile must not hold a
-// hot read for the client's ReadTimeout.
-func slowNodeWait() <-chan struct{} {
-	done := make(chan struct{})
-	time.AfterFunc(breaker.SlowFor, func() { close(done) })
-	return done
+// slowNodeWait returns what ends the wait of a read of key, whose copy
+// cp the node's breaker keeps from serving, for a node that answered
+// lately: closed after SlowFor (a node that stops answering meanwhile
+// must not hold a hot read for the client's ReadTimeout), or as soon as
+// the copy may be served: the node was found silent, not slow (a dial
+// refused, the watcher's or a command's). stop ends it early.
+func (c *Cache[K, V]) slowNodeWait(ctx context.Context, key K, cp *fresh.Copy[V]) (wait <-chan struct{}, stop func()) {
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(breaker.ProbeEvery)
+		defer tick.Stop()
+		end := time.NewTimer(breaker.SlowFor)
+		defer end.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-end.C:
+				return
+			case <-tick.C:
+				if ok, _ := c.copies.Servable(ctx, key, &cp.Meta); ok {
+					return
+				}
+			}
+		}
+	}()
+	return done, sync.OnceFunc(func() { close(quit) })
 }
 
 // served counts a read of key answered from its local copy cp (a hit,

@@ -316,6 +316,43 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 	}
 }
 
+// A node that dies just after its breaker opened on other evidence (a
+// line that failed twice, a dial timed out), while its last answer is
+// recent: a hot read waits for it as for a slow node, and is served its
+// copy as soon as a refused dial finds the node silent, not after the
+// wait. (Issue 50, item 4: the read failed with ErrUnavailable after the
+// wait, though the node was found silent within it; a cluster test had
+// loosened its check to retry for it.)
+func TestAHotReadWhoseDialIsRefusedIsServedItsCopy(t *testing.T) {
+	srv := redistest.Start(t)
+	gate := newLineGate(gateHold)
+	e := newEnvOn(t, srv, gate.option())
+	e.put("p:1", sample(1, "v1"))
+	e.heat("p:1")
+	n := e.c.copies.Nodes.One
+	n.Answered(e.clock.Now(), false)   // the node answered just now
+	e.c.copies.Uncertain("p:1", "p:1") // unverified, by no write heard
+	n.Judge(errors.New("test: a line failed twice"), e.clock.Now())
+	srv.Kill() // nothing listens: a dial is refused
+	// The watcher dials again once the read waits for the node as for a
+	// slow one: its dial is refused while the read waits.
+	go func() {
+		waitFor(t, "the read to wait for the node", func() bool {
+			e.c.loads.mu.Lock()
+			defer e.c.loads.mu.Unlock()
+			call := e.c.loads.flights["p:1"]
+			return call != nil && call.patient
+		})
+		gate.set(gatePass)
+	}()
+	if v, err := e.c.Get(e.ctx, "p:1"); err != nil || v.Name != "v1" {
+		t.Fatalf("a hot read of a node found dead while it waited: %+v, %v; want its copy", v, err)
+	}
+	if _, err := e.c.Get(e.ctx, "p:2"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a cold read: %v, want ErrUnavailable", err)
+	}
+}
+
 // Found by the 10-minute soak: with invalidation off, a Redis answering
 // 300 ms late left copies 1.2 s behind another program's acknowledged
 // writes (the soak's "latency 100-300ms" phase). The breaker's pings,
