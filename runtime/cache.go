@@ -292,7 +292,7 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 }
 
 // The read path, top to bottom. A cold read with a loader, of a key
-// absent from Redis, enters each file once, in this order:
+// absent from Redis, goes down through these files in this order:
 //
 //	cache.go        Get: no local copy is held (hit asks no freshness check)
 //	internal/fresh  Seen: the read is counted; the key is not hot

@@ -7,7 +7,8 @@ package runtime
 
 // A map of the package, for whoever changes it. The typed facade:
 //
-//	cache.go        Cache: New, Get (the read path, traced top to bottom), Set, Del, Close
+//	cache.go        Cache: New, Get and View (the read path, traced top to bottom),
+//	                failed (every read's decision after Redis failed), Set, Del, Close
 //	write.go        the one path of every write: Set, Del, sync, HSet/HDel, write-backs
 //	getmany.go      GetMany: a batch of Gets, one round trip per node
 //	load.go         loads: a cold read, one load per key for concurrent misses

@@ -26,12 +26,12 @@ type refresher[K comparable, V any] struct {
 // freshness mechanism of invalidate=off, and a backstop for the others.
 //
 // It waits for a slow node, open breaker or not, as a read of an
-// overtaken copy does. A node answering 300 ms late fails the breaker's
-// pings, which give it AnswerWithin, yet acknowledges writes; with
-// invalidation off nothing else tells the copies of them, and a refresh
-// that gave up with the breaker left them unverified, served as stale
-// reads until RefreshFailures refreshes had failed (the soak saw reads
-// 1.2 s behind). A node silent for refreshPatience fails it, as before.
+// overtaken copy does. A node answering later than AnswerWithin fails the
+// breaker's pings yet acknowledges writes; with invalidation off nothing
+// else tells the copies of them, so a refresh that gave up with the
+// breaker would leave them unverified, served as stale reads until
+// RefreshFailures refreshes had failed (TestARefreshWaitsForASlowNode).
+// A node silent for refreshPatience fails it.
 func (r *refresher[K, V]) run() {
 	c := r.c
 	var es []*fresh.Entry[K]

@@ -18,23 +18,21 @@ import (
 // go out with it, in order, in one write. Deciding costs one
 // compare-and-swap: no lock, no count of idle connections.
 //
-// Why one lane (the load table's (a), BENCHMARKS.md, "The median"): a
-// read that waits on the pipeline waits for the batch in flight before
-// its own goes out, which made the median cold read 141 µs against
-// go-redis/cache's 104 in the same run when only a read alone took the
-// pool; with the lane, 103 µs and 8% more reads/s, the tail still the
-// pipeline's (p99.9 1.5 ms, against 1.3 before and the pool's 4.6). Two
-// lanes gave the pool's median and the pool's tail (p99.9 4.1 ms): a
-// second read in flight on a connection of its own brings back the
-// wakeups the pipeline saves. Taking any idle connection of the pool, as
-// first proposed, is the pool: its eight readers nearly always find one.
+// Why one lane (measured in BENCHMARKS.md, "The median"): a read that
+// waits on the pipeline waits for the batch in flight before its own goes
+// out, so with the pipeline alone the median cold read is slower than a
+// plain client's; the lane gives a read alone the pool's round trip and
+// keeps the pipeline's tail for the rest. A second lane brings back the
+// pool's tail: a second read in flight on a connection of its own brings
+// back the wakeups the pipeline saves. Taking any idle connection of the
+// pool, as first proposed, is the pool: its readers nearly always find
+// one.
 //
 // A read of two commands (a hot key's GET and PTTL) takes the pool, lane
 // or not: the pipeline could flush the first alone and send the second
-// only once the first is answered, two round trips for one read; on the
-// load table's (b), where every write to a hot key sends its readers such
-// a read, that cost 53k reads/s and a p99 of 1.3 ms, against 67k and
-// 419 µs with the pair on the pool.
+// only once the first is answered, two round trips for one read, which
+// costs most where every write to a hot key sends its readers such a read
+// (the load table's (b)).
 //
 // The pipeline runs a command on a context of its own, not the reader's,
 // so Send waits for the reply only as long as ctx lasts: a read given up

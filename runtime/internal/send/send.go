@@ -8,8 +8,8 @@
 //
 // Why batching: on a loaded machine, a read through the pool costs a
 // write and a read system call on a connection of its own and a wakeup
-// of its goroutine, and its tail comes from those wakeups (p99.9 of
-// 4.2–4.6 ms in BENCHMARKS.md's load table, where Redis shares the cores).
+// of its goroutine, and its tail comes from those wakeups, most where
+// Redis shares the cores (BENCHMARKS.md, "Against the peers").
 // On the pipeline, one goroutine writes every read queued meanwhile in
 // one write, and reads their replies in order.
 package send
