@@ -374,19 +374,19 @@ func (s *Copies[K, V]) Keep(e *Entry[K], t Token, v *V, sum uint64, size int, ex
 	if e.dead || s.Gens.Of(e.Key).Load() != t.gen {
 		return false
 	}
-	s.putLocked(e, t, v, sum, size, s.Stamps.FromUnixNano(exp))
-	return true
+	return s.putLocked(e, t, v, sum, size, s.Stamps.FromUnixNano(exp))
 }
 
 // putLocked puts v in the local store as e's copy, verified as far as t
-// allows, until exp, a stamp. The caller holds e.mu and has checked the
-// generation.
-func (s *Copies[K, V]) putLocked(e *Entry[K], t Token, v *V, sum uint64, size int, exp int64) {
+// allows, until exp, a stamp, and reports whether it did: an absent row
+// is kept only for NullTTL, and without one drops the copy. The caller
+// holds e.mu and has checked the generation.
+func (s *Copies[K, V]) putLocked(e *Entry[K], t Token, v *V, sum uint64, size int, exp int64) bool {
 	ttl := s.Cfg.LocalTTL
 	if v == nil {
 		if s.Cfg.NullTTL == 0 {
 			s.dropLocked(e)
-			return
+			return false
 		}
 		ttl = min(ttl, s.Cfg.NullTTL)
 	}
@@ -402,6 +402,7 @@ func (s *Copies[K, V]) putLocked(e *Entry[K], t Token, v *V, sum uint64, size in
 	if n.State()&1 == 0 {
 		n.Want() // no session covers the node yet: it starts, and vouches for the copy (Live)
 	}
+	return true
 }
 
 // Reverify marks e's copy verified under t, until exp, when the bytes a
@@ -479,7 +480,9 @@ func (s *Copies[K, V]) Uncertain(k K, key string) {
 // when the copy was and nothing touched the key since t (it then holds
 // what Redis holds), unverified otherwise, but never older than this
 // write, so it is still served while Redis cannot be reached: an outage
-// right after a write finds the key in memory, with the write in it.
+// right after a write finds the key in memory, with the write in it;
+// unless the copy it was made from was overtaken by another's write,
+// which the new one lacks as well (Overtaken).
 // Without a copy whose value it can change, or without apply, the copy is
 // older than what Redis holds: unverified and never served as a stale
 // read (superseded). No read begun before can store or share its result.
@@ -499,7 +502,14 @@ func (s *Copies[K, V]) Applied(k K, key string, t Token, apply func(*V) *V) {
 		if !fresh || !cp.Meta.Verified() {
 			t = Token{N: t.N}
 		}
+		superseded, heard := cp.Meta.superseded.Load(), cp.Meta.heard.Load()
 		s.putLocked(e, t, apply(cp.Val), 0, cp.Meta.Size, cp.Meta.expires.Load())
+		// Made from a copy older than what Redis holds (another's write
+		// heard), the new one is older too: it lacks that write.
+		if e.held != nil {
+			e.held.superseded.Store(superseded)
+			e.held.heard.Store(heard)
+		}
 	})
 }
 

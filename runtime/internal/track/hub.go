@@ -242,9 +242,8 @@ func (h *Hub) start() {
 		case *redis.ClusterClient:
 			// Until the topology is read, every key is on Nodes.One, which
 			// no session covers: its first Want starts following it.
-			wake := func() { h.followFrom(r) }
 			h.Nodes.One.idle.Store(true)
-			h.Nodes.One.wake.Store(&wake)
+			h.Nodes.One.OnWant(func() { h.followFrom(r) })
 		}
 	}
 }

@@ -46,8 +46,7 @@ const (
 // node's Want starts it.
 func (h *Hub) follow(l *listener) {
 	l.n.idle.Store(true)
-	wake := func() { h.wake(l) }
-	l.n.wake.Store(&wake)
+	l.n.OnWant(func() { h.wake(l) })
 }
 
 // wake runs l on a goroutine of the hub's unless it runs, or l's context
@@ -99,8 +98,7 @@ func (h *Hub) stopped(l *listener) {
 // once while copies are kept.
 func (h *Hub) followInCluster(l *listener) {
 	l.n.idle.Store(true)
-	wake := h.wakeCluster
-	l.n.wake.Store(&wake)
+	l.n.OnWant(h.wakeCluster)
 	h.mu.Lock()
 	h.cluster[l] = struct{}{}
 	h.mu.Unlock()

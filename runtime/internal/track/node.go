@@ -117,6 +117,10 @@ func (n *Node) Want() {
 	}
 }
 
+// OnWant has Want call wake, which starts n's session: set by whoever
+// starts n's sessions (the hub, a listener).
+func (n *Node) OnWant(wake func()) { n.wake.Store(&wake) }
+
 // Holding says a copy of a key n owns is about to be kept: n's session
 // vouches for it from now, until it finds no copy of n's kept (see
 // lingering).
@@ -124,6 +128,14 @@ func (n *Node) Holding() {
 	if !n.holding.Load() {
 		n.holding.Store(true)
 	}
+}
+
+// TrackedBy makes n keyed, its Track calling track: what the start of a
+// keyed session does (the hub sets keyed, the session its tracker), for
+// a caller with no session: the freshness protocol's own tests.
+func (n *Node) TrackedBy(track func(keys []string)) {
+	n.keyed.Store(true)
+	n.tracker.Store(&track)
 }
 
 // Keyed reports whether n's sessions track only the keys asked for
