@@ -25,10 +25,10 @@
 // PING on its connection every track.VouchEvery, and each answer, handled after
 // every invalidation Redis sent before it, vouches for the node up to the
 // stamp (vouched). A copy is served without asking Redis only within
-// vouchFor of that (the argument is vouchFor's). A session whose goroutine is held up, by the
-// scheduler, a garbage collection or a frozen server, stops vouching on
-// its own: the soak saw a goroutine of a healthy session handle an
-// invalidation 55 to 90 ms late on two busy cores.
+// vouchFor of that (the argument is vouchFor's). A session whose
+// goroutine is held up, by the scheduler, a garbage collection or a
+// frozen server, stops vouching on its own: a healthy session's goroutine
+// can handle an invalidation later than the bound on busy cores.
 //
 // A token records the generation and the node's state just before C is
 // sent; keep compares them after C returns. A copy whose node's state has
@@ -194,12 +194,12 @@ func (s *Copies[K, V]) Begin(key string) Token {
 // Shares reports whether a caller holding b may take the result of a
 // read begun with a: both saw the same world (no invalidation, write or
 // session change was handled between them), and a began within vouchFor
-// before b. The first alone is not enough: a session held up as long as
-// the read's caller handled nothing meanwhile, and a read sent 225 ms
-// before, answered before a write, was shared with a read that began
-// after the write (CI, a cluster on Redis 8.0.2). The argument is
-// vouchFor's, with a's stamp for the PING's: a write acknowledged more
-// than the bound before b began was applied before a was sent.
+// before b. The first alone is not enough: while a session is held up,
+// it handles nothing, and a read sent long before, answered before a
+// write, would be shared with a read that began after the write. The
+// argument is vouchFor's, with a's stamp for the PING's: a write
+// acknowledged more than the bound before b began was applied before a
+// was sent.
 func (a Token) Shares(b Token) bool {
 	return a.gen == b.gen && a.N == b.N && a.state == b.state && b.at-a.at < int64(vouchFor)
 }
@@ -303,10 +303,10 @@ func (m *copyMeta) Verified() bool {
 // Redis holds, and Redis can say so: it is never served as a stale read,
 // and while n answers its reads wait for Redis a while (loadCall.patient).
 // Once n is silent (killed, frozen), a copy written just before is served
-// again: an outage right after a write still finds the key in memory
-// (made unconditional, the rule cost 6-17% of hot reads after a SIGKILL).
-// In the soak's 100-300 ms latency, a write heard just before the breaker
-// opened had its old copy served 1.5 s late without it.
+// again: an outage right after a write still finds the key in memory,
+// which a rule without that exception would cost a share of the hot
+// reads after every kill. Under latency, a write heard just before the
+// breaker opened would have its old copy served late without the rule.
 func (m *copyMeta) Overtaken(n *track.Node, now time.Time) bool {
 	h := m.heard.Load()
 	return m.superseded.Load() || h != 0 && n.Answers()+1 != h && n.Answering(now)
@@ -575,8 +575,8 @@ func (s *Copies[K, V]) dropLocked(e *Entry[K]) {
 // it still, having looked it up before: invalidations revoke only the
 // entry's copy, so a copy replaced while its reader was held up, verified
 // but no longer vouched for, would be vouched for again once the session
-// caught up, and served older than the write the session had just handled.
-// The checker saw one 162.7 ms behind a write on a loaded machine.
+// caught up, and served older than the write the session had just handled
+// (the checker saw it on a loaded machine; RELIABILITY.md).
 func retire(m *copyMeta) {
 	if m != nil {
 		m.state.Store(0)
