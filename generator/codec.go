@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"fmt"
 	"go/types"
 	"reflect"
@@ -39,6 +40,9 @@ type wireType struct {
 	Key   *wireType    // a map's key
 	Plan  *codecPlan   // wireStruct: the fields, every one with its Wire
 	Named *types.Named // wireStruct: the struct type
+	// Func writes and reads a wireStruct: set by planCodecFuncs, once
+	// every entity's codec is planned.
+	Func *codecFunc
 }
 
 type wireKind int
@@ -343,4 +347,111 @@ func hasIsZero(t types.Type) bool {
 	}
 	b, ok := sig.Results().At(0).Type().(*types.Basic)
 	return ok && b.Kind() == types.Bool
+}
+
+// codecFunc is the pair of generated functions that write and read one
+// struct type, appendMsgpack<Name> and readMsgpack<Name>: one pair for
+// each struct type a codec of the package handles, the entities' own and
+// every named struct reached through their fields, slices, maps and
+// pointers. A nested value is written and read by a call, so a change to
+// a nested type changes its own functions, not every entity holding it.
+// The entities' methods (AppendMsgpack, ReadMsgpack) call their pair.
+type codecFunc struct {
+	// Name sets the functions apart: the type's name, after its
+	// package's name for another package's type, numbered when taken.
+	Name string
+	Type *types.Named
+	Plan *codecPlan
+	// Spelt is the type as the generated file spells it ("Item",
+	// "geo.Place"), for doc comments.
+	Spelt string
+}
+
+// Append and Read are the names of the pair.
+func (fn *codecFunc) Append() string { return "appendMsgpack" + fn.Name }
+func (fn *codecFunc) Read() string   { return "readMsgpack" + fn.Name }
+
+// Fails reports that the append function returns an error: a field of
+// the type is left to msgpack's reflection (wire.AppendValue), which can
+// fail. Only an entity's can: a nested struct has a codec of its own only
+// when every field has one (wireOf).
+func (fn *codecFunc) Fails() bool { return !allWired(fn.Plan) }
+
+// planCodecFuncs gives every struct type the entities' codecs handle its
+// pair of functions, sets each entity's and each wireStruct's Func, and
+// returns the pairs sorted by name.
+//
+// A nested struct's plan is the same wherever the type appears: wireOf
+// gives it a plan only when nothing it reaches leads back to a struct
+// being planned, which, the stack being the way to it, would make a cycle
+// through the type itself. So the first plan met stands for them all.
+func planCodecFuncs(in *pkgInput, entities []*entity) []*codecFunc {
+	byKey := map[string]*codecFunc{} // by typeKey
+	add := func(t *types.Named, plan *codecPlan) *codecFunc {
+		key := typeKey(t)
+		if byKey[key] == nil {
+			byKey[key] = &codecFunc{Type: t, Plan: plan}
+		}
+		return byKey[key]
+	}
+	var visit func(w *wireType)
+	visit = func(w *wireType) {
+		if w == nil {
+			return
+		}
+		if w.Kind == wireStruct {
+			w.Func = add(w.Named, w.Plan)
+			for _, f := range w.Plan.Fields {
+				visit(f.Wire)
+			}
+			return
+		}
+		visit(w.Elem)
+		visit(w.Key)
+	}
+	for _, e := range entities {
+		if e.Codec == nil {
+			continue
+		}
+		e.CodecFunc = add(e.Type, e.Codec)
+		for _, f := range e.Codec.Fields {
+			visit(f.Wire)
+		}
+	}
+
+	// Local types first, so they get the plain names; then by package
+	// and name, as the clone functions are named (cloner.finish).
+	var funcs []*codecFunc
+	for _, fn := range byKey {
+		funcs = append(funcs, fn)
+	}
+	slices.SortFunc(funcs, func(a, b *codecFunc) int {
+		pa, pb := a.Type.Obj().Pkg(), b.Type.Obj().Pkg()
+		return cmp.Or(
+			cmp.Compare(boolInt(pa != in.Types), boolInt(pb != in.Types)),
+			cmp.Compare(pa.Path(), pb.Path()),
+			cmp.Compare(a.Type.Obj().Name(), b.Type.Obj().Name()),
+			cmp.Compare(typeKey(a.Type), typeKey(b.Type)),
+		)
+	})
+	taken := map[string]bool{}
+	declared := func(name string) bool {
+		fn := codecFunc{Name: name}
+		return in.Types.Scope().Lookup(fn.Append()) != nil || in.Types.Scope().Lookup(fn.Read()) != nil
+	}
+	for _, fn := range funcs {
+		base := upperFirst(fn.Type.Obj().Name())
+		if p := fn.Type.Obj().Pkg(); p != in.Types {
+			base = upperFirst(p.Name()) + base
+		}
+		name := base
+		for i := 2; taken[name] || declared(name); i++ {
+			name = fmt.Sprintf("%s%d", base, i)
+		}
+		taken[name] = true
+		fn.Name = name
+		fn.Spelt = types.TypeString(fn.Type, qualifier(in.Types))
+	}
+	slices.SortFunc(funcs, func(a, b *codecFunc) int { return cmp.Compare(a.Name, b.Name) })
+	return funcs
 }

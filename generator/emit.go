@@ -12,8 +12,9 @@ import (
 
 // emit renders the file of one package: per entity, sorted by type name,
 // the repository with its loader options, its key function or key struct,
-// its guard, and its msgpack codec; then the clone functions and the guard
-// on the types they copy.
+// its guard, and its msgpack codec's methods; then the codec functions, a
+// pair per struct type, the clone functions and the guard on the types
+// they copy.
 func emit(pkg *pkgModel) ([]byte, error) {
 	f := jen.NewFilePathName(pkg.Path, pkg.Name)
 	f.HeaderComment(Header[len("// "):])
@@ -46,6 +47,9 @@ func emit(pkg *pkgModel) ([]byte, error) {
 		emitKey(f, e)
 		emitKeyGuard(f, e)
 		emitCodec(f, e)
+	}
+	for _, fn := range pkg.Codecs {
+		emitCodecFunc(f, fn)
 	}
 	for _, c := range pkg.Clones {
 		emitClone(f, c)

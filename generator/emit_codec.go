@@ -48,25 +48,29 @@ func convertTo(x jen.Code, from, to types.Type) jen.Code {
 func numbered(prefix string, depth int) expr { return id(fmt.Sprint(prefix, depth)) }
 
 // emitCodec writes AppendMsgpack and ReadMsgpack, which the runtime calls
-// on byte slices, and EncodeMsgpack and DecodeMsgpack over them, so the
-// struct keeps its codec inside other msgpack values.
+// on byte slices, over the entity's codec functions (emitCodecFunc), and
+// EncodeMsgpack and DecodeMsgpack over them, so the struct keeps its codec
+// inside other msgpack values.
 func emitCodec(f *jen.File, e *entity) {
 	if e.Codec == nil {
 		return
 	}
-	v := id("v")
+	fn := e.CodecFunc
 
-	doc(f, "AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's reflection writes: a map of its exported fields.")
-	body := appendStruct(e.Codec, v, 0)
-	body = append(body, jen.Return(jen.Id("b"), jen.Nil()))
+	doc(f, "AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's reflection writes: a map of its exported fields (%s).", fn.Append())
+	call := jen.Id(fn.Append()).Call(jen.Id("b"), jen.Id("v"))
+	ret := jen.Return(call)
+	if !fn.Fails() {
+		ret = jen.Return(call, jen.Nil())
+	}
 	f.Func().Params(valueParam(e)).Id(appendMethod).Params(jen.Id("b").Index().Byte()).
-		Params(jen.Index().Byte(), jen.Error()).Block(body...)
+		Params(jen.Index().Byte(), jen.Error()).Block(ret)
 
-	doc(f, "ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack, EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys skipped, fields the map lacks left as they were.")
-	read := []jen.Code{jen.Var().Err().Error()}
-	read = append(read, readStruct(e.Codec, v, deref(v), typeCode(e.Type), 0)...)
-	read = append(read, jen.Return(jen.Nil()))
-	f.Func().Params(valueParam(e)).Id(readMethod).Params(jen.Id("b").Index().Byte()).Error().Block(read...)
+	doc(f, "ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack, EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys skipped, fields the map lacks left as they were (%s).", fn.Read())
+	f.Func().Params(valueParam(e)).Id(readMethod).Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.List(jen.Id("_"), jen.Err()).Op(":=").Id(fn.Read()).Call(jen.Id("b"), jen.Id("v")),
+		jen.Return(jen.Err()),
+	)
 
 	doc(f, "EncodeMsgpack writes v as AppendMsgpack does. It implements msgpack.CustomEncoder.")
 	f.Func().Params(valueParam(e)).Id(encodeMethod).Params(jen.Id("enc").Op("*").Qual(msgpackPath, "Encoder")).Error().Block(
@@ -83,11 +87,39 @@ func emitCodec(f *jen.File, e *entity) {
 	)
 }
 
-// appendStruct writes the map of plan's fields of x.
-func appendStruct(plan *codecPlan, x expr, depth int) []jen.Code {
+// emitCodecFunc writes the pair of functions of one struct type: the
+// append function, which returns an error only when a field is left to
+// reflection (codecFunc.Fails), and the read function, which returns the
+// rest of b. Nested values call their own type's pair, so each function
+// covers one type's fields.
+func emitCodecFunc(f *jen.File, fn *codecFunc) {
+	v := id("v")
+	typ := jen.Op("*").Add(typeCode(fn.Type))
+
+	body := appendStruct(fn.Plan, v)
+	results := jen.Index().Byte()
+	if fn.Fails() {
+		body = append(body, jen.Return(jen.Id("b"), jen.Nil()))
+		results = jen.Params(jen.Index().Byte(), jen.Error())
+	} else {
+		body = append(body, jen.Return(jen.Id("b")))
+	}
+	doc(f, "%s appends the %s v to b as msgpack, byte for byte what msgpack's reflection writes: a map of its exported fields.", fn.Append(), fn.Spelt)
+	f.Func().Id(fn.Append()).Params(jen.Id("b").Index().Byte(), jen.Id("v").Add(typ)).Add(results).Block(body...)
+
+	read := []jen.Code{jen.Var().Err().Error()}
+	read = append(read, readStruct(fn.Plan, v, deref(v), typeCode(fn.Type))...)
+	read = append(read, jen.Return(jen.Id("b"), jen.Nil()))
+	doc(f, "%s sets the %s v from the msgpack at the start of b, written by %s or msgpack's reflection, and returns the rest of b: a map with keys in any order, unknown keys skipped and fields it lacks left as they were, or an array of every field in order.", fn.Read(), fn.Spelt, fn.Append())
+	f.Func().Id(fn.Read()).Params(jen.Id("b").Index().Byte(), jen.Id("v").Add(typ)).Params(jen.Index().Byte(), jen.Error()).Block(read...)
+}
+
+// appendStruct writes the map of plan's fields of x, a pointer to the
+// struct.
+func appendStruct(plan *codecPlan, x expr) []jen.Code {
 	required := 0
 	var count []jen.Code
-	n := numbered("n", depth)
+	n := numbered("n", 0)
 	for _, fc := range plan.Fields {
 		if fc.Empty == emptyNever {
 			required++
@@ -112,7 +144,7 @@ func appendStruct(plan *codecPlan, x expr, depth int) []jen.Code {
 				failed(jen.Nil(), jen.Err()),
 			)
 		} else {
-			stmts = append(stmts, scoped(appendValue(fc.Wire, field(x, fc.Field), depth))...)
+			stmts = append(stmts, scoped(appendValue(fc.Wire, field(x, fc.Field), 0))...)
 		}
 		if fc.Empty == emptyNever {
 			body = append(body, stmts...)
@@ -120,7 +152,7 @@ func appendStruct(plan *codecPlan, x expr, depth int) []jen.Code {
 			body = append(body, jen.If(present(field(x, fc.Field), fc.Empty)).Block(stmts...))
 		}
 	}
-	if !allWired(plan) && depth == 0 {
+	if !allWired(plan) {
 		body = append([]jen.Code{jen.Var().Err().Error()}, body...)
 	}
 	return body
@@ -143,17 +175,29 @@ func wireKey(key string) []byte {
 	return append(h, key...)
 }
 
-// appendValue writes x, of type w.
+// appendValue writes x, of type w. A struct is written by its type's
+// append function (emitCodecFunc), which never fails: a nested struct has
+// one only when every field is wired.
 func appendValue(w *wireType, x expr, depth int) []jen.Code {
 	switch w.Kind {
 	case wireBasicKind:
 		return []jen.Code{appendTo(wr(w.Basic.Append).Call(jen.Id("b"), convertTo(x(), w.Type, w.Basic.Arg)))}
 	case wireSlice:
-		e := numbered("e", depth)
+		var loop jen.Code
+		if w.Elem.Kind == wireStruct {
+			// By index: a struct is handed over by its address, not
+			// copied into the loop's variable.
+			i := numbered("i", depth)
+			loop = jen.For(i().Op(":=").Range().Add(x())).Block(
+				appendValue(w.Elem, index(x, i), depth+1)...)
+		} else {
+			e := numbered("e", depth)
+			loop = jen.For(jen.List(jen.Id("_"), e()).Op(":=").Range().Add(x())).Block(
+				appendValue(w.Elem, e, depth+1)...)
+		}
 		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(
 			appendTo(wr("AppendArrayLen").Call(jen.Id("b"), jen.Len(x()))),
-			jen.For(jen.List(jen.Id("_"), e()).Op(":=").Range().Add(x())).Block(
-				appendValue(w.Elem, e, depth+1)...),
+			loop,
 		)}
 	case wireMap:
 		k, e := numbered("k", depth), numbered("e", depth)
@@ -164,26 +208,33 @@ func appendValue(w *wireType, x expr, depth int) []jen.Code {
 			jen.For(jen.List(k(), e()).Op(":=").Range().Add(x())).Block(loop...),
 		)}
 	case wirePointer:
-		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(
-			appendValue(w.Elem, pointee(w, x), depth+1)...)}
+		var write []jen.Code
+		if w.Elem.Kind == wireStruct {
+			write = []jen.Code{appendTo(jen.Id(w.Elem.Func.Append()).Call(jen.Id("b"), x()))}
+		} else {
+			write = appendValue(w.Elem, deref(x), depth+1)
+		}
+		return []jen.Code{jen.If(x().Op("==").Nil()).Block(appendTo(wr("AppendNil").Call(jen.Id("b")))).Else().Block(write...)}
 	case wireStruct:
-		return appendStruct(w.Plan, x, depth+1)
+		return []jen.Code{appendTo(jen.Id(w.Func.Append()).Call(jen.Id("b"), jen.Op("&").Add(x())))}
 	}
 	panic("unreachable")
 }
 
-// readStruct reads the struct x, of type typ, from a map of its fields or
-// from an array of all of them in order, as msgpack's reflection reads it;
-// whole is the struct as an assignable value (*v when x is a pointer).
-// Each key, or each position of the array, becomes the index of a field,
-// so each field's reading is written once for both forms.
-func readStruct(plan *codecPlan, x, whole expr, typ jen.Code, depth int) []jen.Code {
+// readStruct is the body of a read function (emitCodecFunc): it reads
+// the struct x points to, of type typ, from a map of its fields or from an
+// array of all of them in order, as msgpack's reflection reads it; whole
+// is the struct as an assignable value (*x). Each key, or each position of
+// the array, becomes the index of a field, so each field's reading is
+// written once for both forms.
+func readStruct(plan *codecPlan, x, whole expr, typ jen.Code) []jen.Code {
+	const depth = 0
 	n, k, a, i, f := numbered("n", depth), numbered("k", depth), numbered("a", depth), numbered("i", depth), numbered("f", depth)
 	var keys, cases []jen.Code
 	for at, fc := range plan.Fields {
 		var read []jen.Code
 		if fc.Wire == nil {
-			read = []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadValue")).Call(jen.Id("b"), jen.Op("&").Add(field(x, fc.Field)())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))}
+			read = []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadValue")).Call(jen.Id("b"), jen.Op("&").Add(field(x, fc.Field)())), jen.Err().Op("!=").Nil()).Block(readFailed())}
 		} else {
 			read = readValue(fc.Wire, field(x, fc.Field), depth+1)
 		}
@@ -192,12 +243,12 @@ func readStruct(plan *codecPlan, x, whole expr, typ jen.Code, depth int) []jen.C
 	}
 	keys = append(keys, jen.Default().Block(f().Op("=").Lit(-1)))
 	cases = append(cases, jen.Default().Block(
-		jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("Skip")).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Add(wr("Skip")).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(readFailed()),
 	))
 	return []jen.Code{
 		jen.Var().Add(n()).Int(),
 		jen.Var().Add(a()).Bool(),
-		jen.If(jen.List(n(), a(), jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadStructLen")).Call(jen.Id("b"), jen.Lit(len(plan.Fields))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.List(n(), a(), jen.Id("b"), jen.Err()).Op("=").Add(wr("ReadStructLen")).Call(jen.Id("b"), jen.Lit(len(plan.Fields))), jen.Err().Op("!=").Nil()).Block(readFailed()),
 		jen.If(n().Op("<").Lit(0)).Block(whole().Op("=").Add(typ).Values()).Else().Block(
 			jen.For(i().Op(":=").Range().Add(n())).Block(
 				f().Op(":=").Add(i()),
@@ -212,9 +263,14 @@ func readStruct(plan *codecPlan, x, whole expr, typ jen.Code, depth int) []jen.C
 	}
 }
 
-// readInto is `if dst, b, err = wire.fn(b); err != nil { return err }`.
+// readFailed is what a read function returns on an error: no rest, and
+// the error as the wire package gave it, unwrapped, as the codec always
+// returned it (the runtime wraps it in ErrDecode with the key).
+func readFailed() jen.Code { return jen.Return(jen.Nil(), jen.Err()) }
+
+// readInto is `if dst, b, err = wire.fn(b); err != nil { return nil, err }`.
 func readInto(dst jen.Code, fn string) jen.Code {
-	return jen.If(jen.List(dst, jen.Id("b"), jen.Err()).Op("=").Add(wr(fn)).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+	return jen.If(jen.List(dst, jen.Id("b"), jen.Err()).Op("=").Add(wr(fn)).Call(jen.Id("b")), jen.Err().Op("!=").Nil()).Block(readFailed())
 }
 
 // readValue reads a value of type w into x, with variables numbered by
@@ -261,16 +317,27 @@ func readValue(w *wireType, x expr, depth int) []jen.Code {
 	case wirePointer:
 		p := numbered("p", depth)
 		elem := w.Type.Underlying().(*types.Pointer).Elem()
+		var read []jen.Code
+		if w.Elem.Kind == wireStruct {
+			read = readCall(w.Elem.Func, p())
+		} else {
+			read = readValue(w.Elem, deref(p), depth+1)
+		}
 		return []jen.Code{jen.If(jen.List(jen.Id("rest"), jen.Id("ok")).Op(":=").Add(wr("ReadNil")).Call(jen.Id("b")), jen.Id("ok")).Block(
 			x().Op("=").Nil(),
 			jen.Id("b").Op("=").Id("rest"),
 		).Else().Block(append(append([]jen.Code{p().Op(":=").New(typeCode(elem))},
-			readPointee(w, p, depth+1)...),
+			read...),
 			x().Op("=").Add(p()))...)}
 	case wireStruct:
-		return readStruct(w.Plan, x, x, typeCode(w.Type), depth)
+		return readCall(w.Func, jen.Op("&").Add(x()))
 	}
 	panic("unreachable")
+}
+
+// readCall reads the struct ptr points to with its type's read function.
+func readCall(fn *codecFunc, ptr jen.Code) []jen.Code {
+	return []jen.Code{jen.If(jen.List(jen.Id("b"), jen.Err()).Op("=").Id(fn.Read()).Call(jen.Id("b"), ptr), jen.Err().Op("!=").Nil()).Block(readFailed())}
 }
 
 // scoped puts stmts in a block unless there is one: a value written or
@@ -281,21 +348,4 @@ func scoped(stmts []jen.Code) []jen.Code {
 		return stmts
 	}
 	return []jen.Code{jen.Block(stmts...)}
-}
-
-// pointee is what the pointer x, of type w, points to: x itself for a
-// struct, whose fields Go reaches through the pointer, *x otherwise.
-func pointee(w *wireType, x expr) expr {
-	if w.Elem.Kind == wireStruct {
-		return x
-	}
-	return deref(x)
-}
-
-// readPointee reads what the new pointer p, of type w, points to.
-func readPointee(w *wireType, p expr, depth int) []jen.Code {
-	if w.Elem.Kind == wireStruct {
-		return readStruct(w.Elem.Plan, p, deref(p), typeCode(w.Elem.Type), depth)
-	}
-	return readValue(w.Elem, deref(p), depth)
 }

@@ -25,8 +25,9 @@ type importName struct {
 }
 
 // importNames chooses the name of every package the file may import: its
-// own name, unless a package-level declaration or an earlier import has
-// it, then the name with the first free number appended.
+// own name, unless a package-level declaration, a function the file
+// declares or an earlier import has it, then the name with the first free
+// number appended.
 func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 	// The fixed imports, every package the emitters write a name of, come
 	// first, so they keep their names.
@@ -54,6 +55,15 @@ func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 			}
 		}
 	}
+	// A codec function names the types of its struct's fields, and the
+	// nested structs, another package's, may hold types of packages the
+	// entities' fields never name.
+	for _, fn := range pkg.Codecs {
+		walkPackages(fn.Type, addPkg)
+		for _, f := range fn.Plan.Fields {
+			walkPackages(f.Type, addPkg)
+		}
+	}
 	for _, g := range pkg.Guards {
 		walkPackages(g.Underlying(), addPkg)
 	}
@@ -71,6 +81,13 @@ func importNames(self *types.Package, pkg *pkgModel) map[string]importName {
 	taken := map[string]bool{}
 	for _, n := range self.Scope().Names() {
 		taken[n] = true
+	}
+	// The generated file's own unexported functions too.
+	for _, c := range pkg.Clones {
+		taken[c.Name] = true
+	}
+	for _, fn := range pkg.Codecs {
+		taken[fn.Append()], taken[fn.Read()] = true, true
 	}
 	names := map[string]importName{}
 	for _, path := range sorted {

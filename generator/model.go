@@ -25,6 +25,10 @@ type pkgModel struct {
 	// rely on, sorted by name; changing one breaks the build until the
 	// code is generated again.
 	Guards []*types.Named
+	// Codecs are the generated codec's functions, sorted by name: a pair
+	// for each entity with a generated codec and for each named struct
+	// type one reaches.
+	Codecs []*codecFunc
 	// Imports names every package the file may import, by path, chosen so
 	// that none clashes with a package-level name or another import.
 	Imports map[string]importName
@@ -59,6 +63,8 @@ type entity struct {
 	// Codec is the generated msgpack codec; nil leaves the struct to
 	// msgpack's reflection.
 	Codec *codecPlan
+	// CodecFunc is the pair of functions the codec's methods call.
+	CodecFunc *codecFunc
 	// codecNotes say, for -v, what the codec leaves to reflection.
 	codecNotes []string
 	// Collection is set for layout=hash (collection.go).
@@ -138,6 +144,7 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 	var cloneNotes []string
 	pkg.Clones, pkg.Guards, cloneNotes = cl.finish()
 	pkg.Notes = append(pkg.Notes, cloneNotes...)
+	pkg.Codecs = planCodecFuncs(in, pkg.Entities)
 	for _, e := range pkg.Entities {
 		pkg.Notes = append(pkg.Notes, e.codecNotes...)
 	}

@@ -95,3 +95,47 @@ type User struct {
 		}
 	}
 }
+
+func TestCodecFunctionsAreNamedOncePerTypeWithoutClashes(t *testing.T) {
+	pkg := buildSource(t, `package app
+
+//hotkey:cache key="user:{ID}"
+type User struct {
+	ID   int64
+	Home Point
+	Pins []*Point
+	Box  box
+	Seen map[string]Box
+}
+
+//hotkey:cache key="shop:{ID}"
+type Shop struct {
+	ID  int64
+	At  Point
+	Box box
+}
+
+type Point struct{ X, Y int }
+
+type box struct{ W int }
+
+type Box struct{ H int }
+
+func appendMsgpackPoint() {}
+`)
+	var names []string
+	for _, fn := range pkg.Codecs {
+		names = append(names, fn.Type.Obj().Name()+"="+fn.Name)
+	}
+	// One pair per type, whichever entities and fields hold it; Box comes
+	// before box, and the package's own appendMsgpackPoint takes Point's
+	// plain name.
+	if got, want := joinAnd(names), "Box=Box, box=Box2, Point=Point2, Shop=Shop and User=User"; got != want {
+		t.Errorf("codec functions: %s, want %s", got, want)
+	}
+	for _, e := range pkg.Entities {
+		if e.CodecFunc == nil || e.CodecFunc.Type != e.Type {
+			t.Errorf("%s calls %+v", e.Name, e.CodecFunc)
+		}
+	}
+}

@@ -140,70 +140,17 @@ func _() {
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
-// reflection writes: a map of its exported fields.
+// reflection writes: a map of its exported fields (appendMsgpackItem).
 func (v *Item) AppendMsgpack(b []byte) ([]byte, error) {
-	b = wire.AppendMapLen(b, 3)
-	b = append(b, "\xa2ID"...)
-	b = wire.AppendInt64(b, v.ID)
-	b = append(b, "\xa7Version"...)
-	b = wire.AppendInt64(b, v.Version)
-	b = append(b, "\xa7Payload"...)
-	b = wire.AppendString(b, v.Payload)
-	return b, nil
+	return appendMsgpackItem(b, v), nil
 }
 
 // ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
 // EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
-// skipped, fields the map lacks left as they were.
+// skipped, fields the map lacks left as they were (readMsgpackItem).
 func (v *Item) ReadMsgpack(b []byte) error {
-	var err error
-	var n0 int
-	var a0 bool
-	if n0, a0, b, err = wire.ReadStructLen(b, 3); err != nil {
-		return err
-	}
-	if n0 < 0 {
-		*v = Item{}
-	} else {
-		for i0 := range n0 {
-			f0 := i0
-			if !a0 {
-				var k0 []byte
-				if k0, b, err = wire.ReadStringBytes(b); err != nil {
-					return err
-				}
-				switch string(k0) {
-				case "ID":
-					f0 = 0
-				case "Version":
-					f0 = 1
-				case "Payload":
-					f0 = 2
-				default:
-					f0 = -1
-				}
-			}
-			switch f0 {
-			case 0:
-				if v.ID, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			case 1:
-				if v.Version, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			case 2:
-				if v.Payload, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			default:
-				if b, err = wire.Skip(b); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	_, err := readMsgpackItem(b, v)
+	return err
 }
 
 // EncodeMsgpack writes v as AppendMsgpack does. It implements
@@ -224,6 +171,74 @@ func (v *Item) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	return v.ReadMsgpack(b)
+}
+
+// appendMsgpackItem appends the Item v to b as msgpack, byte for byte what
+// msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackItem(b []byte, v *Item) []byte {
+	b = wire.AppendMapLen(b, 3)
+	b = append(b, "\xa2ID"...)
+	b = wire.AppendInt64(b, v.ID)
+	b = append(b, "\xa7Version"...)
+	b = wire.AppendInt64(b, v.Version)
+	b = append(b, "\xa7Payload"...)
+	b = wire.AppendString(b, v.Payload)
+	return b
+}
+
+// readMsgpackItem sets the Item v from the msgpack at the start of b, written
+// by appendMsgpackItem or msgpack's reflection, and returns the rest of b: a
+// map with keys in any order, unknown keys skipped and fields it lacks left as
+// they were, or an array of every field in order.
+func readMsgpackItem(b []byte, v *Item) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 3); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = Item{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Version":
+					f0 = 1
+				case "Payload":
+					f0 = 2
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.ID, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				if v.Version, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			case 2:
+				if v.Payload, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
 }
 
 // cloneItem returns a deep copy of v: changing anything reachable from the copy

@@ -187,142 +187,17 @@ func _() {
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
-// reflection writes: a map of its exported fields.
+// reflection writes: a map of its exported fields (appendMsgpackOrder).
 func (v *Order) AppendMsgpack(b []byte) ([]byte, error) {
-	b = wire.AppendMapLen(b, 4)
-	b = append(b, "\xa6Tenant"...)
-	b = wire.AppendString(b, v.Tenant)
-	b = append(b, "\xa3Num"...)
-	b = wire.AppendUint32(b, v.Num)
-	b = append(b, "\xa5Items"...)
-	if v.Items == nil {
-		b = wire.AppendNil(b)
-	} else {
-		b = wire.AppendArrayLen(b, len(v.Items))
-		for _, e0 := range v.Items {
-			b = wire.AppendMapLen(b, 2)
-			b = append(b, "\xa3SKU"...)
-			b = wire.AppendString(b, e0.SKU)
-			b = append(b, "\xa3Qty"...)
-			b = wire.AppendInt(b, int64(e0.Qty))
-		}
-	}
-	b = append(b, "\xa5Total"...)
-	b = wire.AppendInt64(b, v.Total)
-	return b, nil
+	return appendMsgpackOrder(b, v), nil
 }
 
 // ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
 // EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
-// skipped, fields the map lacks left as they were.
+// skipped, fields the map lacks left as they were (readMsgpackOrder).
 func (v *Order) ReadMsgpack(b []byte) error {
-	var err error
-	var n0 int
-	var a0 bool
-	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
-		return err
-	}
-	if n0 < 0 {
-		*v = Order{}
-	} else {
-		for i0 := range n0 {
-			f0 := i0
-			if !a0 {
-				var k0 []byte
-				if k0, b, err = wire.ReadStringBytes(b); err != nil {
-					return err
-				}
-				switch string(k0) {
-				case "Tenant":
-					f0 = 0
-				case "Num":
-					f0 = 1
-				case "Items":
-					f0 = 2
-				case "Total":
-					f0 = 3
-				default:
-					f0 = -1
-				}
-			}
-			switch f0 {
-			case 0:
-				if v.Tenant, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			case 1:
-				var x1 uint64
-				if x1, b, err = wire.ReadUint64(b); err != nil {
-					return err
-				}
-				v.Num = uint32(x1)
-			case 2:
-				var n1 int
-				if n1, b, err = wire.ReadArrayLen(b); err != nil {
-					return err
-				}
-				if n1 < 0 {
-					v.Items = nil
-				} else {
-					s1 := make([]Item, n1)
-					for i1 := range s1 {
-						var n2 int
-						var a2 bool
-						if n2, a2, b, err = wire.ReadStructLen(b, 2); err != nil {
-							return err
-						}
-						if n2 < 0 {
-							s1[i1] = Item{}
-						} else {
-							for i2 := range n2 {
-								f2 := i2
-								if !a2 {
-									var k2 []byte
-									if k2, b, err = wire.ReadStringBytes(b); err != nil {
-										return err
-									}
-									switch string(k2) {
-									case "SKU":
-										f2 = 0
-									case "Qty":
-										f2 = 1
-									default:
-										f2 = -1
-									}
-								}
-								switch f2 {
-								case 0:
-									if s1[i1].SKU, b, err = wire.ReadString(b); err != nil {
-										return err
-									}
-								case 1:
-									var x3 int64
-									if x3, b, err = wire.ReadInt64(b); err != nil {
-										return err
-									}
-									s1[i1].Qty = int(x3)
-								default:
-									if b, err = wire.Skip(b); err != nil {
-										return err
-									}
-								}
-							}
-						}
-					}
-					v.Items = s1
-				}
-			case 3:
-				if v.Total, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			default:
-				if b, err = wire.Skip(b); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	_, err := readMsgpackOrder(b, v)
+	return err
 }
 
 // EncodeMsgpack writes v as AppendMsgpack does. It implements
@@ -472,97 +347,17 @@ func _() {
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
-// reflection writes: a map of its exported fields.
+// reflection writes: a map of its exported fields (appendMsgpackUser).
 func (v *User) AppendMsgpack(b []byte) ([]byte, error) {
-	b = wire.AppendMapLen(b, 4)
-	b = append(b, "\xa2ID"...)
-	b = wire.AppendInt64(b, v.ID)
-	b = append(b, "\xa4Name"...)
-	b = wire.AppendString(b, v.Name)
-	b = append(b, "\xa5Email"...)
-	b = wire.AppendString(b, v.Email)
-	b = append(b, "\xa4Tags"...)
-	if v.Tags == nil {
-		b = wire.AppendNil(b)
-	} else {
-		b = wire.AppendArrayLen(b, len(v.Tags))
-		for _, e0 := range v.Tags {
-			b = wire.AppendString(b, e0)
-		}
-	}
-	return b, nil
+	return appendMsgpackUser(b, v), nil
 }
 
 // ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
 // EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
-// skipped, fields the map lacks left as they were.
+// skipped, fields the map lacks left as they were (readMsgpackUser).
 func (v *User) ReadMsgpack(b []byte) error {
-	var err error
-	var n0 int
-	var a0 bool
-	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
-		return err
-	}
-	if n0 < 0 {
-		*v = User{}
-	} else {
-		for i0 := range n0 {
-			f0 := i0
-			if !a0 {
-				var k0 []byte
-				if k0, b, err = wire.ReadStringBytes(b); err != nil {
-					return err
-				}
-				switch string(k0) {
-				case "ID":
-					f0 = 0
-				case "Name":
-					f0 = 1
-				case "Email":
-					f0 = 2
-				case "Tags":
-					f0 = 3
-				default:
-					f0 = -1
-				}
-			}
-			switch f0 {
-			case 0:
-				if v.ID, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			case 1:
-				if v.Name, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			case 2:
-				if v.Email, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			case 3:
-				var n1 int
-				if n1, b, err = wire.ReadArrayLen(b); err != nil {
-					return err
-				}
-				if n1 < 0 {
-					v.Tags = nil
-				} else {
-					s1 := make([]string, n1)
-					for i1 := range s1 {
-						if s1[i1], b, err = wire.ReadString(b); err != nil {
-							return err
-						}
-					}
-					v.Tags = s1
-				}
-			default:
-				if b, err = wire.Skip(b); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	_, err := readMsgpackUser(b, v)
+	return err
 }
 
 // EncodeMsgpack writes v as AppendMsgpack does. It implements
@@ -583,6 +378,260 @@ func (v *User) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	return v.ReadMsgpack(b)
+}
+
+// appendMsgpackItem appends the Item v to b as msgpack, byte for byte what
+// msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackItem(b []byte, v *Item) []byte {
+	b = wire.AppendMapLen(b, 2)
+	b = append(b, "\xa3SKU"...)
+	b = wire.AppendString(b, v.SKU)
+	b = append(b, "\xa3Qty"...)
+	b = wire.AppendInt(b, int64(v.Qty))
+	return b
+}
+
+// readMsgpackItem sets the Item v from the msgpack at the start of b, written
+// by appendMsgpackItem or msgpack's reflection, and returns the rest of b: a
+// map with keys in any order, unknown keys skipped and fields it lacks left as
+// they were, or an array of every field in order.
+func readMsgpackItem(b []byte, v *Item) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 2); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = Item{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "SKU":
+					f0 = 0
+				case "Qty":
+					f0 = 1
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.SKU, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				var x1 int64
+				if x1, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+				v.Qty = int(x1)
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
+}
+
+// appendMsgpackOrder appends the Order v to b as msgpack, byte for byte what
+// msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackOrder(b []byte, v *Order) []byte {
+	b = wire.AppendMapLen(b, 4)
+	b = append(b, "\xa6Tenant"...)
+	b = wire.AppendString(b, v.Tenant)
+	b = append(b, "\xa3Num"...)
+	b = wire.AppendUint32(b, v.Num)
+	b = append(b, "\xa5Items"...)
+	if v.Items == nil {
+		b = wire.AppendNil(b)
+	} else {
+		b = wire.AppendArrayLen(b, len(v.Items))
+		for i0 := range v.Items {
+			b = appendMsgpackItem(b, &v.Items[i0])
+		}
+	}
+	b = append(b, "\xa5Total"...)
+	b = wire.AppendInt64(b, v.Total)
+	return b
+}
+
+// readMsgpackOrder sets the Order v from the msgpack at the start of b, written
+// by appendMsgpackOrder or msgpack's reflection, and returns the rest of b: a
+// map with keys in any order, unknown keys skipped and fields it lacks left as
+// they were, or an array of every field in order.
+func readMsgpackOrder(b []byte, v *Order) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = Order{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "Tenant":
+					f0 = 0
+				case "Num":
+					f0 = 1
+				case "Items":
+					f0 = 2
+				case "Total":
+					f0 = 3
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.Tenant, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				var x1 uint64
+				if x1, b, err = wire.ReadUint64(b); err != nil {
+					return nil, err
+				}
+				v.Num = uint32(x1)
+			case 2:
+				var n1 int
+				if n1, b, err = wire.ReadArrayLen(b); err != nil {
+					return nil, err
+				}
+				if n1 < 0 {
+					v.Items = nil
+				} else {
+					s1 := make([]Item, n1)
+					for i1 := range s1 {
+						if b, err = readMsgpackItem(b, &s1[i1]); err != nil {
+							return nil, err
+						}
+					}
+					v.Items = s1
+				}
+			case 3:
+				if v.Total, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
+}
+
+// appendMsgpackUser appends the User v to b as msgpack, byte for byte what
+// msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackUser(b []byte, v *User) []byte {
+	b = wire.AppendMapLen(b, 4)
+	b = append(b, "\xa2ID"...)
+	b = wire.AppendInt64(b, v.ID)
+	b = append(b, "\xa4Name"...)
+	b = wire.AppendString(b, v.Name)
+	b = append(b, "\xa5Email"...)
+	b = wire.AppendString(b, v.Email)
+	b = append(b, "\xa4Tags"...)
+	if v.Tags == nil {
+		b = wire.AppendNil(b)
+	} else {
+		b = wire.AppendArrayLen(b, len(v.Tags))
+		for _, e0 := range v.Tags {
+			b = wire.AppendString(b, e0)
+		}
+	}
+	return b
+}
+
+// readMsgpackUser sets the User v from the msgpack at the start of b, written
+// by appendMsgpackUser or msgpack's reflection, and returns the rest of b: a
+// map with keys in any order, unknown keys skipped and fields it lacks left as
+// they were, or an array of every field in order.
+func readMsgpackUser(b []byte, v *User) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = User{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Name":
+					f0 = 1
+				case "Email":
+					f0 = 2
+				case "Tags":
+					f0 = 3
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.ID, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				if v.Name, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			case 2:
+				if v.Email, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			case 3:
+				var n1 int
+				if n1, b, err = wire.ReadArrayLen(b); err != nil {
+					return nil, err
+				}
+				if n1 < 0 {
+					v.Tags = nil
+				} else {
+					s1 := make([]string, n1)
+					for i1 := range s1 {
+						if s1[i1], b, err = wire.ReadString(b); err != nil {
+							return nil, err
+						}
+					}
+					v.Tags = s1
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
 }
 
 // cloneOrder returns a deep copy of v: changing anything reachable from the

@@ -141,97 +141,17 @@ func _() {
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
-// reflection writes: a map of its exported fields.
+// reflection writes: a map of its exported fields (appendMsgpackProduct).
 func (v *Product) AppendMsgpack(b []byte) ([]byte, error) {
-	b = wire.AppendMapLen(b, 4)
-	b = append(b, "\xa2ID"...)
-	b = wire.AppendInt64(b, v.ID)
-	b = append(b, "\xa4Name"...)
-	b = wire.AppendString(b, v.Name)
-	b = append(b, "\xa4Tags"...)
-	if v.Tags == nil {
-		b = wire.AppendNil(b)
-	} else {
-		b = wire.AppendArrayLen(b, len(v.Tags))
-		for _, e0 := range v.Tags {
-			b = wire.AppendString(b, e0)
-		}
-	}
-	b = append(b, "\xa5Stock"...)
-	b = wire.AppendString(b, v.Stock)
-	return b, nil
+	return appendMsgpackProduct(b, v), nil
 }
 
 // ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
 // EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
-// skipped, fields the map lacks left as they were.
+// skipped, fields the map lacks left as they were (readMsgpackProduct).
 func (v *Product) ReadMsgpack(b []byte) error {
-	var err error
-	var n0 int
-	var a0 bool
-	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
-		return err
-	}
-	if n0 < 0 {
-		*v = Product{}
-	} else {
-		for i0 := range n0 {
-			f0 := i0
-			if !a0 {
-				var k0 []byte
-				if k0, b, err = wire.ReadStringBytes(b); err != nil {
-					return err
-				}
-				switch string(k0) {
-				case "ID":
-					f0 = 0
-				case "Name":
-					f0 = 1
-				case "Tags":
-					f0 = 2
-				case "Stock":
-					f0 = 3
-				default:
-					f0 = -1
-				}
-			}
-			switch f0 {
-			case 0:
-				if v.ID, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			case 1:
-				if v.Name, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			case 2:
-				var n1 int
-				if n1, b, err = wire.ReadArrayLen(b); err != nil {
-					return err
-				}
-				if n1 < 0 {
-					v.Tags = nil
-				} else {
-					s1 := make([]string, n1)
-					for i1 := range s1 {
-						if s1[i1], b, err = wire.ReadString(b); err != nil {
-							return err
-						}
-					}
-					v.Tags = s1
-				}
-			case 3:
-				if v.Stock, b, err = wire.ReadString(b); err != nil {
-					return err
-				}
-			default:
-				if b, err = wire.Skip(b); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	_, err := readMsgpackProduct(b, v)
+	return err
 }
 
 // EncodeMsgpack writes v as AppendMsgpack does. It implements
@@ -252,6 +172,101 @@ func (v *Product) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	return v.ReadMsgpack(b)
+}
+
+// appendMsgpackProduct appends the Product v to b as msgpack, byte for byte
+// what msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackProduct(b []byte, v *Product) []byte {
+	b = wire.AppendMapLen(b, 4)
+	b = append(b, "\xa2ID"...)
+	b = wire.AppendInt64(b, v.ID)
+	b = append(b, "\xa4Name"...)
+	b = wire.AppendString(b, v.Name)
+	b = append(b, "\xa4Tags"...)
+	if v.Tags == nil {
+		b = wire.AppendNil(b)
+	} else {
+		b = wire.AppendArrayLen(b, len(v.Tags))
+		for _, e0 := range v.Tags {
+			b = wire.AppendString(b, e0)
+		}
+	}
+	b = append(b, "\xa5Stock"...)
+	b = wire.AppendString(b, v.Stock)
+	return b
+}
+
+// readMsgpackProduct sets the Product v from the msgpack at the start of b,
+// written by appendMsgpackProduct or msgpack's reflection, and returns the rest
+// of b: a map with keys in any order, unknown keys skipped and fields it lacks
+// left as they were, or an array of every field in order.
+func readMsgpackProduct(b []byte, v *Product) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 4); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = Product{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Name":
+					f0 = 1
+				case "Tags":
+					f0 = 2
+				case "Stock":
+					f0 = 3
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.ID, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				if v.Name, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			case 2:
+				var n1 int
+				if n1, b, err = wire.ReadArrayLen(b); err != nil {
+					return nil, err
+				}
+				if n1 < 0 {
+					v.Tags = nil
+				} else {
+					s1 := make([]string, n1)
+					for i1 := range s1 {
+						if s1[i1], b, err = wire.ReadString(b); err != nil {
+							return nil, err
+						}
+					}
+					v.Tags = s1
+				}
+			case 3:
+				if v.Stock, b, err = wire.ReadString(b); err != nil {
+					return nil, err
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
 }
 
 // cloneProduct returns a deep copy of v: changing anything reachable from the

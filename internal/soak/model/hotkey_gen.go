@@ -142,62 +142,17 @@ func _() {
 }
 
 // AppendMsgpack appends v to b as msgpack, byte for byte what msgpack's
-// reflection writes: a map of its exported fields.
+// reflection writes: a map of its exported fields (appendMsgpackRecord).
 func (v *Record) AppendMsgpack(b []byte) ([]byte, error) {
-	b = wire.AppendMapLen(b, 2)
-	b = append(b, "\xa2ID"...)
-	b = wire.AppendInt64(b, v.ID)
-	b = append(b, "\xa7Version"...)
-	b = wire.AppendInt64(b, v.Version)
-	return b, nil
+	return appendMsgpackRecord(b, v), nil
 }
 
 // ReadMsgpack sets v from the msgpack in b, written by AppendMsgpack,
 // EncodeMsgpack or msgpack's reflection: keys in any order, unknown keys
-// skipped, fields the map lacks left as they were.
+// skipped, fields the map lacks left as they were (readMsgpackRecord).
 func (v *Record) ReadMsgpack(b []byte) error {
-	var err error
-	var n0 int
-	var a0 bool
-	if n0, a0, b, err = wire.ReadStructLen(b, 2); err != nil {
-		return err
-	}
-	if n0 < 0 {
-		*v = Record{}
-	} else {
-		for i0 := range n0 {
-			f0 := i0
-			if !a0 {
-				var k0 []byte
-				if k0, b, err = wire.ReadStringBytes(b); err != nil {
-					return err
-				}
-				switch string(k0) {
-				case "ID":
-					f0 = 0
-				case "Version":
-					f0 = 1
-				default:
-					f0 = -1
-				}
-			}
-			switch f0 {
-			case 0:
-				if v.ID, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			case 1:
-				if v.Version, b, err = wire.ReadInt64(b); err != nil {
-					return err
-				}
-			default:
-				if b, err = wire.Skip(b); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+	_, err := readMsgpackRecord(b, v)
+	return err
 }
 
 // EncodeMsgpack writes v as AppendMsgpack does. It implements
@@ -218,6 +173,66 @@ func (v *Record) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	return v.ReadMsgpack(b)
+}
+
+// appendMsgpackRecord appends the Record v to b as msgpack, byte for byte what
+// msgpack's reflection writes: a map of its exported fields.
+func appendMsgpackRecord(b []byte, v *Record) []byte {
+	b = wire.AppendMapLen(b, 2)
+	b = append(b, "\xa2ID"...)
+	b = wire.AppendInt64(b, v.ID)
+	b = append(b, "\xa7Version"...)
+	b = wire.AppendInt64(b, v.Version)
+	return b
+}
+
+// readMsgpackRecord sets the Record v from the msgpack at the start of b,
+// written by appendMsgpackRecord or msgpack's reflection, and returns the rest
+// of b: a map with keys in any order, unknown keys skipped and fields it lacks
+// left as they were, or an array of every field in order.
+func readMsgpackRecord(b []byte, v *Record) ([]byte, error) {
+	var err error
+	var n0 int
+	var a0 bool
+	if n0, a0, b, err = wire.ReadStructLen(b, 2); err != nil {
+		return nil, err
+	}
+	if n0 < 0 {
+		*v = Record{}
+	} else {
+		for i0 := range n0 {
+			f0 := i0
+			if !a0 {
+				var k0 []byte
+				if k0, b, err = wire.ReadStringBytes(b); err != nil {
+					return nil, err
+				}
+				switch string(k0) {
+				case "ID":
+					f0 = 0
+				case "Version":
+					f0 = 1
+				default:
+					f0 = -1
+				}
+			}
+			switch f0 {
+			case 0:
+				if v.ID, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			case 1:
+				if v.Version, b, err = wire.ReadInt64(b); err != nil {
+					return nil, err
+				}
+			default:
+				if b, err = wire.Skip(b); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return b, nil
 }
 
 // cloneRecord returns a deep copy of v: changing anything reachable from the
