@@ -3,6 +3,7 @@ package generator
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"go/token"
 	"go/types"
@@ -445,6 +446,12 @@ func readShapes(path string, content []byte) (map[string]*shape, ErrorList) {
 		}
 		if first, _, _ := strings.Cut(rest, " "); !strings.Contains(first, ".") { // an entity's line: a field's Go path has a dot
 			sh, err := readEntityLine(rest)
+			var newer newerFormat
+			if errors.As(err, &newer) {
+				errs.Add(token.Position{Filename: path, Line: n, Column: 1}, fmt.Sprintf("the recorded wire shape is of format %d, newer than this hotkeygen writes (%d): generate with the hotkeygen that wrote it, or a newer one", int(newer), shapeFormat))
+				cur = nil
+				continue
+			}
 			if err != nil {
 				bad(err.Error())
 				cur = nil
@@ -490,13 +497,21 @@ func readEntityLine(line string) (*shape, error) {
 	format := 1 // a record older than formats
 	if rest != "" {
 		f, err := strconv.Atoi(strings.TrimPrefix(rest, "format="))
-		if err != nil || f < 2 || f > shapeFormat || !strings.HasPrefix(rest, "format=") {
+		switch {
+		case err != nil || f < 2 || !strings.HasPrefix(rest, "format="):
 			return nil, fmt.Errorf("format: %q", rest)
+		case f > shapeFormat:
+			return nil, newerFormat(f)
 		}
 		format = f
 	}
 	return &shape{Type: typ, Version: version, Format: format, Layout: layout, Key: key}, nil
 }
+
+// newerFormat is a record written by a newer hotkeygen, in its format.
+type newerFormat int
+
+func (f newerFormat) Error() string { return "format " + strconv.Itoa(int(f)) }
 
 // readWord reads a word, quoted or not, and returns it and what follows
 // the space after it.

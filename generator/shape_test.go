@@ -3,6 +3,7 @@ package generator
 import (
 	"cmp"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,6 +231,25 @@ func TestEachShapeRuleRefusesWhatTheRunningBuildCannotRead(t *testing.T) {
 			errs, warns, _ := checkShape(base(), sh, &annotations.Spec{})
 			if len(errs) != tc.errs || len(warns) != tc.warns {
 				t.Errorf("%d errors %v and %d warnings %v; want %d and %d", len(errs), errs, len(warns), warns, tc.errs, tc.warns)
+			}
+		})
+	}
+}
+
+// A record the generator cannot read is an error at its line, which says
+// what to do: a line edited by hand, or a record of a newer hotkeygen.
+func TestARecordThatDoesNotReadSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{name: "a version that is no number", line: `User version=x layout="string" key="u:{ID}"`, want: "edited by hand"},
+		{name: "a format this hotkeygen never wrote", line: `User version=1 layout="string" key="u:{ID}" format=1`, want: "edited by hand"},
+		{name: "a newer hotkeygen's format", line: `User version=1 layout="string" key="u:{ID}" format=9`, want: "format 9, newer than this hotkeygen writes (2): generate with the hotkeygen that wrote it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := readShapes("hotkey_gen.go", []byte(wireDirective+tc.line+"\n"))
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) || !strings.HasPrefix(errs[0].Error(), "hotkey_gen.go:1:1: ") {
+				t.Errorf("errors %v, want one at hotkey_gen.go:1:1 saying %q", errs, tc.want)
 			}
 		})
 	}
