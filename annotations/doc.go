@@ -9,7 +9,7 @@
 // is written as a Go double-quoted string (key="user {Org}:{ID}"). A doc
 // comment may carry several //hotkey:cache lines: their options merge.
 // The options configuring the cache are declared once, in the runtime
-// (runtime/options.go); options.go adds those shaping the generated code,
+// (runtime/internal/config/options.go); options.go adds those shaping the generated code,
 // and the syntax of each kind of value.
 //
 // Defaults and the rules relating options to each other belong to the

@@ -29,7 +29,7 @@ type option struct {
 
 // options is the registry of //hotkey:cache options: those shaping the
 // generated code, each documented by its row, and every option of the
-// runtime's declaration (runtime/options.go) a directive may set, parsed
+// runtime's declaration (runtime/internal/config/options.go) a directive may set, parsed
 // as its kind says. Adding an option to the runtime adds it here.
 var options = withRuntimeOptions(map[string]option{
 	// key=TEMPLATE (required) is the Redis key: literal text and {Field}

@@ -17,7 +17,7 @@ type runtimeOption struct {
 
 // runtimeOptions maps every annotation option that configures the cache
 // to its runtime option: the rows of the runtime's declaration
-// (runtime/options.go) a directive may set. key, name and the other
+// (runtime/internal/config/options.go) a directive may set. key, name and the other
 // codeOptions shape the generated code instead. An option annotations
 // accepts but this table lacks is an error at the option, never silently
 // dropped.

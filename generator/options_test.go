@@ -52,7 +52,7 @@ func TestEveryRuntimeOptionIsReachable(t *testing.T) {
 	// sync hook is a function too, adapted by With<Name>SyncHook.
 	notAnnotated := []string{
 		"WithEntity", "WithLoader", "WithBatchLoader", "WithSyncHook", "WithCollectionLoader",
-		"WithClock", "WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
+		"WithLogger", "WithMonitorEvery", "WithRebuildLockTTL", "WithDegradeLimit",
 		"WithAggregateTop", "WithAutoPipeline",
 	}
 	var tabled []string

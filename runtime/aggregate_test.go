@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 
 	"github.com/redis/go-redis/v9"
 
@@ -38,7 +39,7 @@ func newReplicas(t *testing.T, n int, opts ...Option) *replicas {
 	srv := redistest.Start(t)
 	r := &replicas{t: t, clock: fakeclock.New(epoch), raw: srv.Client(t), ctx: context.Background()}
 	for range n {
-		base := []Option{WithEntity("profile"), WithClock(r.clock), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
+		base := []Option{WithEntity("profile"), withClock(r.clock), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
 		c, err := New(srv.Client(t), profileGlue, append(base, opts...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +64,7 @@ func (r *replicas) read(key string, n int) {
 // step moves the clock one slot on and ticks every replica, as their
 // background goroutines would.
 func (r *replicas) step() {
-	now := r.clock.Advance(r.cs[0].det.Rec.Slot())
+	now := r.clock.Advance(r.cs[0].e.Detector().Rec.Slot())
 	for _, c := range r.cs {
 		tickAndWait(c, now)
 	}
@@ -118,8 +119,8 @@ func TestAClusterHotKeyCoolsWithTheCluster(t *testing.T) {
 		r.step()
 	}
 	for i, c := range r.cs {
-		if c.det.Lookup("p:spread") == nil {
-			t.Fatalf("replica %d demoted the key while its cluster rate was %v", i, c.det.ClusterRates()["p:spread"])
+		if c.e.Detector().Lookup("p:spread") == nil {
+			t.Fatalf("replica %d demoted the key while its cluster rate was %v", i, c.e.Detector().ClusterRates()["p:spread"])
 		}
 	}
 	for range detect.Slots { // at 30s nothing is left of the reads
@@ -245,7 +246,7 @@ func TestAReplicaReportsAtMostAggregateTopKeysPerSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := &cmdCounter{}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 	e.tick(time.Second)
 
 	if z, x, p := hook.get("zincrby"), hook.get("pexpire"), hook.reports; z != DefaultAggregateTop+1 || x != 1 || p != 1 {
@@ -281,7 +282,7 @@ func TestAggregationFailuresNeverFailReads(t *testing.T) {
 	clk := fakeclock.New(epoch)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1}) // fail fast while Redis is down
 	t.Cleanup(func() { rdb.Close() })
-	c, err := New(rdb, profileGlue, WithEntity("profile"), WithClock(clk), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff),
+	c, err := New(rdb, profileGlue, WithEntity("profile"), withClock(clk), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff),
 		WithAggregate(true), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +327,7 @@ func TestTheSetsAreCutLikeTheRecorder(t *testing.T) {
 	if detect.Slots != aggregate.Slots {
 		t.Fatalf("the recorder cuts a window in %d slots, the sets in %d", detect.Slots, aggregate.Slots)
 	}
-	r := detect.NewRecorder(testConfig().detection().Recorder, epoch, ident)
+	r := detect.NewRecorder(engine.Detection(testConfig()).Recorder, epoch, ident)
 	if first, last := aggregate.Span(epoch, DefaultWindow); last != r.Current()-2 || last-first+1 != detect.Slots {
 		t.Fatalf("Span = %d..%d, want the window ending two slots before %d", first, last, r.Current())
 	}
@@ -357,7 +358,7 @@ func TestAggregateConfig(t *testing.T) {
 			}
 		})
 	}
-	if d := DefaultConfig(); d.Aggregate || d.ClusterHotQPS != 0 || d.clusterHotQPS() != DefaultHotQPS || d.AggregateTop != 50 {
+	if d := DefaultConfig(); d.Aggregate || d.ClusterHotQPS != 0 || engine.ClusterHotQPS(d) != DefaultHotQPS || d.AggregateTop != 50 {
 		t.Errorf("defaults: %+v", d)
 	}
 
@@ -377,31 +378,31 @@ func TestAggregateConfig(t *testing.T) {
 func BenchmarkAggregateReport(b *testing.B) {
 	srv := redistest.Start(b)
 	clk := fakeclock.New(epoch)
-	c, err := New(srv.Client(b), profileGlue, WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithAggregate(true), WithInvalidate(InvalidateOff))
+	c, err := New(srv.Client(b), profileGlue, WithEntity("profile"), withClock(clk), WithLogger(quiet), WithAggregate(true), WithInvalidate(InvalidateOff))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
 	for i := range 1000 {
 		for range 1 + i%40 {
-			c.det.Rec.Record("p:" + strconv.Itoa(i))
+			c.e.Detector().Rec.Record("p:" + strconv.Itoa(i))
 		}
 	}
-	slot := c.det.Rec.Current()
-	c.det.Rec.Advance(clk.Advance(c.det.Rec.Slot()))
+	slot := c.e.Detector().Rec.Current()
+	c.e.Detector().Rec.Advance(clk.Advance(c.e.Detector().Rec.Slot()))
 	hook := &cmdCounter{}
-	c.rdb.AddHook(hook)
+	c.e.Client().AddHook(hook)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		c.agg.report(slot, 1000)
+		c.e.Report(slot, 1000)
 	}
 	b.StopTimer()
 	if st := c.Stats(); st.AggregateErrors != 0 {
 		b.Fatalf("%d reports failed", st.AggregateErrors)
 	}
 	cmds := float64(hook.get("zincrby")+hook.get("pexpire")) / float64(b.N)
-	b.ReportMetric(cmds/c.det.Rec.Slot().Seconds(), "cmds/s")
+	b.ReportMetric(cmds/c.e.Detector().Rec.Slot().Seconds(), "cmds/s")
 }
 
 // A report that waits on Redis holds up the slots that end meanwhile,
@@ -409,7 +410,7 @@ func BenchmarkAggregateReport(b *testing.B) {
 func TestSlotsEndingWhileAReportWaitsAreReportedAfter(t *testing.T) {
 	e := newEnv(t, WithAggregate(true))
 	gate := &reportGate{release: make(chan struct{})}
-	e.c.rdb.AddHook(gate)
+	e.c.e.Client().AddHook(gate)
 	e.put("p:1", sample(1, "ada"))
 	var now time.Time
 	for range 3 {
@@ -417,7 +418,7 @@ func TestSlotsEndingWhileAReportWaitsAreReportedAfter(t *testing.T) {
 			e.get("p:1")
 		}
 		now = e.clock.Advance(time.Second)
-		e.c.ticker.tick(now) // the first report waits at the gate; the next two queue
+		e.c.e.TickOnly(now) // the first report waits at the gate; the next two queue
 	}
 	waitFor(t, "the first report to reach Redis", func() bool { return gate.held.Load() })
 	close(gate.release)

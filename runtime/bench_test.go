@@ -15,6 +15,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -38,7 +39,7 @@ func benchCache(b *testing.B, opts ...Option) (*Cache[string, benchUser], *redis
 	b.Helper()
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
-	base := []Option{WithClock(fakeclock.New(epoch)), WithLogger(quiet)}
+	base := []Option{withClock(fakeclock.New(epoch)), WithLogger(quiet)}
 	c, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser}, append(base, opts...)...)
 	if err != nil {
 		b.Fatal(err)
@@ -56,13 +57,13 @@ func benchCache(b *testing.B, opts ...Option) (*Cache[string, benchUser], *redis
 // session vouches for the copy as time passes.
 func hotBenchCache(b *testing.B) *Cache[string, benchUser] {
 	b.Helper()
-	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10), WithClock(wallClock{}))
+	c, _ := benchCache(b, WithHotQPS(100), WithWarmQPS(10), withClock(config.Wall{}))
 	for range 101 {
 		if _, err := c.Get(context.Background(), "user:42"); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if !holds(c, "user:42") {
+	if !holds(c.e, "user:42") {
 		b.Fatal("user:42 is not held locally")
 	}
 	// Held is not yet served: the copy is served once a session vouches
@@ -312,7 +313,7 @@ func BenchmarkMissLoadedPaired(b *testing.B) {
 	load := func(context.Context, string) (*benchUser, error) { return cloneBenchUser(benchValue), nil }
 	leased, rdb := benchCache(b, WithHotQPS(math.MaxFloat64/2), WithWarmQPS(1), WithLoader(load))
 	plain, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser},
-		WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(math.MaxFloat64/2), WithWarmQPS(1),
+		withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(math.MaxFloat64/2), WithWarmQPS(1),
 		WithLoader(load), WithRebuildLock(false))
 	if err != nil {
 		b.Fatal(err)
@@ -358,7 +359,7 @@ func BenchmarkHSetPaired(b *testing.B) {
 	plainGlue.Prefix = "" // no prefix: no neighbours
 	cols := make([]*Collection[loginOwner, string, login], 2)
 	for i, glue := range []CollectionGlue[loginOwner, string, login]{v2Glue, plainGlue} {
-		c, err := NewCollection(rdb, glue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithTTL(time.Hour), load)
+		c, err := NewCollection(rdb, glue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithTTL(time.Hour), load)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -393,7 +394,7 @@ func pairedSets(b *testing.B, rdb redis.UniversalClient) {
 		{Key: func(k string) string { return "user:v2:" + strings.TrimPrefix(k, "user:") }, Clone: cloneBenchUser, Prefix: "user:v2:", Version: 2},
 		{Key: ident, Clone: cloneBenchUser}, // no prefix: no neighbours
 	} {
-		c, err := New(rdb, glue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), load)
+		c, err := New(rdb, glue, withClock(fakeclock.New(epoch)), WithLogger(quiet), load)
 		if err != nil {
 			b.Fatal(err)
 		}

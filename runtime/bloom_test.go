@@ -102,7 +102,7 @@ func TestBloomStopsAFloodOfMissingIds(t *testing.T) {
 		t.Errorf("the loader was asked for %d ids; the filter checked %d and let %d through", len(db.asked), st.Checks, passed)
 	}
 	for k, n := range db.asked {
-		if n != 1 || !e.c.bloom.MayHold(e.ctx, k) {
+		if n != 1 || !e.c.e.Bloom().MayHold(e.ctx, k) {
 			t.Errorf("%s was loaded %d times; it should be loaded once, and only as a false positive", k, n)
 		}
 	}
@@ -153,7 +153,7 @@ func TestBloomAnswersOnlyOnceWarmed(t *testing.T) {
 	if err := e.c.MarkChanged(e.ctx, "p:3"); err != nil { // …and marked
 		t.Fatal(err)
 	}
-	if _, err := e.c.worker.Once(e.ctx); err != nil {
+	if _, err := e.c.e.SyncOnce(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.raw.Del(e.ctx, "p:1", "p:2", "p:3") // as if they expired

@@ -3,130 +3,30 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
-	"hash/maphash"
-	"log/slog"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
-	"time"
+	"iter"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
-
-	"github.com/Yiling-J/theine-go"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 )
 
 // Glue is what generated code supplies for one entity: how a key becomes
-// its Redis key, and how to deep-copy a value.
-type Glue[K comparable, V any] struct {
-	// Key returns the Redis key of k. It is called on every read that is
-	// not a local hit, and must be a pure function of k.
-	Key func(K) string
-	// Clone returns a deep copy: a hot value is shared, and every caller
-	// gets its own copy so none can change what the next one reads.
-	Clone func(*V) *V
-	// Prefix is what every Redis key of the entity starts with ("user:"):
-	// invalidations are tracked for it.
-	Prefix string
-	// Version is the version of the entity's values (the annotation's
-	// version=; 0 counts as 1). Key and Prefix already place a version of
-	// 2 or more apart from the others; the Bloom filter follows them, and
-	// Stats reports it, so decode errors name the version they hit.
-	Version int
-	// Encode appends v to b as msgpack, and Decode sets v from msgpack:
-	// the generated AppendMsgpack and ReadMsgpack, which skip msgpack's
-	// reflection. Either may be nil, for reflection.
-	Encode func(v *V, b []byte) ([]byte, error)
-	Decode func(v *V, b []byte) error
-	// Defaults are the options annotated on the entity, applied before
-	// New's opts, which have the last word: an error about an option
-	// then names the caller's own by its place among opts.
-	Defaults []Option
-
-	// hash, set by NewCollection, stores each value as a Redis hash
-	// (layout.Hash) whose items keep their expiry under hashExpires in
-	// their msgpack; false stores it as a String.
-	hash        bool
-	hashExpires string
-}
+// its Redis key, how to copy and encode a value, and the options annotated
+// on it (runtime/internal/engine documents each field).
+type Glue[K comparable, V any] = engine.Glue[K, V]
 
 // Cache reads and writes values of type V, identified by keys of type K, in
 // Redis, and serves hot keys from a local store. K is the entity's key
 // field, or a struct of its key fields: local hits are looked up by K
 // itself, so a hit never builds a string. It is safe for concurrent use.
 type Cache[K comparable, V any] struct {
-	cfg    Config
-	rdb    redis.UniversalClient
-	key    func(K) string
-	clone  func(*V) *V
-	prefix string
-	// version is Glue.Version, at least 1.
-	version int
-	codec   *codec[V]
-	log     *slog.Logger
-	// layout is how values sit in Redis: a String per key, or a hash for
-	// a collection (runtime/internal/layout).
-	layout layout.Layout
-	// reader sends the reads of bytes to Redis, through the breakers of
-	// their nodes (runtime/internal/reads); the writes take write.go's
-	// path.
-	reader reads.Reader
-	// sender sends the reads of one key: on the client's automatic
-	// pipeline, or through its pool (runtime/internal/send).
-	sender send.Sender
-
-	// loads reads keys from Redis, and from the loaders when Redis
-	// misses, once for concurrent callers (load.go).
-	loads loads[K, V]
-
-	det *fresh.Detector[K]
-	// hub is the transport of the Cache's client, shared by every
-	// repository on it (runtime/internal/track); copies are the local
-	// copies of hot keys and the freshness protocol (internal/fresh).
-	hub    *track.Hub
-	copies fresh.Copies[K, V]
-	agg    *aggregator[K, V] // nil unless cfg.Aggregate
-	// chg is the change buffer (internal/changes), bloom the filter in
-	// front of the loader (internal/bloom); nil unless turned on.
-	chg   *changes.Buffer
-	bloom *bloom.Filter
-
-	count counters
-	sizes sizes
-	// writes takes every write down one path (write.go).
-	writes writer[K, V]
-
-	hist *rates.History
-
-	// ticker runs the background work (background.go), refresh reloads
-	// the hot copies (refresh.go), and worker syncs the change buffer
-	// (internal/changes), started when there is a loader (setupChanges).
-	ticker  ticker[K, V]
-	refresh refresher[K, V]
-	worker  changes.Worker[K, V]
-
-	ctx    context.Context // cancelled by Close; bounds background I/O
-	cancel context.CancelFunc
-	done   chan struct{}
-	// g runs every goroutine the Cache starts, and Close waits for them.
-	g         group.Group
-	closed    atomic.Bool
-	closeOnce sync.Once
+	e *engine.Cache[K, V]
 }
 
-// New returns a Cache over rdb. Options override DefaultConfig; an invalid
-// result is reported as a *ConfigError.
+// New returns a Cache over rdb. Options override DefaultConfig, after the
+// options annotated on the entity (Glue.Defaults); an invalid result is
+// reported as a *ConfigError.
 func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts ...Option) (*Cache[K, V], error) {
 	if rdb == nil {
 		return nil, errors.New("hotkey: New needs a Redis client, got nil")
@@ -134,150 +34,15 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], opts .
 	if glue.Key == nil || glue.Clone == nil {
 		return nil, errors.New("hotkey: New needs Glue with both Key and Clone functions")
 	}
-	cfg := DefaultConfig()
-	for _, o := range glue.Defaults {
-		if o == nil {
-			return nil, errors.New("hotkey: one of Glue.Defaults is nil; pass Options from With functions")
-		}
-		o(&cfg)
-	}
-	for i, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("hotkey: option %d of %d is nil; pass an Option from a With function", i+1, len(opts))
-		}
-		o(&cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.resolved()
-	loader, batchLoader, err := loaders[K, V](cfg)
+	cfg, err := config.Apply(glue.Defaults, opts)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Degrade == DegradeLoader && loader == nil {
-		return nil, &ConfigError{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader or With…BatchLoader option"}
-	}
-	if cfg.Aggregate && cfg.Entity == "" {
-		return nil, &ConfigError{Option: "aggregate", Msg: "cluster-wide detection names its Redis sets after the entity; pass WithEntity"}
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	base := cfg.Logger // the hub's, shared by the entities on the client
-	if cfg.Entity != "" {
-		cfg.Logger = cfg.Logger.With("entity", cfg.Entity)
-	}
-	sender, err := send.For(rdb, cfg.way())
+	e, err := engine.New(rdb, glue, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("hotkey: the client's automatic pipeline: %w; use WithAutoPipeline(false)", err)
-	}
-	local, err := theine.NewBuilder[K, *fresh.Copy[V]](int64(cfg.LocalSize)).Build()
-	if err != nil {
-		return nil, fmt.Errorf("hotkey: local store: %w", err)
-	}
-	c := &Cache[K, V]{
-		cfg:     cfg,
-		rdb:     rdb,
-		sender:  sender,
-		key:     glue.Key,
-		clone:   glue.Clone,
-		prefix:  glue.Prefix,
-		version: max(glue.Version, 1),
-		codec:   newCodec(glue.Encode, glue.Decode),
-		log:     cfg.Logger,
-		hist:    rates.New(HistoryLen),
-		done:    make(chan struct{}),
-	}
-	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock}
-	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
-	// loader that writes placeholders for null_ttl. Its reads then ask for
-	// the key's remaining TTL in the same round trip, so that no local
-	// copy outlives the key (copyMeta.live); the others pay nothing.
-	learnsTTL := cfg.TTL > 0 || cfg.NullTTL > 0 && loader != nil
-	c.layout = layout.NewString(cfg.Clock, learnsTTL)
-	if glue.hash {
-		c.layout = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
-	}
-	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.det = fresh.NewDetector(cfg.detection(), glue.Key, c.copies.Demote)
-	c.copies.Local, c.copies.Det, c.copies.Gens = local, c.det, &fresh.Generations{Seed: maphash.MakeSeed()}
-	c.copies.Cfg = fresh.Params{LocalTTL: cfg.LocalTTL, NullTTL: cfg.NullTTL, RefreshFailures: cfg.RefreshFailures, StaleReads: cfg.StaleReads, OnInvalidate: cfg.onInvalidate}
-	c.copies.Clock, c.copies.Clone, c.copies.Name, c.copies.Count = cfg.Clock, glue.Clone, glue.Key, &c.count.Counts
-	c.copies.Reload = func(ctx context.Context, es []*fresh.Entry[K]) { c.refresh.reload(ctx, es, false) }
-	c.copies.Done, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c
-	if cfg.Aggregate {
-		c.agg = newAggregator(c)
-	}
-	if cfg.Degrade == DegradeLoader {
-		c.loads.slots = make(chan struct{}, cfg.DegradeLimit)
-	}
-	topts := track.Options{
-		Mode: cfg.Invalidate, Now: cfg.Clock.Now, Clock: clockID(cfg.Clock), Log: base, Unavailable: ErrUnavailable,
-		Line: cfg.probeLine, Track: cfg.trackVia, TopologyEvery: cfg.topologyEvery, Linger: cfg.linger,
-	}
-	c.copies.Stamps = topts.Stamps()
-	hub, err := track.Join(rdb, topts, glue.Prefix, &c.copies)
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("hotkey: invalidation: %w; use WithInvalidate(%q)", err, InvalidatePubSub)
-	}
-	c.hub, c.copies.Nodes = hub, &hub.Nodes
-	_, cluster := rdb.(*redis.ClusterClient)
-	c.loads.lease = lease.Keys{TTL: cfg.RebuildLockTTL, Cluster: cluster, Hash: glue.hash}
-	c.reader = reads.Reader{Client: rdb, Store: c.layout, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
-		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
-	if err := setupChanges(c); err != nil {
-		c.Close()
 		return nil, err
 	}
-	c.ticker.sched = newSchedule(cfg, cfg.Clock.Now())
-	c.g.Go(c.ticker.run)
-	return c, nil
-}
-
-// loaders checks that the loaders given as options fit the Cache's types,
-// and returns them: the loader is the batch loader's when only that was
-// given (oneAtATime).
-func loaders[K comparable, V any](cfg Config) (func(context.Context, K) (*V, error), func(context.Context, []K) (map[K]*V, error), error) {
-	var one func(context.Context, K) (*V, error)
-	var many func(context.Context, []K) (map[K]*V, error)
-	if cfg.loader != nil {
-		var ok bool
-		if one, ok = cfg.loader.(func(context.Context, K) (*V, error)); !ok {
-			return nil, nil, fmt.Errorf("hotkey: the loader is a %T, but this cache needs a func(context.Context, %T) (*%T, error)", cfg.loader, *new(K), *new(V))
-		}
-	}
-	if cfg.batchLoader != nil {
-		var ok bool
-		if many, ok = cfg.batchLoader.(func(context.Context, []K) (map[K]*V, error)); !ok {
-			return nil, nil, fmt.Errorf("hotkey: the batch loader is a %T, but this cache needs a func(context.Context, []%T) (map[%[2]T]*%T, error)", cfg.batchLoader, *new(K), *new(V))
-		}
-	}
-	if one == nil && many != nil {
-		one = oneAtATime(many)
-	}
-	return one, many, nil
-}
-
-// oneAtATime is the loader of a cache given only a batch loader: it asks
-// many for one key, so that Get and View load their misses, under the
-// key's lease, as GetMany does.
-func oneAtATime[K comparable, V any](many func(context.Context, []K) (map[K]*V, error)) func(context.Context, K) (*V, error) {
-	return func(ctx context.Context, k K) (*V, error) {
-		rows, err := many(ctx, []K{k})
-		if err != nil {
-			return nil, err
-		}
-		if v := rows[k]; v != nil {
-			return v, nil
-		}
-		return nil, ErrNotFound
-	}
+	return &Cache[K, V]{e}, nil
 }
 
 // MustNew is New that panics on error, for options fixed in the code,
@@ -291,52 +56,11 @@ func MustNew[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], op
 	return c
 }
 
-// The read path, top to bottom. A cold read with a loader, of a key
-// absent from Redis, goes down through these files in this order:
-//
-//	cache.go        Get: no local copy is held (hit asks no freshness check)
-//	internal/fresh  Seen: the read is counted; the key is not hot
-//	load.go         cold: the key's landed loads counted (flight.go's landings);
-//	                fetch: the node's breaker lets the GET through (internal/reads),
-//	                sent through the pool, or with other reads on the client's
-//	                automatic pipeline (internal/send); it misses, and resolve starts
-//	                one load for all concurrent callers, judged by the
-//	                protocol's token (Begin); through: the Bloom filter may hold the id
-//	                (internal/bloom); leased: the key's lease taken with SET NX GET
-//	                (internal/lease), or waited for while another process holds it;
-//	                call: the loader runs
-//	write.go        backOne: the row encoded (encode.go's codec) within
-//	                max_value_bytes_hard (bigvalue.go's sizes); commit: the lease's
-//	                fill script, which writes the row only while the key holds the
-//	                lease, the id added to the filter in the same round trip
-//
-// and returns up the same way; a hot key's load keeps its copy
-// (Copies.Keep) before the flight ends. errors.go's vocabulary
-// (opErr, and the classifier of "absent, or did Redis fail?") is called
-// along the way, as errors are made.
-//
-// Every kind of read (Get, View, GetMany, HGet) decides alike after its
-// local lookup, in two functions of this file: hit, whether the copy held
-// answers (fresh, or stale while its node is down); then the read of its
-// kind (one key through a flight, keys in batches, one field), which stops
-// waiting when the node's breaker opens; then, if Redis failed, failed:
-// the copy, a wait for a slow node, the loader (degrade=loader) or the
-// error. Only how the key is read and what is returned differ by kind.
-
 // Get returns the value at key, or an error wrapping ErrNotFound when the
 // key is absent. Hot keys are served from the local store; the value
 // returned is the caller's own.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
-	if c.closed.Load() {
-		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
-	}
-	cp, held := c.copies.Local.Get(key) // a hit, counted by theine
-	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
-		// The hot path, flat: hit's first case, without its call.
-		c.det.Hit(key, rand.Uint32())
-		return c.clone(cp.Val), nil
-	}
-	return c.get(ctx, key, cp, held, false)
+	return c.e.Get(ctx, key)
 }
 
 // View calls fn with the value at key, or returns an error wrapping
@@ -347,185 +71,60 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 // holds, after it returns; a caller that needs either uses Get. View
 // returns fn's error.
 func (c *Cache[K, V]) View(ctx context.Context, key K, fn func(*V) error) error {
-	if c.closed.Load() {
-		return opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
-	}
-	cp, held := c.copies.Local.Get(key)
-	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
-		c.det.Hit(key, rand.Uint32()) // Get's hot path, lending
-		return fn(cp.Val)
-	}
-	v, err := c.get(ctx, key, cp, held, true)
-	if err != nil {
-		return err
-	}
-	return fn(v)
+	return c.e.View(ctx, key, fn)
 }
 
-// get is the rest of Get and View, after the local store's lookup (held,
-// its copy cp) found no fresh copy: Get's value is a copy of its own (lend
-// false), View's lent (lend true): the held copy itself, or what the read
-// shares with the reads that joined it.
-func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, lend bool) (*V, error) {
-	if ok, stale := c.hit(ctx, key, cp, held); ok {
-		return c.serve(key, cp, stale, lend)
-	}
-	e := c.det.Seen(key)
-	if e == nil {
-		return c.loads.cold(ctx, key)
-	}
-	c.count.misses.Add(1)
-	// The read stops waiting when the breaker opens, as every kind of
-	// read does; failed then decides, for them all.
-	opened := c.copies.Nodes.Of(c.key(key)).WhenOpened()
-	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, false)
-	if err != nil {
-		return c.failed(ctx, key, e, cp, held, err, lend)
-	}
-	return c.give(v, lend), nil
-}
-
-// failed answers a read of key that Redis failed (err), whichever kind of
-// read it is (Get, View, GetMany, HGet), each having stopped waiting when
-// the key's node's breaker opened: held, cp is the local copy of a key
-// (hot: e its entry). An unverified copy beats an error
-// (stale-while-error) when its node does not answer a ping either, and
-// only then. A copy older than a write Redis took is never served: while
-// its node answers, however late, the read waits for Redis a while
-// (slowNodeWait), breaker or not. Else the loader answers with
-// degrade=loader; else the read fails with err. With stale_reads off a
-// copy is never served unvouched, and its read fails as a cold one. An
-// error that is not Redis's is returned as it is.
-func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held bool, err error, lend bool) (*V, error) {
-	if held && redisFailed(err) {
-		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
-			return c.serve(key, cp, stale, lend)
-		}
-		// The breaker opened on a node that answered lately: a slow node,
-		// or one that just died. Ask Redis: a slow one answers; a dead
-		// one refuses the dial, which finds it silent, and the copy,
-		// unless a write overtook it, is served.
-		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
-			wait, stop := c.slowNodeWait(ctx, key, cp)
-			defer stop()
-			var v *V
-			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, wait, true); err == nil {
-				return c.give(v, lend), nil
-			}
-			if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
-				return c.serve(key, cp, stale, lend)
-			}
-		}
-	}
-	return c.loads.degrade(ctx, key, err)
-}
-
-// give returns v to a reader: itself when lent (View), else a copy of
-// the reader's own.
-func (c *Cache[K, V]) give(v *V, lend bool) *V {
-	if lend {
-		return v
-	}
-	return c.clone(v)
-}
-
-// hit judges a lookup of k in the local store (held, its copy cp):
-// whether the copy may answer the read, and whether as a stale read (see
-// servable). theine counted a hit for a copy held but not served: it is
-// counted as passed over, and the read goes to Redis. Every read of a key
-// (Get, GetMany, HGet) asks it after its lookup; the freshness protocol
-// (internal/fresh) is asked only about a copy held.
-func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *fresh.Copy[V], held bool) (ok, stale bool) {
-	if !held {
-		return false, false
-	}
-	if cp.Val != nil && c.copies.Fresh(&cp.Meta) {
-		return true, false
-	}
-	if ok, stale = c.copies.Servable(ctx, k, &cp.Meta); ok {
-		return true, stale
-	}
-	c.copies.PassedOver.Add(1)
-	return false, false
-}
-
-// slowNodeWait returns what ends the wait of a read of key, whose copy
-// cp the node's breaker keeps from serving, for a node that answered
-// lately: closed after SlowFor (a node that stops answering meanwhile
-// must not hold a hot read for the client's ReadTimeout), or as soon as
-// the copy may be served: the node was found silent, not slow (a dial
-// refused, the watcher's or a command's). stop ends it early.
-func (c *Cache[K, V]) slowNodeWait(ctx context.Context, key K, cp *fresh.Copy[V]) (wait <-chan struct{}, stop func()) {
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(breaker.ProbeEvery)
-		defer tick.Stop()
-		end := time.NewTimer(breaker.SlowFor)
-		defer end.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-end.C:
-				return
-			case <-tick.C:
-				if ok, _ := c.copies.Servable(ctx, key, &cp.Meta); ok {
-					return
-				}
-			}
-		}
-	}()
-	return done, sync.OnceFunc(func() { close(quit) })
-}
-
-// served counts a read of key answered from its local copy cp (a hit,
-// and a stale read when stale: unverified, served because Redis cannot
-// be asked) and returns the copy's value, shared by every reader: nil for
-// a row known to be absent.
-func (c *Cache[K, V]) served(key K, cp *fresh.Copy[V], stale bool) *V {
-	c.det.Hit(key, rand.Uint32())
-	if stale {
-		c.count.staleReads.Add(1)
-	}
-	return cp.Val
-}
-
-// serve is served for a caller that gets a value of its own, or lent
-// (give), or ErrNotFound.
-func (c *Cache[K, V]) serve(key K, cp *fresh.Copy[V], stale, lend bool) (*V, error) {
-	v := c.served(key, cp, stale)
-	if v == nil {
-		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrNotFound)
-	}
-	return c.give(v, lend), nil
+// GetMany returns the values of ks, aligned with ks: nil where a key is
+// absent. Hot keys are served locally; the rest are read in as few round
+// trips as the topology allows (MGET in chunks of 500 on one node; on a
+// cluster an MGET per hash slot, in one pipeline per node, the nodes in
+// parallel: reads.Reader.Many), and keys
+// missing from Redis go to the batch loader, or the loader, when one is
+// set. Each value returned is the caller's own.
+func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
+	return c.e.GetMany(ctx, ks)
 }
 
 // Set writes v to Redis under k with the configured TTL. When k is hot, its
 // local copy is replaced before Set returns, so the caller reads its own
 // write.
 func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
-	key := c.key(k)
-	if c.closed.Load() {
-		return opErr("set", key, ErrClosed)
-	}
-	if v == nil {
-		return opErr("set", key, errors.New("the value is nil; call Del to delete it"))
-	}
-	b, err := c.writes.encoded(key, v)
-	if err != nil {
-		return opErr("set", key, err)
-	}
-	return c.writes.one(ctx, "set", c.writes.set(k, key, v, b))
+	return c.e.Set(ctx, k, v)
 }
 
 // Del deletes k from Redis, then drops its local copy.
 func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
-	key := c.key(k)
-	if c.closed.Load() {
-		return opErr("del", key, ErrClosed)
-	}
-	return c.writes.one(ctx, "del", c.writes.del(k, key))
+	return c.e.Del(ctx, k)
+}
+
+// MarkChanged records that the rows of ks changed in the database, in one
+// round trip: the sync worker reloads them and writes them to Redis. An id
+// marked several times before it is synced is synced once, after its last
+// mark. It needs the change buffer on (changes=on, WithChanges).
+func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
+	return c.e.MarkChanged(ctx, ks...)
+}
+
+// WarmBloom adds every id ids yields to the Bloom filter, a pipeline per
+// thousand, then marks the filter ready: only then does it turn reads of
+// absent ids away. ids should walk every id of the database's table, as
+// a query of its primary keys does; rows created after the walk began
+// reach the filter when they are written through the repository, loaded,
+// or synced from the change buffer. It returns how many ids it added.
+func (c *Cache[K, V]) WarmBloom(ctx context.Context, ids iter.Seq[K]) (int, error) {
+	return c.e.WarmBloom(ctx, ids)
+}
+
+// Stats returns a snapshot of the counters and the current hot keys.
+func (c *Cache[K, V]) Stats() Stats {
+	return c.e.Stats()
+}
+
+// History returns the reads, local hits, Redis reads, Redis errors and
+// stale reads per second over the last ten minutes, oldest first, one
+// sample a second (less often when the background tick is slower).
+func (c *Cache[K, V]) History() []Sample {
+	return c.e.History()
 }
 
 // Close stops the background work and the reads in flight, waits for
@@ -540,17 +139,5 @@ func (c *Cache[K, V]) Del(ctx context.Context, k K) error {
 // were waiting for it fail with ErrClosed. Calls made on the caller's
 // goroutine (degrade=loader, GetMany's batch load) are the caller's.
 func (c *Cache[K, V]) Close() error {
-	c.closeOnce.Do(func() {
-		c.loads.mu.Lock() // no load starts after this
-		c.closed.Store(true)
-		c.loads.mu.Unlock()
-		c.cancel()
-		close(c.done)
-		c.g.Close()
-		if c.hub != nil {
-			c.hub.Leave(&c.copies)
-		}
-		c.copies.Local.Close()
-	})
-	return nil
+	return c.e.Close()
 }

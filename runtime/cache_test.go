@@ -184,7 +184,7 @@ func TestRefreshFailuresDropLocalCopy(t *testing.T) {
 		if _, err := e.c.Get(e.ctx, "p:bad"); !errors.Is(err, ErrDecode) {
 			t.Fatalf("after %d failed refreshes Get = %v, want ErrDecode from Redis, not the old copy", i, err)
 		}
-		if !holds(e.c, "p:bad") {
+		if !holds(e.c.e, "p:bad") {
 			t.Fatalf("after %d failures the local copy is gone", i)
 		}
 		if got := e.get("p:good"); got.Name != "bob v2" {
@@ -192,7 +192,7 @@ func TestRefreshFailuresDropLocalCopy(t *testing.T) {
 		}
 	}
 	e.tick(DefaultRefresh)
-	if holds(e.c, "p:bad") {
+	if holds(e.c.e, "p:bad") {
 		t.Fatal("the copy outlived 3 failed refreshes")
 	}
 	st := e.c.Stats()
@@ -499,7 +499,7 @@ func TestStatsRatesAndMonitorLine(t *testing.T) {
 func TestAKeyTooLongToTrackIsSaidOnce(t *testing.T) {
 	var logs syncBuffer
 	e := newEnv(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	longest := e.c.det.Rec.LongestName()
+	longest := e.c.e.Detector().Rec.LongestName()
 	if longest != 13_232 {
 		t.Fatalf("the longest name tracked at the default recorder_size is %d bytes, want 13,232 (Stats.KeysTooLong's doc)", longest)
 	}
@@ -550,8 +550,8 @@ func TestNewWithOneThresholdOnly(t *testing.T) {
 		t.Fatalf("New with hot_qps=100 alone: %v", err)
 	}
 	defer c.Close()
-	if c.cfg.WarmQPS != 100.0/WarmRatio {
-		t.Fatalf("warm_qps = %v, want hot_qps / %d", c.cfg.WarmQPS, WarmRatio)
+	if c.e.Config().WarmQPS != 100.0/WarmRatio {
+		t.Fatalf("warm_qps = %v, want hot_qps / %d", c.e.Config().WarmQPS, WarmRatio)
 	}
 }
 
@@ -588,7 +588,7 @@ func TestViewLendsWhatGetWouldCopy(t *testing.T) {
 	}
 	// The local store's own lookup is what a lent read may cost: theine
 	// may allocate in its access buffer.
-	store := testing.AllocsPerRun(100, func() { e.c.copies.Local.Get("p:hot") })
+	store := testing.AllocsPerRun(100, func() { e.c.e.Copies().Local.Get("p:hot") })
 	if allocs := testing.AllocsPerRun(100, func() {
 		if err := e.c.View(e.ctx, "p:hot", view); err != nil {
 			t.Fatal(err)

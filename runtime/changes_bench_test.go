@@ -42,7 +42,7 @@ func BenchmarkSync(b *testing.B) {
 			start := time.Now()
 			synced := 0
 			for synced < b.N {
-				step, err := c.worker.Once(ctx)
+				step, err := c.e.SyncOnce(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -65,7 +65,7 @@ func BenchmarkSync(b *testing.B) {
 func BenchmarkSyncLeasedPaired(b *testing.B) {
 	const batch = 500
 	leased, rdb := benchCache(b, WithEntity("leased"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(benchRows))
-	plain, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser}, WithClock(fakeclock.New(epoch)), WithLogger(quiet),
+	plain, err := New(rdb, Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser}, withClock(fakeclock.New(epoch)), WithLogger(quiet),
 		WithEntity("plain"), WithChanges(true), WithSyncBatch(batch), WithBatchLoader(benchRows), WithRebuildLock(false))
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkSyncLeasedPaired(b *testing.B) {
 			}
 			b.StartTimer()
 			start := time.Now()
-			if step, err := c.worker.Once(ctx); err != nil || step.Synced != batch {
+			if step, err := c.e.SyncOnce(ctx); err != nil || step.Synced != batch {
 				b.Fatalf("synced %d of %d: %v", step.Synced, batch, err)
 			}
 			took[which] += time.Since(start)
@@ -120,7 +120,7 @@ func BenchmarkBloomCheckPaired(b *testing.B) {
 		keys[i] = "absent:" + strconv.Itoa(i)
 	}
 	check := func(i int) {
-		if c.bloom.MayHold(ctx, keys[i%len(keys)]) && c.bloom.Stats().Errors > 0 {
+		if c.e.Bloom().MayHold(ctx, keys[i%len(keys)]) && c.e.Bloom().Stats().Errors > 0 {
 			b.Fatal("a Bloom check failed")
 		}
 	}

@@ -147,7 +147,7 @@ type changeFleet struct {
 
 func newChangeFleet(t *testing.T, n int, client func() redis.UniversalClient, opts ...Option) *changeFleet {
 	f := &changeFleet{t: t, db: newRowDB(t), clock: fakeclock.New(epoch), raw: client()}
-	base := []Option{WithEntity("profile"), WithClock(f.clock), WithLogger(quiet), WithInvalidate(InvalidateOff),
+	base := []Option{WithEntity("profile"), withClock(f.clock), WithLogger(quiet), WithInvalidate(InvalidateOff),
 		WithChanges(true), WithSyncBatch(7), WithBatchLoader(f.db.load), WithSyncHook(f.db.hook)}
 	for range n {
 		c, err := New(client(), profileGlue, append(base, opts...)...)
@@ -157,7 +157,7 @@ func newChangeFleet(t *testing.T, n int, client func() redis.UniversalClient, op
 		t.Cleanup(func() { c.Close() })
 		f.caches = append(f.caches, c)
 	}
-	r, err := New(client(), profileGlue, WithEntity("profile"), WithClock(f.clock), WithLogger(quiet), WithInvalidate(InvalidateOff), WithChanges(true))
+	r, err := New(client(), profileGlue, WithEntity("profile"), withClock(f.clock), WithLogger(quiet), WithInvalidate(InvalidateOff), WithChanges(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,17 +179,17 @@ func (f *changeFleet) work(ctx context.Context, c *Cache[string, profile], until
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	defer context.AfterFunc(c.ctx, stop)() // Close stops it, as it stops the runtime's worker
+	defer context.AfterFunc(c.e.Context(), stop)() // Close stops it, as it stops the runtime's worker
 	for ctx.Err() == nil {
 		var step changes.Step
 		var err error
 		done := make(chan struct{})
 		// Close waits for a step in progress, as for the runtime's worker.
-		if !c.g.Go(func() {
+		if !c.e.Go(func() {
 			defer close(done)
-			step, err = c.worker.Once(ctx)
+			step, err = c.e.SyncOnce(ctx)
 			if err != nil && ctx.Err() != nil {
-				tag.mu.Lock() // its load is over
+				tag.mu.Lock()
 				f.db.release(tag.ids)
 				tag.mu.Unlock()
 			}
@@ -409,13 +409,13 @@ func TestChangeBufferSurvivesRestartWithAOF(t *testing.T) {
 		}
 	}
 	mark(0, 100)
-	if _, err := f.caches[0].worker.Once(ctx); err != nil { // one batch synced before the crash
+	if _, err := f.caches[0].e.SyncOnce(ctx); err != nil { // one batch synced before the crash
 		t.Fatal(err)
 	}
 	tag := &workerTag{victim: make(chan []string, 1)}
 	victim, cancel := context.WithCancel(context.WithValue(ctx, workerKey{}, tag))
 	done := make(chan struct{})
-	go func() { defer close(done); f.caches[1].worker.Once(victim) }()
+	go func() { defer close(done); f.caches[1].e.SyncOnce(victim) }()
 	held := <-tag.victim // a worker holds a claim
 
 	srv.Kill()
@@ -502,7 +502,7 @@ func TestChangeStats(t *testing.T) {
 		}
 		return out, nil
 	}
-	c, err := New(srv.Client(t), profileGlue, WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithInvalidate(InvalidateOff),
+	c, err := New(srv.Client(t), profileGlue, WithEntity("profile"), withClock(clk), WithLogger(quiet), WithInvalidate(InvalidateOff),
 		WithChanges(true), WithSyncBatch(3), WithBatchLoader(load))
 	if err != nil {
 		t.Fatal(err)
@@ -521,7 +521,7 @@ func TestChangeStats(t *testing.T) {
 		redis.Z{Score: float64(epoch.Add(-2 * time.Hour).UnixMilli()), Member: "\xdb\x7f\xff\xff\xffab"}) // a 2 GiB string, declared
 
 	failing.Store(true)
-	if _, err := c.worker.Once(ctx); !errors.Is(err, fail) {
+	if _, err := c.e.SyncOnce(ctx); !errors.Is(err, fail) {
 		t.Fatalf("syncOnce with the loader failing: %v, want %v", err, fail)
 	}
 	st := c.Stats().Changes
@@ -533,7 +533,7 @@ func TestChangeStats(t *testing.T) {
 	}
 	failing.Store(false)
 	for range 3 {
-		if _, err := c.worker.Once(ctx); err != nil {
+		if _, err := c.e.SyncOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ func TestOnACluster(t *testing.T) {
 		tb.rows["p:"+strconv.Itoa(i)] = sample(int64(i), "row "+strconv.Itoa(i))
 	}
 	clk := fakeclock.New(epoch)
-	c, err := New(rdb, profileGlue, WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+	c, err := New(rdb, profileGlue, withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
 		WithLoader(tb.load), WithRebuildLock(true))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestOnACluster(t *testing.T) {
 func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	ctx := t.Context()
-	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+	c, err := New(cl.Client(t), profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
 	for range 101 {
 		read("v1", "before the move")
 	}
-	if !holds(c, "p:1") {
+	if !holds(c.e, "p:1") {
 		t.Fatal("p:1 not held locally")
 	}
 
@@ -161,8 +161,8 @@ func TestTrackingFollowsASlotToANewMaster(t *testing.T) {
 func TestACopyWhoseSlotMovedIsServedAgainOnceTheNewMasterConfirmsIt(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	ctx := t.Context()
-	once := func(c *Config) { c.topologyEvery = time.Hour }
-	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), once)
+	once := func(c *Config) { c.Test.TopologyEvery = time.Hour }
+	c, err := New(cl.Client(t), profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), once)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,17 +180,17 @@ func TestACopyWhoseSlotMovedIsServedAgainOnceTheNewMasterConfirmsIt(t *testing.T
 	// start; the reads after it keep a copy that session vouches for.
 	waitFor(t, "p:1 served from memory before the move", func() bool {
 		e.eventually("p:1", "v1", "before the move")
-		return servesLocally(c, "p:1")
+		return servesLocally(c.e, "p:1")
 	})
 
 	added := joinCluster(t, cl)
 	if err := cl.MoveSlot(ctx, int(writer.ClusterKeySlot(ctx, "p:1").Val()), added); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the copy of p:1 to be unverified once its slot moved", func() bool { return !servesLocally(c, "p:1") })
+	waitFor(t, "the copy of p:1 to be unverified once its slot moved", func() bool { return !servesLocally(c.e, "p:1") })
 	waitFor(t, "a refresh from the new master to serve p:1 from memory again", func() bool {
-		c.refresh.run()
-		return servesLocally(c, "p:1")
+		c.e.Refresh()
+		return servesLocally(c.e, "p:1")
 	})
 	e.eventually("p:1", "v1", "after the move")
 }
@@ -253,7 +253,7 @@ func TestClusterKeysOfAFailedMasterFailFast(t *testing.T) {
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { c.copies.Nodes.One.Want(); return c.copies.Nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.e.Copies().Nodes.One.Want(); return c.e.Copies().Nodes.Followed() })
 	if v, err := c.Get(ctx, "p:1"); err != nil || v.Name != "v1" {
 		t.Fatalf("before the failure: %+v, %v", v, err)
 	}
@@ -305,7 +305,7 @@ func TestClusterCopiesFollowAPromotedReplica(t *testing.T) {
 	cl := startReplicated(t)
 	ctx := t.Context()
 	rdb := cl.Client(t)
-	c, err := New(rdb, profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+	c, err := New(rdb, profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,11 +333,11 @@ func promoteUnder(t *testing.T, cl *redistest.Cluster, rdb *redis.ClusterClient,
 	if err := c.Set(ctx, "p:1", sample(1, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first topology reading", func() bool { c.copies.Nodes.One.Want(); return c.copies.Nodes.Followed() })
+	waitFor(t, "the first topology reading", func() bool { c.e.Copies().Nodes.One.Want(); return c.e.Copies().Nodes.Followed() })
 	for range 101 {
 		e.eventually("p:1", "v1", "before the failure")
 	}
-	if !holds(c, "p:1") {
+	if !holds(c.e, "p:1") {
 		t.Fatal("p:1 not held locally")
 	}
 	slot := int(rdb.ClusterKeySlot(ctx, "p:1").Val())
@@ -391,8 +391,8 @@ func TestAnInstanceLateToAPromotionServesNoOverwrittenCopy(t *testing.T) {
 	rdb := cl.Client(t)
 	// The instance reads the topology once, and starts a session on
 	// every node, replicas included.
-	late := func(c *Config) { c.topologyEvery = time.Hour }
-	c, err := New(rdb, profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), late)
+	late := func(c *Config) { c.Test.TopologyEvery = time.Hour }
+	c, err := New(rdb, profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), late)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func TestAWriteOfAKeyNobodyHoldsSendsTheClusterInstancesNothing(t *testing.T) {
 	ctx := t.Context()
 	var es []*env
 	for range 8 {
-		c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+		c, err := New(cl.Client(t), profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -460,7 +460,7 @@ func TestAWriteOfAKeyNobodyHoldsSendsTheClusterInstancesNothing(t *testing.T) {
 	for _, e := range es {
 		waitFor(t, "p:1 served from memory", func() bool {
 			e.eventually("p:1", "v1", "before the writes")
-			return servesLocally(e.c, "p:1")
+			return servesLocally(e.c.e, "p:1")
 		})
 	}
 	sh, err := cl.ShardOf(ctx, int(track.HashSlot("p:1")))
@@ -524,9 +524,9 @@ func TestAClusterInstanceVouchesOnlyOnTheMastersOfItsCopies(t *testing.T) {
 	ctx := t.Context()
 	watcher := new(atomic.Int64)
 	counted := func(c *Config) {
-		c.probeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
+		c.Test.ProbeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
 	}
-	c, err := New(cl.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), counted)
+	c, err := New(cl.Client(t), profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), counted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +537,7 @@ func TestAClusterInstanceVouchesOnlyOnTheMastersOfItsCopies(t *testing.T) {
 	}
 	waitFor(t, "p:1 served from memory", func() bool {
 		e.eventually("p:1", "v1", "held")
-		return servesLocally(c, "p:1")
+		return servesLocally(c.e, "p:1")
 	})
 	sh, err := cl.ShardOf(ctx, int(track.HashSlot("p:1")))
 	if err != nil {

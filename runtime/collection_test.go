@@ -19,6 +19,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 )
 
@@ -72,7 +73,7 @@ type colEnv struct {
 func newColEnv(t *testing.T, rdb, raw redis.UniversalClient, glue CollectionGlue[loginOwner, string, login], opts ...Option) *colEnv {
 	t.Helper()
 	clk := fakeclock.New(time.Now().Truncate(time.Millisecond))
-	base := []Option{WithEntity("login"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+	base := []Option{WithEntity("login"), withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
 		WithInvalidate(InvalidateOff), WithJitter(0), WithTTL(time.Hour)}
 	c, err := NewCollection(rdb, glue, append(base, opts...)...)
 	if err != nil {
@@ -339,7 +340,7 @@ func TestHotCollection(t *testing.T) {
 		}
 		// Invalidation tracking starts asynchronously: read until local.
 		deadline := time.Now().Add(10 * time.Second)
-		for !servesLocally(e.c.c, k) {
+		for !servesLocally(e.c.e.Cache(), k) {
 			if time.Now().After(deadline) {
 				t.Fatal("the hot collection is never served locally")
 			}
@@ -442,11 +443,11 @@ func TestCollectionLoader(t *testing.T) {
 	for range 101 {
 		e.all(hot)
 	}
-	if e.c.c.det.Lookup(hot) == nil {
+	if e.c.e.Cache().Detector().Lookup(hot) == nil {
 		t.Fatal("not hot after 101 reads")
 	}
 	refreshes := e.c.Stats().Refreshes
-	e.c.c.refresh.run()
+	e.c.e.Cache().Refresh()
 	if got := e.c.Stats().Refreshes; got != refreshes+1 {
 		t.Fatalf("Refreshes %d → %d after one refresh of one hot owner", refreshes, got)
 	}
@@ -505,7 +506,7 @@ func TestHotCollectionUnderLoad(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !servesLocally(e.c.c, k) {
+	for !servesLocally(e.c.e.Cache(), k) {
 		if time.Now().After(deadline) {
 			t.Fatal("the collection never became hot under load")
 		}
@@ -551,10 +552,10 @@ func TestAnOwnCollectionWriteJustBeforeAnOutageIsServed(t *testing.T) {
 	for range 101 {
 		e.all(k)
 	}
-	if !servesLocally(e.c.c, k) {
+	if !servesLocally(e.c.e.Cache(), k) {
 		t.Fatal("the owner is not served from memory")
 	}
-	e.c.c.rdb.AddHook(after("evalsha", srv.Kill)) // Redis dies as the write is answered
+	e.c.e.Cache().Client().AddHook(after("evalsha", srv.Kill)) // Redis dies as the write is answered
 	e.hset(&login{User: 42, Platform: "ios", Token: "t2", ExpiresAt: later})
 	for range 10 {
 		if got := tokensOf(e.all(k)); !slices.Equal(got, []string{"t1", "t2"}) {
@@ -600,7 +601,7 @@ func TestAnHSetReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
 				defer mu.Unlock()
 				return maps.Clone(db), nil
 			})
-			opts := []Option{WithEntity("login"), WithClock(wallClock{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+			opts := []Option{WithEntity("login"), withClock(config.Wall{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
 				WithInvalidate(cmp.Or(tc.mode, InvalidateTracking)), WithTTL(time.Hour), load}
 			builds := map[int]*Collection[loginOwner, string, login]{}
 			for v, glue := range map[int]CollectionGlue[loginOwner, string, login]{1: loginGlue, 2: v2Glue} {
@@ -620,7 +621,7 @@ func TestAnHSetReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
 			}
 			waitFor(t, "the reader's copy served locally", func() bool {
 				reader.HGet(ctx, owner, "t1")
-				return servesLocally(reader.c, owner)
+				return servesLocally(reader.e.Cache(), owner)
 			})
 
 			mu.Lock() // the database's update

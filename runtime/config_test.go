@@ -110,7 +110,7 @@ func TestConfigDefaultsFollowWrittenSettings(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("Validate() = %v", err)
 			}
-			if r := cfg.resolved(); !tt.want(r) {
+			if r := cfg.Resolved(); !tt.want(r) {
 				t.Fatalf("resolved: hot %v warm %v top_n %d local_size %d refresh %v local_ttl %v max_value_bytes %d",
 					r.HotQPS, r.WarmQPS, r.TopN, r.LocalSize, r.Refresh, r.LocalTTL, r.MaxValueBytes)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
@@ -26,9 +27,9 @@ type testDetector struct {
 
 func newTestDetector(opts ...Option) *testDetector {
 	clk := fakeclock.New(epoch)
-	cfg := testConfig(append([]Option{WithClock(clk), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
+	cfg := testConfig(append([]Option{withClock(clk), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	td := &testDetector{clock: clk}
-	td.Detector = fresh.NewDetector(cfg.detection(), ident, func(e *fresh.Entry[string]) { td.dropped = append(td.dropped, e.K) })
+	td.Detector = fresh.NewDetector(engine.Detection(cfg), ident, func(e *fresh.Entry[string]) { td.dropped = append(td.dropped, e.K) })
 	return td
 }
 
@@ -239,7 +240,7 @@ func BenchmarkDetectionAccuracy(b *testing.B) {
 	}
 	for b.Loop() {
 		cfg := testConfig(WithHotQPS(DefaultHotQPS))
-		r := detect.NewRecorder(cfg.detection().Recorder, epoch, ident)
+		r := detect.NewRecorder(engine.Detection(cfg).Recorder, epoch, ident)
 		rng := rand.New(rand.NewPCG(3, 4))
 		exact := make([][detect.Ring]uint32, keys)
 		var precision, recall float64

@@ -1,39 +1,31 @@
-// Package runtime is the engine behind every repository hotkeygen
-// generates. It reads and writes msgpack values in Redis, watches per-key
+// Package runtime is what every repository hotkeygen generates calls. It
+// reads and writes msgpack values in Redis, watches per-key
 // traffic, serves the few hot keys from an in-process theine cache, keeps
 // those local copies fresh, and reports stats. Generated code only supplies
 // typed keys, values and a deep-copy function.
 package runtime
 
-// A map of the package, for whoever changes it. The typed facade:
+// A map of the package, for whoever changes it. The runtime is a facade:
+// the names a repository calls, each a line over the engine beneath it.
 //
-//	cache.go        Cache: New, Get and View (the read path, traced top to bottom),
-//	                failed (every read's decision after Redis failed), Set, Del, Close
-//	write.go        the one path of every write: Set, Del, sync, HSet/HDel, write-backs
-//	getmany.go      GetMany: a batch of Gets, one round trip per node
-//	load.go         loads: a cold read, one load per key for concurrent misses
-//	                (singleflight), the loaders behind a miss, the rebuild lock, degrade
-//	flight.go       a load in flight, and the count of loads landed
-//	decode.go       the decodes of what a Cache reads through its layout
-//	refresh.go      reloads of hot copies: the backstop, and revalidation after a session starts
-//	aggregate.go    cluster-wide detection (aggregate=on): the keys behind the reported names
-//	background.go   what the one ticking goroutine does, and the jobs it starts
-//	collection.go   Collection: a value kept as a Redis hash, read and written by item
-//	collection_write.go  the write script's runs for a Collection's owners
-//	changes.go      MarkChanged, onto the change buffer; WarmBloom, the Bloom filter's
-//	                typed glue; both made by setupChanges
-//	bigvalue.go     max_value_bytes: the size limits of a value
-//	encode.go       codec: values to msgpack and back, where Redis bytes are checked
+//	cache.go        Glue, Cache: New, Get, View, GetMany, Set, Del, MarkChanged,
+//	                WarmBloom, Stats, History, Close
+//	collection.go   CollectionGlue, Collection: HGetAll, HGetAllMany, HGet, HSet, HDel
+//	options.go      the With functions, each the With of its option's row
+//	config.go       Config, Option, ConfigError, the modes and the defaults
+//	errors.go       the errors a caller matches
+//	stats.go        Stats and its parts, Sample
 //	keys.go         AppendKeyString, for generated key builders
-//	options.go      every option, declared once; config.go, validate.go and
-//	                changes_config.go derive Config, With… and the checks from it
-//	stats.go        Stats and History; changes_stats.go and history.go their types
-//	errors.go       the errors a caller matches, and the one classifier of
-//	                "absent, or did Redis fail?"
-//	clock.go        Clock, and the wall clock's
 //
-// Mechanisms that need no key or value type live in internal packages,
-// each tested alone against a real redis-server:
+// Beneath it, internal packages, each tested alone:
+//
+//	internal/config   every setting: each option declared once (options.go), the
+//	                  defaults that follow others, Validate, and Apply, which New calls
+//	internal/engine   the Cache itself: the read path and the write path, loads, refresh,
+//	                  the background tick, collections, the change buffer's glue, stats
+//	                  (its doc.go maps it); the runtime's tests reach it through seams.go
+//
+// The engine's mechanisms need no key or value type:
 //
 //	internal/breaker  a node's breaker: verdicts, the probe, waiting callers, error classes
 //	internal/layout   how a value sits in Redis: a String or a hash (read, read many, set, set if absent, delete)

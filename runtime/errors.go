@@ -1,67 +1,24 @@
 package runtime
 
-import (
-	"context"
-	"errors"
-
-	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
-)
+import "github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 
 // The sentinel errors carry no prefix: the runtime returns them wrapped,
-// as the cause of an operation's error (opError), which names the package
-// once: `hotkey: get "user:1": not found`. Match them with errors.Is.
+// as the cause of an operation's error, which names the package once:
+// `hotkey: get "user:1": not found`. Match them with errors.Is.
 var (
 	// ErrNotFound reports a key that is absent from Redis.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = engine.ErrNotFound
 	// ErrDecode reports bytes in Redis that do not decode as the entity.
 	// The value is not cached; fix or delete the key in Redis.
-	ErrDecode = errors.New("value does not decode")
+	ErrDecode = engine.ErrDecode
 	// ErrClosed reports a call on a Cache after Close.
-	ErrClosed = errors.New("cache closed")
+	ErrClosed = engine.ErrClosed
+	// ErrUnavailable reports a call refused without asking Redis, because
+	// a recent call found Redis unreachable: reads of hot keys go on from
+	// memory, and a background probe lets calls through again as soon as
+	// Redis answers. The error names the node by its address.
+	ErrUnavailable = engine.ErrUnavailable
+	// ErrValueTooLarge reports a write whose encoded value is larger than
+	// max_value_bytes_hard (WithMaxValueBytesHard).
+	ErrValueTooLarge = engine.ErrValueTooLarge
 )
-
-// ErrUnavailable reports a call refused without asking Redis, because a
-// recent call found Redis unreachable: reads of hot keys go on from
-// memory, and a background probe lets calls through again as soon as
-// Redis answers. The error names the node by its address.
-var ErrUnavailable = errors.New("Redis unavailable")
-
-// opError is the error of an operation: it says "hotkey: " and what
-// failed once (runtime/internal/operr). collection.go makes its errors
-// through opErr and fieldErr too.
-type opError = operr.Error
-
-func opErr(op, key string, err error) error           { return operr.Of(op, key, err) }
-func fieldErr(op, key, field string, err error) error { return operr.OfField(op, key, field, err) }
-func causeOf(err error) error                         { return operr.Cause(err) }
-
-// What a read found, absent or failed: the one classifier every read
-// path asks. A key missing from Redis (noKey) sends a read to the loader;
-// the null placeholder (layout.Null) says the row is known absent; bytes
-// that do not decode are ErrDecode; anything else is Redis failing, unless
-// the caller gave up.
-
-// noKey reports a key absent from Redis, as opposed to one holding
-// layout.Null: only a missing key sends a read to the loader. It prints and
-// matches as ErrNotFound.
-type noKey struct{}
-
-func (noKey) Error() string        { return ErrNotFound.Error() }
-func (noKey) Is(target error) bool { return target == ErrNotFound }
-
-func isNoKey(err error) bool { return errors.As(err, new(noKey)) }
-
-// needsLoad reports a read the loader should answer: the key is missing
-// from Redis, or holds bytes that are not a value of the entity.
-func needsLoad(err error) bool { return isNoKey(err) || errors.Is(err, ErrDecode) }
-
-// cachedAbsence reports an error that says the row is known to be absent:
-// Redis holds the null placeholder, as opposed to holding nothing.
-func cachedAbsence(err error) bool { return errors.Is(err, ErrNotFound) && !isNoKey(err) }
-
-// redisFailed reports an error of Redis itself, as opposed to an absent
-// key, bytes that do not decode, or the caller giving up.
-func redisFailed(err error) bool {
-	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrDecode) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrClosed)
-}

@@ -196,7 +196,7 @@ func (r ttlRow) subject(t *testing.T, rdb, raw *redis.Client, opts []Option) ttl
 				}
 				return err == nil, err
 			},
-			hot:   func() bool { return c.det.Lookup(key) != nil && holds(c, key) },
+			hot:   func() bool { return c.e.Detector().Lookup(key) != nil && holds(c.e, key) },
 			write: func() error { return c.Set(ctx, key, sample(1, "v1")) },
 			put: func(px time.Duration) {
 				b, err := msgpack.Marshal(sample(1, "v0"))
@@ -217,13 +217,13 @@ func (r ttlRow) subject(t *testing.T, rdb, raw *redis.Client, opts []Option) ttl
 	owner := loginOwner{42, "ios"}
 	item := &login{User: 42, Platform: "ios", Token: "t1", Status: 1} // no expiry of its own
 	return ttlSubject{
-		c:   col.c,
+		c:   col.e.Cache(),
 		key: owner.String(),
 		read: func() (bool, error) {
 			m, err := col.HGetAll(ctx, owner)
 			return len(m) > 0, err
 		},
-		hot:   func() bool { return col.c.det.Lookup(owner) != nil && holds(col.c, owner) },
+		hot:   func() bool { return col.e.Cache().Detector().Lookup(owner) != nil && holds(col.e.Cache(), owner) },
 		write: func() error { return col.HSet(ctx, item) },
 		put: func(px time.Duration) {
 			b, err := msgpack.Marshal(item)
@@ -281,7 +281,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if !holds(e.c, key) {
+			if !holds(e.c.e, key) {
 				t.Fatal("GetMany did not keep the key")
 			}
 			return "v0"
@@ -290,7 +290,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 			e.put(key, sample(1, "v0"))
 			e.heat(key)
 			e.putPX(key, "v1", time.Hour) // unheard, with invalidation off
-			e.c.refresh.run()
+			e.c.e.Refresh()
 			return "v1"
 		}},
 		{"refresh finds the same bytes, with a TTL now", hour, func(e *env) string {
@@ -299,7 +299,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 			if err := e.raw.PExpire(e.ctx, key, time.Hour).Err(); err != nil {
 				t.Fatal(err)
 			}
-			e.c.refresh.run()
+			e.c.e.Refresh()
 			return "v0"
 		}},
 		{"the loader's write-back", append([]Option{WithLoader(load)}, hour...), func(e *env) string {
@@ -323,7 +323,7 @@ func TestEveryPathLearnsTheExpiry(t *testing.T) {
 					t.Fatalf("Get = %v, want ErrNotFound", err)
 				}
 			}
-			if !holds(e.c, key) {
+			if !holds(e.c.e, key) {
 				t.Fatal("the placeholder is not held")
 			}
 			return ""
@@ -380,8 +380,8 @@ func (e *env) forget(key string) {
 	if err := e.raw.Del(e.ctx, key).Err(); err != nil {
 		e.t.Fatal(err)
 	}
-	e.c.refresh.run()
-	if holds(e.c, key) || e.c.det.Lookup(key) == nil {
+	e.c.e.Refresh()
+	if holds(e.c.e, key) || e.c.e.Detector().Lookup(key) == nil {
 		e.t.Fatalf("%q: still held, or no longer hot", key)
 	}
 }
@@ -427,7 +427,7 @@ func TestNoStaleReadPastTheKeyTTL(t *testing.T) {
 func TestGetManyLearnsExpiriesOnACluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	clk := fakeclock.New(epoch)
-	c, err := New(cl.Client(t), profileGlue, WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+	c, err := New(cl.Client(t), profileGlue, withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
 		WithInvalidate(InvalidateOff), WithTTL(time.Hour), WithJitter(0))
 	if err != nil {
 		t.Fatal(err)
@@ -452,7 +452,7 @@ func TestGetManyLearnsExpiriesOnACluster(t *testing.T) {
 		}
 	}
 	for _, key := range keys {
-		if !holds(c, key) {
+		if !holds(c.e, key) {
 			t.Fatalf("%s not held", key)
 		}
 		set(key, "behind", redis.SetArgs{KeepTTL: true})
@@ -493,12 +493,12 @@ func TestCollectionWriteBackLearnsTheExpiry(t *testing.T) {
 	if err := e.raw.Del(e.ctx, key).Err(); err != nil {
 		t.Fatal(err)
 	}
-	e.c.c.refresh.run() // drops the copy; the owner stays hot
-	if holds(e.c.c, owner) {
+	e.c.e.Cache().Refresh() // drops the copy; the owner stays hot
+	if holds(e.c.e.Cache(), owner) {
 		t.Fatal("the owner's copy outlived its deleted hash")
 	}
 	e.all(owner) // loads, writes back, keeps
-	if !holds(e.c.c, owner) {
+	if !holds(e.c.e.Cache(), owner) {
 		t.Fatal("the written-back collection is not held")
 	}
 	b, err := msgpack.Marshal(&login{User: 42, Platform: "ios", Token: "b"})
@@ -548,11 +548,11 @@ func TestOnlyAHotKeysReadAsksItsTTL(t *testing.T) {
 	}
 
 	e.heat(keys[0])
-	if stat("pttl") == 0 || !servesLocally(e.c, keys[0]) {
-		t.Fatalf("a key made hot is held (%v) after %d PTTLs; want its TTL asked and the copy served", servesLocally(e.c, keys[0]), stat("pttl"))
+	if stat("pttl") == 0 || !servesLocally(e.c.e, keys[0]) {
+		t.Fatalf("a key made hot is held (%v) after %d PTTLs; want its TTL asked and the copy served", servesLocally(e.c.e, keys[0]), stat("pttl"))
 	}
-	hot := e.c.det.Lookup(keys[0])
-	if e.c.copies.Keep(hot, e.c.copies.Begin(keys[0]), sample(0, "bob"), 0, 0, layout.Unasked) {
+	hot := e.c.e.Detector().Lookup(keys[0])
+	if e.c.e.Copies().Keep(hot, e.c.e.Copies().Begin(keys[0]), sample(0, "bob"), 0, 0, layout.Unasked) {
 		t.Fatal("a copy was kept from a read that did not ask its key's TTL")
 	}
 	if got := e.get(keys[0]); got.Name != "ada" {

@@ -45,17 +45,17 @@ func TestConcurrentMissesShareOneRead(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
-	e.c.copies.Local.Delete("p:1") // as if evicted: the next reads miss
+	e.c.e.Copies().Local.Delete("p:1") // as if evicted: the next reads miss
 
 	hook := &gateHook{release: make(chan struct{})}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 
 	const callers = 50
 	missTogether(t, e, "p:1", "ada", callers, func() { close(hook.release) })
 	if n := hook.gets.Load(); n != 1 {
 		t.Fatalf("%d concurrent misses made %d Redis reads, want 1", callers, n)
 	}
-	if !holds(e.c, "p:1") {
+	if !holds(e.c.e, "p:1") {
 		t.Fatal("the shared read was not stored locally")
 	}
 }
@@ -98,10 +98,6 @@ func missTogether(t *testing.T, e *env, key, want string, callers int, release f
 }
 
 func (e *env) flightWaiters(key string) int32 {
-	e.c.loads.mu.Lock()
-	defer e.c.loads.mu.Unlock()
-	if call := e.c.loads.flights[key]; call != nil {
-		return call.waiters.Load()
-	}
-	return 0
+	f, _ := e.c.e.InFlight(key)
+	return f.Waiters
 }

@@ -159,14 +159,14 @@ func TestAReadNeverJoinsAFlightOlderThanAWrite(t *testing.T) {
 	// automatic pipeline it would hold every read behind it, and the
 	// newer read could not be answered first, as it can be when the older
 	// one's goroutine is merely slow to take its reply.
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) { c.onInvalidate = func(keys []string) { handled <- keys } })
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) { c.Test.OnInvalidate = func(keys []string) { handled <- keys } })
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1")) // unheard: nobody holds p:1 yet
 	e.heat("p:1")
-	e.c.copies.Local.Delete("p:1") // as if evicted: the next read misses
+	e.c.e.Copies().Local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
-	e.c.rdb.AddHook(h)
+	e.c.e.Client().AddHook(h)
 	release := sync.OnceFunc(func() { close(h.release) })
 	t.Cleanup(release) // before Close, which waits for the held read
 	old := make(chan string, 1)
@@ -196,15 +196,15 @@ func TestACopyWhoseKeyIsNotTrackedIsNotServed(t *testing.T) {
 	srv := redistest.Start(t)
 	var asked atomic.Int32
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) {
-		c.trackVia = func([]string, func([]string)) { asked.Add(1) }
+		c.Test.TrackVia = func([]string, func([]string)) { asked.Add(1) }
 	})
 	liveSessions(t, e.c, 1) // before p:1 is hot: the session starts tracking nothing
 	e.put("p:1", sample(1, "v1"))
 	for range 101 {
 		e.get("p:1")
 	}
-	if !holds(e.c, "p:1") || asked.Load() == 0 || servesLocally(e.c, "p:1") {
-		t.Fatalf("held %v, tracking asked %d times, served locally %v; want held, asked, not served", holds(e.c, "p:1"), asked.Load(), servesLocally(e.c, "p:1"))
+	if !holds(e.c.e, "p:1") || asked.Load() == 0 || servesLocally(e.c.e, "p:1") {
+		t.Fatalf("held %v, tracking asked %d times, served locally %v; want held, asked, not served", holds(e.c.e, "p:1"), asked.Load(), servesLocally(e.c.e, "p:1"))
 	}
 	e.put("p:1", sample(1, "v2")) // unheard: nobody tracks p:1
 	e.wants("p:1", "v2", "another program's write of a key no session tracks")
@@ -220,7 +220,7 @@ func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
 	var mu sync.Mutex
 	var held []func()
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithAutoPipeline(false), func(c *Config) {
-		c.trackVia = func(keys []string, track func([]string)) {
+		c.Test.TrackVia = func(keys []string, track func([]string)) {
 			mu.Lock()
 			defer mu.Unlock()
 			held = append(held, func() { track(keys) })
@@ -231,10 +231,10 @@ func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
 	for range 101 {
 		e.get("p:1")
 	}
-	e.c.copies.Local.Delete("p:1") // as if evicted: the next read misses
+	e.c.e.Copies().Local.Delete("p:1") // as if evicted: the next read misses
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
-	e.c.rdb.AddHook(h)
+	e.c.e.Client().AddHook(h)
 	release := sync.OnceFunc(func() { close(h.release) })
 	t.Cleanup(release)
 	old := make(chan string, 1)
@@ -248,7 +248,7 @@ func TestAReadBegunBeforeItsKeyWasTrackedKeepsNoVerifiedCopy(t *testing.T) {
 	}
 	held = nil
 	mu.Unlock()
-	entry := e.c.det.Lookup("p:1")
+	entry := e.c.e.Detector().Lookup("p:1")
 	waitFor(t, "p:1 tracked", func() bool {
 		entry.Mu.Lock()
 		defer entry.Mu.Unlock()
@@ -268,10 +268,10 @@ func TestOwnWriteIsNotOvertakenByAnOlderRead(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.c.copies.Local.Delete("p:1")
+	e.c.e.Copies().Local.Delete("p:1")
 
 	h := &gateHook{release: make(chan struct{}), replies: true}
-	e.c.rdb.AddHook(h)
+	e.c.e.Client().AddHook(h)
 	done := make(chan struct{})
 	go func() { e.c.Get(e.ctx, "p:1"); close(done) }()
 	waitFor(t, "a read answered with v1", func() bool { return h.gets.Load() == 1 })
@@ -375,7 +375,7 @@ func heldUpSession(t *testing.T, mode string) {
 	var holding atomic.Bool
 	hold, inHold := make(chan struct{}), make(chan struct{}, 1)
 	held := func(c *Config) {
-		c.onInvalidate = func([]string) {
+		c.Test.OnInvalidate = func([]string) {
 			if holding.Load() {
 				inHold <- struct{}{}
 				<-hold
@@ -407,7 +407,7 @@ func heldUpSession(t *testing.T, mode string) {
 	// A session whose next answer is a few milliseconds late still vouches:
 	// a busy moment does not send every hot read to Redis.
 	e.clock.Advance(busy)
-	if cp, ok := e.c.copies.Local.Get("p:1"); !ok || !e.c.copies.Fresh(&cp.Meta) {
+	if cp, ok := e.c.e.Copies().Local.Get("p:1"); !ok || !e.c.e.Copies().Fresh(&cp.Meta) {
 		t.Fatalf("%v after the session's last answer, its copies are no longer served from memory", busy)
 	}
 	// One held up until a read could no longer be within the 50 ms bound
@@ -436,14 +436,14 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 	}{
 		{"the session catches up", func(t *testing.T, e *env, _ *redistest.Server, release func()) {
 			release() // the write of p:1, then answers that vouch
-			n := e.c.copies.Nodes.Of("p:1")
+			n := e.c.e.Copies().Nodes.Of("p:1")
 			waitFor(t, "the session vouching for the node again", func() bool {
-				return e.c.copies.Stamps.Now()-n.Vouched() < int64(busy)
+				return e.c.e.Copies().Stamps.Now()-n.Vouched() < int64(busy)
 			})
 		}, false},
 		{"Redis is killed", func(t *testing.T, e *env, srv *redistest.Server, _ func()) {
 			srv.Kill()
-			n := e.c.copies.Nodes.Of("p:1")
+			n := e.c.e.Copies().Nodes.Of("p:1")
 			waitFor(t, "the breaker open", func() bool {
 				e.c.Get(e.ctx, "p:3") // a cold read's failure opens it
 				return n.Unreachable()
@@ -461,7 +461,7 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 			h.holdOn("p:2", sample(2, "w2"))
 			e.put("p:1", sample(1, "v2"))
 			// Reader B looks p:1 up, and is held up before it judges the copy.
-			cp, held := e.c.copies.Local.Get("p:1")
+			cp, held := e.c.e.Copies().Local.Get("p:1")
 			if !held || cp.Val.Name != "v1" {
 				t.Fatalf("before the stall p:1's copy is %v (held %v), want v1", cp, held)
 			}
@@ -472,7 +472,7 @@ func TestACopyReplacedWhileItsReaderWasHeldUpIsNotServed(t *testing.T) {
 			e.wants("p:1", "v2", "a read after the stall")
 			then.do(t, e, srv, h.release)
 			// Reader B goes on.
-			v, err := e.c.get(e.ctx, "p:1", cp, held, false)
+			v, err := e.c.e.GetAfterLookup(e.ctx, "p:1", cp, held, false)
 			if then.stale && err != nil {
 				return
 			}
@@ -504,7 +504,7 @@ func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
 	e.clock.Advance(100 * time.Millisecond)
 	// Reader A's GET is answered, v1, and A is held up before it is done.
 	answered, unblock := make(chan struct{}), make(chan struct{})
-	e.c.rdb.AddHook(after("get", func() { close(answered); <-unblock }))
+	e.c.e.Client().AddHook(after("get", func() { close(answered); <-unblock }))
 	aDone := make(chan *profile, 1)
 	go func() { aDone <- e.get("p:1") }()
 	<-answered
@@ -518,10 +518,8 @@ func TestAReadNeverJoinsAReadSentLongBefore(t *testing.T) {
 		if len(bDone) > 0 {
 			return true
 		}
-		e.c.loads.mu.Lock()
-		defer e.c.loads.mu.Unlock()
-		call := e.c.loads.flights["p:1"]
-		return call != nil && call.waiters.Load() >= 2
+		f, ok := e.c.e.InFlight("p:1")
+		return ok && f.Waiters >= 2
 	})
 	close(unblock)
 	if v := <-aDone; v.Name != "v1" {
@@ -543,9 +541,9 @@ func TestWithoutStaleReadsAnOvertakenCopyFailsFast(t *testing.T) {
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	e.put("p:1", sample(1, "v2"))
-	n := e.c.copies.Nodes.Of("p:1")
+	n := e.c.e.Copies().Nodes.Of("p:1")
 	waitFor(t, "the copy overtaken by the write", func() bool {
-		cp, ok := e.c.copies.Local.Get("p:1")
+		cp, ok := e.c.e.Copies().Local.Get("p:1")
 		return ok && cp.Meta.Overtaken(n, e.clock.Now())
 	})
 	srv.Kill()
@@ -554,7 +552,7 @@ func TestWithoutStaleReadsAnOvertakenCopyFailsFast(t *testing.T) {
 		return n.Unreachable()
 	})
 	var asked atomic.Bool
-	e.c.rdb.AddHook(before("get", func() { asked.Store(true) }))
+	e.c.e.Client().AddHook(before("get", func() { asked.Store(true) }))
 	if _, err := e.c.Get(e.ctx, "p:1"); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("stale_reads=off, an overtaken copy, Redis killed: Get = %v, want ErrUnavailable", err)
 	}
@@ -634,9 +632,9 @@ func TestBrokenConnectionsAreNotAnOutage(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: d.dial, MaxRetries: -1}) // the read's failure reaches the runtime
 	t.Cleanup(func() { rdb.Close() })
 	invalidated := make(chan struct{}, 16)
-	heard := func(c *Config) { c.onInvalidate = func([]string) { invalidated <- struct{}{} } }
+	heard := func(c *Config) { c.Test.OnInvalidate = func([]string) { invalidated <- struct{}{} } }
 	clk := fakeclock.New(epoch)
-	c, err := New(rdb, profileGlue, WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking), heard)
+	c, err := New(rdb, profileGlue, WithEntity("profile"), withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking), heard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,7 +713,7 @@ func TestTrackingRefusedForAWhileIsRetried(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "pw"})
 	t.Cleanup(func() { rdb.Close() })
 	var log syncBuffer
-	c, err := New(rdb, profileGlue, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithHotQPS(100), WithWarmQPS(10), WithClock(fakeclock.New(epoch)))
+	c, err := New(rdb, profileGlue, WithLogger(slog.New(slog.NewTextHandler(&log, nil))), WithHotQPS(100), WithWarmQPS(10), withClock(fakeclock.New(epoch)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +752,7 @@ func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	seen := e.c.Stats().Invalidations
-	e.c.rdb.AddHook(after("set", func() {
+	e.c.e.Client().AddHook(after("set", func() {
 		// Ours first: Redis forgets the key as it sends its invalidation,
 		// and tracks it again once the session asks; theirs, after that,
 		// is heard too.
@@ -775,14 +773,14 @@ func TestAnOwnWriteRacedByAnotherIsNotServedAsVerified(t *testing.T) {
 // trackedNow reports whether c's session tracks hot key now: it
 // confirmed it since the key's last invalidation.
 func trackedNow[V any](c *Cache[string, V], key string) bool {
-	e := c.det.Lookup(key)
+	e := c.e.Detector().Lookup(key)
 	if e == nil {
 		return false
 	}
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
 	state, gen := e.Confirmed()
-	return state != 0 && gen == c.copies.Gens.Of(key).Load()
+	return state != 0 && gen == c.e.Copies().Gens.Of(key).Load()
 }
 
 // TestARefreshRacedByAWriteIsNotServedAsVerified: a refresh reads the
@@ -795,13 +793,13 @@ func TestARefreshRacedByAWriteIsNotServedAsVerified(t *testing.T) {
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.c.refresh.run() // the copy now knows its bytes: the next refresh may reverify it
+	e.c.e.Refresh() // the copy now knows its bytes: the next refresh may reverify it
 	seen := e.c.Stats().Invalidations
-	e.c.rdb.AddHook(after("mget", func() {
+	e.c.e.Client().AddHook(after("mget", func() {
 		e.put("p:1", sample(1, "v2"))
 		waitFor(t, "the invalidation of the write", func() bool { return e.c.Stats().Invalidations > seen })
 	}))
-	e.c.refresh.run()
+	e.c.e.Refresh()
 	for range 10 {
 		e.wants("p:1", "v2", "after a refresh raced by a write")
 	}
@@ -895,7 +893,7 @@ func TestARefreshFindsAKeyWrittenAfterItsCopyWasDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.put("p:1", sample(1, "v3")) // another program's write
-	e.c.refresh.run()
+	e.c.e.Refresh()
 	e.wants("p:1", "v3", "after the refresh")
 }
 
@@ -910,7 +908,7 @@ func TestACopyIsDroppedAfterRefreshFailuresReloadsFailed(t *testing.T) {
 	srv.Kill()
 	for i := range 3 {
 		e.wants("p:1", "v1", fmt.Sprintf("after %d failed refreshes", i))
-		e.c.refresh.run()
+		e.c.e.Refresh()
 	}
 	if v, err := e.c.Get(e.ctx, "p:1"); err == nil {
 		t.Fatalf("after 3 failed refreshes the copy is still served: %+v", v)
@@ -930,7 +928,7 @@ func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
 		decodes.Add(1)
 		return wire.Unmarshal(b, v)
 	}
-	c, err := New(srv.Client(t), g, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff))
+	c, err := New(srv.Client(t), g, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -938,18 +936,18 @@ func TestARefreshOfUnchangedBytesDoesNotDecodeThemAgain(t *testing.T) {
 	e := &env{t: t, c: c, raw: srv.Client(t), ctx: t.Context()}
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	c.refresh.run() // the first learns the bytes' hash: a read does not hash them
+	c.e.Refresh() // the first learns the bytes' hash: a read does not hash them
 
 	before := decodes.Load()
-	c.refresh.run()
+	c.e.Refresh()
 	if n := decodes.Load() - before; n != 0 {
 		t.Fatalf("a refresh of unchanged bytes decoded them %d times, want 0", n)
 	}
-	if !servesLocally(c, "p:1") {
+	if !servesLocally(c.e, "p:1") {
 		t.Fatal("after a refresh of unchanged bytes, p:1 is not served from memory")
 	}
 	e.put("p:1", sample(1, "v2"))
-	c.refresh.run()
+	c.e.Refresh()
 	if n := decodes.Load() - before; n != 1 {
 		t.Fatalf("a refresh of changed bytes decoded them %d times, want 1", n)
 	}
@@ -964,18 +962,18 @@ func TestADemotedKeyStoresNoReadInFlight(t *testing.T) {
 	e := newEnv(t)
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
-	entry := e.c.det.Lookup("p:1")
-	t0 := e.c.copies.Begin("p:1") // a read sent now, answered after the demotion
+	entry := e.c.e.Detector().Lookup("p:1")
+	t0 := e.c.e.Copies().Begin("p:1") // a read sent now, answered after the demotion
 	// The entry stays in the hot set here, as it does for a read or a
 	// write that looked it up just before the demotion.
-	e.c.copies.Demote(entry)
-	if e.c.copies.Keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
+	e.c.e.Copies().Demote(entry)
+	if e.c.e.Copies().Keep(entry, t0, sample(1, "ada"), 0, 0, 0) {
 		t.Fatal("a read begun before the demotion stored its value after it")
 	}
 	if err := e.c.Set(e.ctx, "p:1", sample(1, "bob")); err != nil {
 		t.Fatal(err)
 	}
-	if holds(e.c, "p:1") {
+	if holds(e.c.e, "p:1") {
 		t.Fatal("a write after the demotion left a copy")
 	}
 	e.put("p:1", sample(1, "carl")) // by another writer, unseen with invalidation off

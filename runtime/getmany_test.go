@@ -17,7 +17,7 @@ func TestGetManyMixesHotColdAndMissing(t *testing.T) {
 	e.heat("p:hot")
 	e.put("p:hot", sample(1, "changed in Redis")) // proves the hot one is served locally
 	hook := &cmdCounter{}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 
 	got, err := e.c.GetMany(e.ctx, []string{"p:cold", "p:missing", "p:hot", "p:cold"})
 	if err != nil {
@@ -53,7 +53,7 @@ func TestGetManyChunksMGET(t *testing.T) {
 	}
 	pipe.Exec(e.ctx)
 	hook := &cmdCounter{}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 	got, err := e.c.GetMany(e.ctx, keys)
 	if err != nil {
 		t.Fatal(err)

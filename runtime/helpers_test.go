@@ -13,13 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
-	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
 
@@ -92,7 +94,7 @@ func newEnvClient(t *testing.T, srv *redistest.Server, rdb redis.UniversalClient
 	clk := fakeclock.New(epoch)
 	// Invalidation is off unless a test turns it on: it drops local copies
 	// asynchronously, and the tests of invalidation check that on purpose.
-	base := []Option{WithEntity("profile"), WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
+	base := []Option{WithEntity("profile"), withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateOff)}
 	c, err := New(rdb, profileGlue, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -127,17 +129,17 @@ func (e *env) heat(key string) {
 	for range 101 {
 		e.get(key)
 	}
-	if e.c.det.Lookup(key) == nil {
+	if e.c.e.Detector().Lookup(key) == nil {
 		e.t.Fatalf("%q not hot after 101 reads", key)
 	}
-	if !holds(e.c, key) {
+	if !holds(e.c.e, key) {
 		e.t.Fatalf("%q hot but not held locally", key)
 	}
 	// A keyed node verifies a copy once its key is tracked: the read
 	// after the confirmation keeps it verified.
-	if n := e.c.copies.Nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
+	if n := e.c.e.Copies().Nodes.Of(key); n.Keyed() && n.State()&1 == 1 {
 		waitFor(e.t, key+" tracked and served locally", func() bool {
-			ok := servesLocally(e.c, key)
+			ok := servesLocally(e.c.e, key)
 			if !ok {
 				e.get(key)
 			}
@@ -148,8 +150,8 @@ func (e *env) heat(key string) {
 
 // holds reports whether c keeps a local copy of key, without counting a
 // hit as local.Get would.
-func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
-	c.copies.Local.Range(func(k K, _ *fresh.Copy[V]) bool {
+func holds[K comparable, V any](c *engine.Cache[K, V], key K) (found bool) {
+	c.Copies().Local.Range(func(k K, _ *fresh.Copy[V]) bool {
 		found = k == key
 		return !found
 	})
@@ -158,8 +160,8 @@ func holds[K comparable, V any](c *Cache[K, V], key K) (found bool) {
 
 // servesLocally reports whether c holds a copy of key that a read would
 // be answered with while Redis answers.
-func servesLocally[K comparable, V any](c *Cache[K, V], key K) (ok bool) {
-	c.copies.Local.Range(func(k K, cp *fresh.Copy[V]) bool {
+func servesLocally[K comparable, V any](c *engine.Cache[K, V], key K) (ok bool) {
+	c.Copies().Local.Range(func(k K, cp *fresh.Copy[V]) bool {
 		if k == key {
 			ok = cp.Meta.Verified()
 		}
@@ -174,12 +176,7 @@ func (e *env) tick(d time.Duration) { tickAndWait(e.c, e.clock.Advance(d)) }
 
 // tickAndWait runs c's tick at now and waits for the jobs it started,
 // which run on goroutines of their own (see background.Job).
-func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) {
-	c.ticker.tick(now)
-	for _, j := range []*background.Job{&c.ticker.jobs.report, &c.ticker.jobs.cluster, &c.ticker.jobs.refresh} {
-		j.Wait()
-	}
-}
+func tickAndWait[K comparable, V any](c *Cache[K, V], now time.Time) { c.e.Tick(now) }
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test to share.
 type syncBuffer struct {
@@ -217,7 +214,7 @@ func (s *syncBuffer) linesWith(sub string) []string {
 func liveSessions[K comparable, V any](t *testing.T, c *Cache[K, V], n int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d live sessions", n), func() bool {
-		for _, nd := range c.copies.Nodes.All() {
+		for _, nd := range c.e.Copies().Nodes.All() {
 			nd.Want()
 		}
 		return c.Stats().InvalidationLive == n
@@ -282,7 +279,7 @@ func instances(t *testing.T, srv *redistest.Server, n int, mode string) []*env {
 // dropped waits until e no longer serves key locally.
 func dropped(t *testing.T, e *env, key string) {
 	t.Helper()
-	waitFor(t, "the local copy of "+key+" to be invalidated", func() bool { return !servesLocally(e.c, key) })
+	waitFor(t, "the local copy of "+key+" to be invalidated", func() bool { return !servesLocally(e.c.e, key) })
 }
 
 // infoStat returns the field of INFO section on rdb's server, as a number.
@@ -338,7 +335,7 @@ func newHeldEnv(t *testing.T, srv *redistest.Server, opts ...Option) *heldEnv {
 	out := make(chan struct{})
 	h.release = sync.OnceFunc(func() { h.holding.Store(false); close(out) })
 	held := func(c *Config) {
-		c.onInvalidate = func([]string) {
+		c.Test.OnInvalidate = func([]string) {
 			if h.holding.Load() {
 				h.in <- struct{}{}
 				<-out
@@ -439,3 +436,7 @@ func pairedWrites(b *testing.B, beside, alone func() time.Duration) {
 	b.ReportMetric(float64(tAlone.Nanoseconds())/float64(b.N), "alone-ns/op")
 	b.ReportMetric(float64(tBeside)/float64(tAlone), "neighbours/alone")
 }
+
+// withClock is the Option of a Cache on clk, not the wall clock: a seam of
+// the tests, which the API does not offer.
+func withClock(clk config.Clock) Option { return func(c *Config) { c.Clock = clk } }

@@ -57,7 +57,7 @@ func TestHistoryGoesOnWhileRedisHangs(t *testing.T) {
 			tickAlone(t, e) // its refresh, and cluster read, wait on the frozen server
 			// The breaker opens, as it does when the first command times
 			// out (none does here): a ping of the frozen server fails.
-			if !e.c.copies.Nodes.One.Check(e.ctx) {
+			if !e.c.e.Copies().Nodes.One.Check(e.ctx) {
 				t.Fatal("the frozen server answered a ping")
 			}
 			prev := e.c.Stats()
@@ -107,7 +107,7 @@ func tickAlone(t *testing.T, e *env) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.c.ticker.tick(e.clock.Advance(time.Second))
+		e.c.e.TickOnly(e.clock.Advance(time.Second))
 	}()
 	select {
 	case <-done:

@@ -32,8 +32,8 @@ func benchInvalidation(b *testing.B, mode string) {
 			}
 		}
 		c, err := New(srv.Client(b), Glue[string, benchUser]{Key: ident, Clone: cloneBenchUser, Prefix: "user:"},
-			WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(mode),
-			func(c *Config) { c.onInvalidate = hook })
+			withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(mode),
+			func(c *Config) { c.Test.OnInvalidate = hook })
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -72,7 +73,7 @@ func TestTrackingInvalidatesEveryInstance(t *testing.T) {
 func TestOnlyTheKeysOfKeptCopiesAreTracked(t *testing.T) {
 	srv := redistest.Start(t)
 	seen := make(chan []string, 100)
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.onInvalidate = func(keys []string) { seen <- keys } })
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), func(c *Config) { c.Test.OnInvalidate = func(keys []string) { seen <- keys } })
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
@@ -153,7 +154,7 @@ func TestInvalidationOnACluster(t *testing.T) {
 	for _, mode := range []string{InvalidateTracking, InvalidatePubSubKeys} {
 		t.Run(mode, func(t *testing.T) {
 			newCache := func() *Cache[string, profile] {
-				c, err := New(cl.Client(t), profileGlue, WithInvalidate(mode), WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
+				c, err := New(cl.Client(t), profileGlue, WithInvalidate(mode), withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -171,12 +172,12 @@ func TestInvalidationOnACluster(t *testing.T) {
 				for range 101 {
 					b.Get(ctx, k)
 				}
-				if !holds(b, k) {
+				if !holds(b.e, k) {
 					t.Fatalf("%s not held by b", k)
 				}
 				waitFor(t, k+" served from b's memory", func() bool {
 					b.Get(ctx, k) // kept verified once its node confirms it listens for k
-					return servesLocally(b, k)
+					return servesLocally(b.e, k)
 				})
 			}
 			for _, k := range keys {
@@ -185,7 +186,7 @@ func TestInvalidationOnACluster(t *testing.T) {
 				}
 			}
 			for _, k := range keys {
-				waitFor(t, "b to invalidate "+k, func() bool { return !servesLocally(b, k) })
+				waitFor(t, "b to invalidate "+k, func() bool { return !servesLocally(b.e, k) })
 				if v, err := b.Get(ctx, k); err != nil || v.Name != "v2" {
 					t.Fatalf("b reads %s as %+v, %v", k, v, err)
 				}
@@ -506,7 +507,7 @@ func TestASessionWhoseClientMovedToAnotherServerEnds(t *testing.T) {
 	}
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	holdOn := func(c *Config) {
-		c.onInvalidate = func(keys []string) {
+		c.Test.OnInvalidate = func(keys []string) {
 			if slices.Contains(keys, "p:hold") {
 				select {
 				case held <- struct{}{}:
@@ -617,9 +618,9 @@ func TestAnInstanceHoldingCopiesCostsItsNodeAtMost25PINGsASecond(t *testing.T) {
 	srv := redistest.Start(t)
 	watcher := new(atomic.Int64)
 	counted := func(c *Config) {
-		c.probeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
+		c.Test.ProbeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
 	}
-	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), WithClock(wallClock{}), counted)
+	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), withClock(config.Wall{}), counted)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
 	liveSessions(t, e.c, 1)
@@ -645,8 +646,8 @@ func TestAnInstanceWithoutCopiesCostsItsNodeNothing(t *testing.T) {
 	admin := srv.Client(t)
 	watcher := new(atomic.Int64) // the breaker's PINGs, should a slow cold read raise a doubt
 	short := func(c *Config) {
-		c.linger = 50 * time.Millisecond
-		c.probeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
+		c.Test.Linger = 50 * time.Millisecond
+		c.Test.ProbeLine = func(l breaker.Line) breaker.Line { return countingLine{l, watcher} }
 	}
 	e := newEnvOn(t, srv, WithInvalidate(InvalidateTracking), short)
 	background := func() int {
@@ -679,7 +680,7 @@ func TestAnInstanceWithoutCopiesCostsItsNodeNothing(t *testing.T) {
 	quiet("with no copy yet")
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	waitFor(t, "the session the first copy starts", func() bool { return e.c.Stats().InvalidationLive == 1 && servesLocally(e.c, "p:1") })
+	waitFor(t, "the session the first copy starts", func() bool { return e.c.Stats().InvalidationLive == 1 && servesLocally(e.c.e, "p:1") })
 	e.tick(DefaultDemoteEvery) // p:1 cools and is demoted
 	waitFor(t, "the session to end with the last copy", func() bool { return e.c.Stats().InvalidationLive == 0 })
 	quiet("once the last copy was gone")
@@ -694,8 +695,8 @@ func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	ctx := t.Context()
 	clk := fakeclock.New(epoch)
-	short := func(c *Config) { c.linger = 50 * time.Millisecond }
-	c, err := New(cl.Client(t), profileGlue, WithClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), short)
+	short := func(c *Config) { c.Test.Linger = 50 * time.Millisecond }
+	c, err := New(cl.Client(t), profileGlue, withClock(clk), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), short)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,8 +722,8 @@ func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
 		for range 5 {
 			time.Sleep(250 * time.Millisecond) // a poll over the topology's pace: the count may only stay
 		}
-		if got := reads() - before; got != 0 || c.Stats().InvalidationLive != 0 || c.copies.Nodes.Followed() {
-			t.Fatalf("%s: %d topology reads and PINGs, %d sessions, topology followed %v; want none", when, got, c.Stats().InvalidationLive, c.copies.Nodes.Followed())
+		if got := reads() - before; got != 0 || c.Stats().InvalidationLive != 0 || c.e.Copies().Nodes.Followed() {
+			t.Fatalf("%s: %d topology reads and PINGs, %d sessions, topology followed %v; want none", when, got, c.Stats().InvalidationLive, c.e.Copies().Nodes.Followed())
 		}
 	}
 	idle("with no copy yet")
@@ -734,11 +735,11 @@ func TestAClusterInstanceWithoutCopiesReadsNoTopology(t *testing.T) {
 	e.heat("p:1")
 	waitFor(t, "the topology and the sessions the first copy starts", func() bool {
 		e.get("p:1")
-		return c.copies.Nodes.Followed() && c.Stats().InvalidationLive > 0 && servesLocally(c, "p:1")
+		return c.e.Copies().Nodes.Followed() && c.Stats().InvalidationLive > 0 && servesLocally(c.e, "p:1")
 	})
 	e.tick(DefaultDemoteEvery) // p:1 cools and is demoted
 	waitFor(t, "the sessions and the topology to stop", func() bool {
-		return c.Stats().InvalidationLive == 0 && !c.copies.Nodes.Followed()
+		return c.Stats().InvalidationLive == 0 && !c.e.Copies().Nodes.Followed()
 	})
 	idle("once the last copy was gone")
 }
@@ -761,7 +762,7 @@ func (l countingLine) Ping(ctx context.Context, payload ...string) error {
 // with five entities each turned into 21k PINGs a second on a master.
 func TestThreeRepositoriesOnOneClientCostWhatOneDoes(t *testing.T) {
 	one, three := redistest.Start(t), redistest.Start(t)
-	opts := []Option{WithInvalidate(InvalidateTracking), WithClock(wallClock{})}
+	opts := []Option{WithInvalidate(InvalidateTracking), withClock(config.Wall{})}
 	e1 := newEnvOn(t, one, opts...)
 	rdb := three.Client(t)
 	var es []*env
@@ -838,8 +839,8 @@ func TestASessionThatStartsAgainRevalidatesItsNodesCopies(t *testing.T) {
 		return st.InvalidationResets >= 1 && st.InvalidationLive == 1
 	})
 	waitFor(t, "the copy vouched for again", func() bool {
-		cp, ok := e.c.copies.Local.Get("p:1")
-		return ok && e.c.copies.Fresh(&cp.Meta)
+		cp, ok := e.c.e.Copies().Local.Get("p:1")
+		return ok && e.c.e.Copies().Fresh(&cp.Meta)
 	})
 	misses := e.c.Stats().Misses
 	if got := e.get("p:1"); got.Name != "v1" {
@@ -939,7 +940,7 @@ func TestAKeyChannelSessionUnsubscribesTheKeysNoLongerHeld(t *testing.T) {
 		e.get("p:1")
 	}
 	e.tick(time.Second)
-	if e.c.det.Lookup("p:2") != nil || e.c.det.Lookup("p:1") == nil {
+	if e.c.e.Detector().Lookup("p:2") != nil || e.c.e.Detector().Lookup("p:1") == nil {
 		t.Fatal("p:2 was not demoted, or p:1 was")
 	}
 	waitFor(t, "p:2's channel to be unsubscribed", func() bool { return subs("p:2") == 0 })

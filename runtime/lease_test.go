@@ -107,7 +107,7 @@ func TestADeleteOrSetAfterTheUpdateWinsOverTheLoadThatRacedIt(t *testing.T) {
 			})
 		}
 		instance := func() *Cache[string, profile] {
-			c, err := New(client(), profileGlue, WithEntity("profile"), WithClock(fakeclock.New(epoch)), WithLogger(quiet),
+			c, err := New(client(), profileGlue, WithEntity("profile"), withClock(fakeclock.New(epoch)), WithLogger(quiet),
 				WithInvalidate(InvalidateOff), loader, WithRebuildLock(!noLease))
 			if err != nil {
 				t.Fatal(err)
@@ -366,7 +366,7 @@ func TestADeleteOrSetAfterTheUpdateWinsOverTheSyncThatRacedIt(t *testing.T) {
 			}
 			synced := make(chan error, 1)
 			go func() { // 1. the sync claims the id and reads its row (old)
-				_, err := c.worker.Once(ctx)
+				_, err := c.e.SyncOnce(ctx)
 				synced <- err
 			}()
 			<-db.read
@@ -458,8 +458,8 @@ func TestAFleetLoadsAColdKeyOnce(t *testing.T) {
 				var warm sync.WaitGroup
 				for range readers {
 					warm.Go(func() {
-						e.c.rdb.Ping(e.ctx)
-						e.c.rdb.Pipelined(e.ctx, func(p redis.Pipeliner) error { return p.Ping(e.ctx).Err() })
+						e.c.e.Client().Ping(e.ctx)
+						e.c.e.Client().Pipelined(e.ctx, func(p redis.Pipeliner) error { return p.Ping(e.ctx).Err() })
 					})
 				}
 				warm.Wait()
@@ -575,9 +575,7 @@ func TestAReadThatJoinedALostLoadReadsAgain(t *testing.T) {
 	if err := e.raw.Del(e.ctx, "p:1").Err(); err != nil { // another program's delete
 		t.Fatal(err)
 	}
-	e.c.loads.mu.Lock()
-	load := e.c.loads.flights["p:1"]
-	e.c.loads.mu.Unlock()
+	load, _ := e.c.e.InFlight("p:1")
 	late := make(chan *profile, 1)
 	go func() { // begun after the delete was acknowledged
 		v, err := e.c.Get(e.ctx, "p:1")
@@ -586,7 +584,7 @@ func TestAReadThatJoinedALostLoadReadsAgain(t *testing.T) {
 		}
 		late <- v
 	}()
-	waitFor(t, "the late read to join the load", func() bool { return load.waiters.Load() == 2 })
+	waitFor(t, "the late read to join the load", func() bool { f, _ := e.c.e.InFlight("p:1"); return f.Call == load.Call && f.Waiters == 2 })
 	close(db.release)
 	if v := <-first; v == nil {
 		t.Fatal("the first read got nothing")
@@ -621,7 +619,7 @@ func TestATakeLeftUnansweredIsReleased(t *testing.T) {
 	t.Cleanup(func() { p.Heal() }) // before the Cache closes: its release's reply comes then
 	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
 	defer cancel()
-	if _, _, _, _, err := e.c.loads.leased(ctx, "p:1", "p:1", func() {}); err == nil {
+	if err := e.c.e.TakeLease(ctx, "p:1"); err == nil {
 		t.Fatal("a take whose answer came after the caller's deadline succeeded")
 	}
 	waitFor(t, "the unanswered take's placeholder to be released", func() bool {

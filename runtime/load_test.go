@@ -17,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 )
 
@@ -144,15 +145,14 @@ func TestConcurrentMissesCallTheLoaderOnce(t *testing.T) {
 func TestAMissThatALoadOvertookLoadsNoSecondTime(t *testing.T) {
 	tb := newTable(sample(1, "ada"))
 	e := newEnv(t, WithLoader(tb.load))
-	landed := e.c.loads.landed.of("p:1").Load()
-	_, _, _, miss := e.c.loads.fetch(e.ctx, "p:1", false, false) // the late caller's read
-	if !needsLoad(miss) {
+	v, miss, err := e.c.e.LateLoad(e.ctx, "p:1", func() {
+		if got := e.get("p:1"); got.Name != "ada" { // another caller's load, landed
+			t.Errorf("Get = %q, want ada", got.Name)
+		}
+	})
+	if v == nil && err == nil {
 		t.Fatalf("first read = %v, want a miss", miss)
 	}
-	if got := e.get("p:1"); got.Name != "ada" { // another caller's load, landed
-		t.Fatalf("Get = %q, want ada", got.Name)
-	}
-	v, err := e.c.loads.resolve(e.ctx, "p:1", nil, missed{miss, landed})
 	if err != nil || v.Name != "ada" {
 		t.Fatalf("the late caller's load = %+v, %v; want ada", v, err)
 	}
@@ -207,18 +207,15 @@ func TestAMissThatCannotShareALoadWaitsForItsWriteBack(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { _, err := e.c.Get(e.ctx, "p:1"); first <- err }()
 	waitFor(t, "the first load to call the loader", func() bool { return tb.calls.Load() == 1 })
-	e.c.loads.mu.Lock()
-	load := e.c.loads.flights["p:1"]
-	e.c.loads.mu.Unlock()
+	load, _ := e.c.e.InFlight("p:1")
 
 	close(g.open) // the session starts while the loader runs
 	liveSessions(t, e.c, 1)
 	second := make(chan error, 1)
 	go func() { _, err := e.c.Get(e.ctx, "p:1"); second <- err }()
 	waitFor(t, "the second caller's own load", func() bool {
-		e.c.loads.mu.Lock()
-		defer e.c.loads.mu.Unlock()
-		return e.c.loads.flights["p:1"] != load
+		f, _ := e.c.e.InFlight("p:1")
+		return f.Call != load.Call
 	})
 	close(tb.gate)
 	for _, ch := range []chan error{first, second} {
@@ -482,7 +479,7 @@ func TestHotAbsentKeyIsAnsweredLocally(t *testing.T) {
 		}
 	}
 	hook := &cmdCounter{}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 	for range 100 {
 		if _, err := e.c.Get(e.ctx, "p:404"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("Get = %v, want ErrNotFound", err)
@@ -501,7 +498,7 @@ func TestHotAbsentKeyIsAnsweredLocally(t *testing.T) {
 
 // When every refresh of every hot key fails (Redis down, or here values
 // that no longer decode), the log says so in one line per
-// refreshLogEvery, counting the refreshes it left out.
+// engine.RefreshLogEvery, counting the refreshes it left out.
 func TestRefreshFailuresAreLoggedOncePerInterval(t *testing.T) {
 	var logs syncBuffer
 	const every = time.Second
@@ -513,7 +510,7 @@ func TestRefreshFailuresAreLoggedOncePerInterval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	refreshes := int(refreshLogEvery / every) // all within one interval
+	refreshes := int(engine.RefreshLogEvery / every) // all within one interval
 	for range refreshes {
 		e.tick(every)
 	}
@@ -572,7 +569,7 @@ func TestCloseDuringARefreshWarnsOfNothing(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	hook := &stallHook{started: make(chan struct{})}
-	e.c.rdb.AddHook(hook)
+	e.c.e.Client().AddHook(hook)
 	hook.armed.Store(true)
 	ticked := make(chan struct{})
 	go func() {

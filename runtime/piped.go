@@ -7,4 +7,4 @@ package runtime
 // reference "hotkeygen (pipeline)", beside which the lane is measured
 // in the same run. It exists only in builds with the hotkeygen_bench
 // tag, as bench/loadbench's, and is not part of the API.
-func WithEveryReadPiped() Option { return func(c *Config) { c.piped = true } }
+func WithEveryReadPiped() Option { return func(c *Config) { c.Test.Piped = true } }

@@ -31,7 +31,7 @@ func TestDegradeToLoaderWhenRedisFails(t *testing.T) {
 		t.Fatalf("a read beyond the degrade limit = %v, want Redis's error", err)
 	}
 	close(tb.gate)
-	waitFor(t, "the degraded load to end", func() bool { return len(e.c.loads.slots) == 0 })
+	waitFor(t, "the degraded load to end", func() bool { return e.c.e.DegradedLoads() == 0 })
 }
 
 func TestDegradeNeedsALoader(t *testing.T) {
@@ -88,7 +88,7 @@ func TestAValueAboveTheHardLimitIsStoredByNoWrite(t *testing.T) {
 			if err := e.c.MarkChanged(e.ctx, "p:1"); err != nil {
 				return err
 			}
-			_, err := e.c.worker.Once(e.ctx)
+			_, err := e.c.e.SyncOnce(e.ctx)
 			return err
 		}, "p:1", nil},
 	} {

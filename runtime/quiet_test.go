@@ -17,6 +17,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 )
 
 // These tests attack the availability promise with the failures that do
@@ -51,7 +52,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 			w := &writeWatch{sent: make(chan struct{}), what: []byte("p:2")}
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Dialer: w.dial, PoolSize: 1, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
 			t.Cleanup(func() { rdb.Close() })
-			e := newEnvClient(t, srv, rdb, WithInvalidate(mode), WithClock(wallClock{}))
+			e := newEnvClient(t, srv, rdb, WithInvalidate(mode), withClock(config.Wall{}))
 			if mode != InvalidateOff {
 				liveSessions(t, e.c, 1)
 			}
@@ -80,7 +81,7 @@ func TestReadsDoNotWaitOnAFrozenRedis(t *testing.T) {
 			}
 			waitFor(t, "a write after the thaw", func() bool { return write() == nil })
 			if mode == InvalidateOff {
-				e.c.refresh.run()
+				e.c.e.Refresh()
 			}
 			e.eventually("p:1", "v2", "after the thaw")
 		})
@@ -111,7 +112,7 @@ var leavings = []string{"SIGKILL", "SIGTERM", "SHUTDOWN NOSAVE", "SIGSTOP"}
 // says, the readers idle (no read) for idle before.
 func hotBeforeLeaving(t *testing.T, how string, idle time.Duration, opts ...Option) *env {
 	srv := redistest.Start(t)
-	e := newEnvOn(t, srv, append([]Option{WithInvalidate(InvalidateTracking), WithClock(wallClock{})}, opts...)...)
+	e := newEnvOn(t, srv, append([]Option{WithInvalidate(InvalidateTracking), withClock(config.Wall{})}, opts...)...)
 	liveSessions(t, e.c, 1)
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
@@ -288,18 +289,18 @@ func TestAnOvertakenCopyIsReadFromRedisWhileTheBreakerIsOpen(t *testing.T) {
 			e.heat("p:1")
 			e.put("p:1", sample(1, "v2")) // another program's write
 
-			n := e.c.copies.Nodes.One
+			n := e.c.e.Copies().Nodes.One
 			n.Answered(e.clock.Now(), false) // the node answered before the write
 			slow := errors.New("test: the node was slow")
 			switch {
 			case tc.uncertain:
-				e.c.copies.Uncertain("p:1", "p:1")
+				e.c.e.Copies().Uncertain("p:1", "p:1")
 			case !tc.heardDown:
-				e.c.copies.Invalidate([]string{"p:1"})
+				e.c.e.Copies().Invalidate([]string{"p:1"})
 			}
 			n.Judge(slow, e.clock.Now())
 			if tc.heardDown && !tc.uncertain {
-				e.c.copies.Invalidate([]string{"p:1"})
+				e.c.e.Copies().Invalidate([]string{"p:1"})
 			}
 			if tc.answer {
 				n.Answered(e.clock.Now(), true) // a late answer: the node is slow, not silent
@@ -329,19 +330,17 @@ func TestAHotReadWhoseDialIsRefusedIsServedItsCopy(t *testing.T) {
 	e := newEnvOn(t, srv, gate.option())
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	n := e.c.copies.Nodes.One
-	n.Answered(e.clock.Now(), false)   // the node answered just now
-	e.c.copies.Uncertain("p:1", "p:1") // unverified, by no write heard
+	n := e.c.e.Copies().Nodes.One
+	n.Answered(e.clock.Now(), false)       // the node answered just now
+	e.c.e.Copies().Uncertain("p:1", "p:1") // unverified, by no write heard
 	n.Judge(errors.New("test: a line failed twice"), e.clock.Now())
 	srv.Kill() // nothing listens: a dial is refused
 	// The watcher dials again once the read waits for the node as for a
 	// slow one: its dial is refused while the read waits.
 	go func() {
 		waitFor(t, "the read to wait for the node", func() bool {
-			e.c.loads.mu.Lock()
-			defer e.c.loads.mu.Unlock()
-			call := e.c.loads.flights["p:1"]
-			return call != nil && call.patient
+			f, ok := e.c.e.InFlight("p:1")
+			return ok && f.Patient
 		})
 		gate.set(gatePass)
 	}()
@@ -382,7 +381,7 @@ func TestARefreshWaitsForASlowNode(t *testing.T) {
 			if err := tc.fault(p); err != nil {
 				t.Fatal(err)
 			}
-			if !e.c.copies.Nodes.One.Check(e.ctx) {
+			if !e.c.e.Copies().Nodes.One.Check(e.ctx) {
 				t.Fatal("the node is not found down by a ping")
 			}
 			e.put("p:1", sample(1, "v2")) // another program's write, acknowledged
@@ -479,10 +478,10 @@ func TestAnOpenBreakerIsBelievedForHalfTheBound(t *testing.T) {
 	e := newEnv(t, gate.option())
 	e.put("p:1", sample(1, "v1"))
 	e.heat("p:1")
-	e.put("p:1", sample(1, "v2"))      // another program's write
-	e.c.copies.Uncertain("p:1", "p:1") // the copy is vouched for no more
+	e.put("p:1", sample(1, "v2"))          // another program's write
+	e.c.e.Copies().Uncertain("p:1", "p:1") // the copy is vouched for no more
 	evidence := e.clock.Now()
-	e.c.copies.Nodes.One.Judge(errors.New("test: refused"), evidence)
+	e.c.e.Copies().Nodes.One.Judge(errors.New("test: refused"), evidence)
 	<-gate.holding // the watcher's verdict waits for the test
 	ended, cancel := context.WithCancel(e.ctx)
 	cancel()
@@ -517,7 +516,7 @@ func TestARefusedDialDatesItsEvidenceWhenItBegan(t *testing.T) {
 	}
 	srv.Restart(t)
 	e.put("p:1", sample(1, "v2"))
-	e.c.copies.Uncertain("p:1", "p:1")
+	e.c.e.Copies().Uncertain("p:1", "p:1")
 	e.clock.Advance(breaker.StaleLease)
 	e.wants("p:1", "v2", "StaleLease after a refused dial, Redis back")
 }
@@ -548,7 +547,7 @@ func newLineGate(s gateState) *lineGate {
 // their lines.
 func (g *lineGate) option() Option {
 	return func(c *Config) {
-		c.probeLine = func(l breaker.Line) breaker.Line { return gatedLine{l, g} }
+		c.Test.ProbeLine = func(l breaker.Line) breaker.Line { return gatedLine{l, g} }
 	}
 }
 

@@ -31,7 +31,7 @@ type kindReader struct {
 
 // profileReader is e's kindReader, reading through read.
 func profileReader(e *env, read func(context.Context, int) (string, error)) kindReader {
-	return kindReader{read, func(id int) bool { return servesLocally(e.c, "p:"+strconv.Itoa(id)) }}
+	return kindReader{read, func(id int) bool { return servesLocally(e.c.e, "p:"+strconv.Itoa(id)) }}
 }
 
 // rows stands for the database the loaders read: calls counts their
@@ -114,7 +114,7 @@ var readKinds = []readKind{
 			name, _ := rowOf(int(v.User))
 			return name, nil
 		}
-		return kindReader{read, func(id int) bool { return servesLocally(e.c.c, loginOwner{int64(id), "web"}) }}
+		return kindReader{read, func(id int) bool { return servesLocally(e.c.e.Cache(), loginOwner{int64(id), "web"}) }}
 	}},
 }
 

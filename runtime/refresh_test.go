@@ -12,7 +12,7 @@ import (
 // GetMany, as many reads would.
 func forceHot[V any](t testing.TB, c *Cache[string, V], keys []string) {
 	t.Helper()
-	d := c.det
+	d := c.e.Detector()
 	view := make([]detect.KeyRate[string], len(keys))
 	for i, k := range keys {
 		view[i] = detect.KeyRate[string]{Key: k, Name: k}
@@ -43,8 +43,8 @@ func TestRefreshBatchesKeysInMGETs(t *testing.T) {
 		e.put(keys[i], sample(int64(i), "new"))
 	}
 	var h cmdCounter
-	e.c.rdb.AddHook(&h)
-	e.c.refresh.run()
+	e.c.e.Client().AddHook(&h)
+	e.c.e.Refresh()
 	if pipes, cmds := h.snapshot(); pipes != 1 || cmds["mget"] != 3 || len(cmds) != 1 {
 		t.Fatalf("refresh sent %d pipelines with %v; want one pipeline of 3 MGETs", pipes, cmds)
 	}
@@ -71,12 +71,12 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 	e.put("p:1", sample(1, "ada"))
 	e.heat("p:1")
 	held := func() *profile {
-		cp, _ := e.c.copies.Local.Get("p:1")
+		cp, _ := e.c.e.Copies().Local.Get("p:1")
 		return cp.Val
 	}
-	e.c.refresh.run() // the copy came from a read: decoded and stored again
+	e.c.e.Refresh() // the copy came from a read: decoded and stored again
 	first := held()
-	e.c.refresh.run()
+	e.c.e.Refresh()
 	if held() != first {
 		t.Fatal("a refresh of unchanged bytes replaced the local copy")
 	}
@@ -84,13 +84,13 @@ func TestRefreshKeepsUnchangedCopies(t *testing.T) {
 		t.Fatalf("Refreshes %d RefreshErrors %d, want 2 and 0", st.Refreshes, st.RefreshErrors)
 	}
 
-	e.put("p:1", sample(1, "bob")) // changed unseen (invalidation is off)
-	e.c.copies.Local.Delete("p:1") // the copy expires
+	e.put("p:1", sample(1, "bob"))     // changed unseen (invalidation is off)
+	e.c.e.Copies().Local.Delete("p:1") // the copy expires
 	if got := e.get("p:1"); got.Name != "bob" {
 		t.Fatalf("read after expiry = %q", got.Name)
 	}
 	e.put("p:1", sample(1, "ada")) // and back to the bytes refresh saw last
-	e.c.refresh.run()
+	e.c.e.Refresh()
 	if got := e.get("p:1"); got.Name != "ada" {
 		t.Fatalf("after refresh the copy reads %q, want ada", got.Name)
 	}

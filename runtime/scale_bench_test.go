@@ -80,12 +80,12 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Run(fmt.Sprintf("hot=%d", n), func(b *testing.B) {
 			c, _ := hotSetCache(b, n)
 			var h cmdCounter
-			c.rdb.AddHook(&h)
+			c.e.Client().AddHook(&h)
 			h.snapshot()
 			start := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				c.refresh.run()
+				c.e.Refresh()
 			}
 			elapsed := time.Since(start)
 			pipes, cmds := h.snapshot()

@@ -21,7 +21,7 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	ctx := t.Context()
 	newCache := func() *Cache[string, profile] {
-		c, err := New(sn.Client(t), profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking))
+		c, err := New(sn.Client(t), profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,13 +43,13 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if !holds(to, key) {
+		if !holds(to.e, key) {
 			t.Fatalf("%s not held after 101 reads", key)
 		}
 		if err := from.Set(ctx, key, sample(1, name)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the copy of "+key+" to be invalidated after a write "+name, func() bool { return !servesLocally(to, key) })
+		waitFor(t, "the copy of "+key+" to be invalidated after a write "+name, func() bool { return !servesLocally(to.e, key) })
 		if v, err := to.Get(ctx, key); err != nil || v.Name != name {
 			t.Fatalf("read %s as %+v, %v; want %q", key, v, err, name)
 		}
@@ -90,7 +90,7 @@ func TestTrackingFollowsASentinelFailover(t *testing.T) {
 func TestASentinelClientsSessionAsksTheNodeNothingToFollowIt(t *testing.T) {
 	sn := redistest.StartSentinel(t)
 	rdb := sn.Client(t)
-	c, err := New(rdb, profileGlue, WithClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking))
+	c, err := New(rdb, profileGlue, withClock(fakeclock.New(epoch)), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10), WithInvalidate(InvalidateTracking))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 )
 
 // page is a value hot keys often hold: a product page or a configuration,
@@ -78,7 +79,7 @@ func BenchmarkGetHotBySize(b *testing.B) {
 		b.Run(fmt.Sprintf("size=%dB", encodedSize(v)), func(b *testing.B) {
 			srv := redistest.Start(b)
 			c, err := New(srv.Client(b), Glue[string, page]{Key: ident, Clone: clonePage},
-				WithHotQPS(100), WithWarmQPS(10), WithClock(wallClock{}), WithLogger(quiet), WithMaxValueBytes(1<<20))
+				WithHotQPS(100), WithWarmQPS(10), withClock(config.Wall{}), WithLogger(quiet), WithMaxValueBytes(1<<20))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -92,7 +93,7 @@ func BenchmarkGetHotBySize(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if !holds(c, "page:42") {
+			if !holds(c.e, "page:42") {
 				b.Fatal("page:42 is not held locally")
 			}
 			tc, err := theine.NewBuilder[string, *page](DefaultLocalSize).Build()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
 )
 
@@ -136,7 +137,7 @@ func TestAWriteReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
 			}
 			db := newTable(sample(1, "old"))
 			mode := cmp.Or(tc.mode, InvalidateTracking)
-			opts := []Option{WithEntity("profile"), WithClock(wallClock{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
+			opts := []Option{WithEntity("profile"), withClock(config.Wall{}), WithLogger(quiet), WithHotQPS(100), WithWarmQPS(10),
 				WithInvalidate(mode), WithLoader(db.load)}
 			v1, err := New(client(), profileGlue, opts...)
 			if err != nil {
@@ -160,7 +161,7 @@ func TestAWriteReachesTheBuildOfTheNeighbouringVersion(t *testing.T) {
 			}
 			waitFor(t, "the reader's copy served locally", func() bool {
 				reader.Get(ctx, "p:1")
-				return servesLocally(reader, "p:1")
+				return servesLocally(reader.e, "p:1")
 			})
 
 			db.mu.Lock()

@@ -21,7 +21,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
-// stepClock is a manual runtime.Clock whose ticker the test drives: the
+// stepClock is a manual clock (a Config.Clock) whose ticker the test drives: the
 // Cache's own goroutine runs each tick, as it would on a wall clock.
 type stepClock struct {
 	mu    sync.Mutex
@@ -65,7 +65,7 @@ func newReplica(t *testing.T, rdb redis.UniversalClient, entity string, start ti
 	t.Helper()
 	clk := newStepClock(start)
 	glue := runtime.Glue[string, item]{Key: func(k string) string { return k }, Clone: func(v *item) *item { c := *v; return &c }}
-	c, err := runtime.New(rdb, glue, append([]runtime.Option{runtime.WithEntity(entity), runtime.WithClock(clk), runtime.WithAggregate(true),
+	c, err := runtime.New(rdb, glue, append([]runtime.Option{runtime.WithEntity(entity), func(c *runtime.Config) { c.Clock = clk }, runtime.WithAggregate(true),
 		runtime.WithInvalidate(runtime.InvalidateOff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

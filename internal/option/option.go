@@ -2,7 +2,7 @@
 // annotations and generator packages read it, and the machinery that
 // declares them.
 //
-// runtime/options.go declares every option once: its name, Config field,
+// runtime/internal/config/options.go declares every option once: its name, Config field,
 // default, kind and rules. The annotations' table, the generator's option
 // calls and docs/options.md's option table (by a test) are derived from it. The
 // declaration itself stays unexported, so the runtime's public API does

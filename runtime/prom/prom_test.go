@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
@@ -63,7 +65,7 @@ func newEnv(t *testing.T, entity string, opts ...runtime.Option) *env {
 	srv := redistest.Start(t)
 	base := []runtime.Option{
 		runtime.WithEntity(entity),
-		runtime.WithClock(fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))),
+		onClock(fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))),
 		runtime.WithLogger(quiet),
 		runtime.WithHotQPS(100), runtime.WithWarmQPS(10),
 		runtime.WithInvalidate(runtime.InvalidateOff),
@@ -562,3 +564,7 @@ func mustMarshal(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// onClock is the Option of a Cache on clk, a seam of the tests the API
+// does not offer.
+func onClock(clk config.Clock) runtime.Option { return func(c *runtime.Config) { c.Clock = clk } }

@@ -2,7 +2,7 @@ package background
 
 import "time"
 
-// Ticker is what Every needs of a clock: runtime.Clock is one.
+// Ticker is what Every needs of a clock: config.Clock is one.
 type Ticker interface {
 	NewTicker(d time.Duration) (<-chan time.Time, func())
 }

@@ -93,7 +93,7 @@ type Counts struct {
 	Invalidations, RefreshErrors atomic.Uint64
 }
 
-// Clock is the Cache's clock (runtime.Clock), as far as the protocol
+// Clock is the Cache's clock (config.Clock), as far as the protocol
 // reads it.
 type Clock interface{ Now() time.Time }
 

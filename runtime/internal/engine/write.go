@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -495,7 +495,7 @@ func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
 // PUBLISH fails, every write's does.
 const publishLogEvery = time.Second
 
-// announce publishes the writes of keys for InvalidatePubSub and
+// announce publishes the writes of keys for config.InvalidatePubSub and
 // InvalidatePubSubKeys, each on the entity's channel and the key's, in
 // one round trip; on a cluster, a key's goes to the key's master, whose
 // subscribers hear it before any PING read after. A failed publish fails

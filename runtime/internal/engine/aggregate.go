@@ -1,9 +1,10 @@
-package runtime
+package engine
 
 import (
 	"sync"
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 )
@@ -62,9 +63,8 @@ func (a *aggregator[K, V]) reportPending() {
 	}
 }
 
-// clusterHotQPS is the cluster-wide promotion rate in effect.
-// detection is what of c the hot set depends on.
-func (c Config) detection() fresh.Detection {
+// Detection is what of c the hot set depends on.
+func Detection(c config.Config) fresh.Detection {
 	return fresh.Detection{
 		Recorder: detect.Params{
 			Window:        c.Window,
@@ -75,13 +75,14 @@ func (c Config) detection() fresh.Detection {
 			Aggregate:     c.Aggregate,
 		},
 		Thresholds:   detect.Thresholds{Hot: c.HotQPS, Warm: c.WarmQPS, TopN: c.TopN},
-		ClusterScale: c.HotQPS / c.clusterHotQPS(),
+		ClusterScale: c.HotQPS / ClusterHotQPS(c),
 		Clock:        c.Clock,
 		Log:          c.Logger,
 	}
 }
 
-func (c Config) clusterHotQPS() float64 {
+// ClusterHotQPS is the cluster-wide promotion rate in effect.
+func ClusterHotQPS(c config.Config) float64 {
 	if c.ClusterHotQPS > 0 {
 		return c.ClusterHotQPS
 	}

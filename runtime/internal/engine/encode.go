@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"github.com/vmihailenco/msgpack/v5"

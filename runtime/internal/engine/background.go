@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"sync"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/background"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/rates"
 )
 
 // newSchedule is the schedule of a Cache configured by cfg, as of now.
-func newSchedule(cfg Config, now time.Time) background.Schedule {
+func newSchedule(cfg config.Config, now time.Time) background.Schedule {
 	return background.New(cfg.Window/detect.Slots, now, cfg.PromoteEvery, cfg.DemoteEvery, cfg.Refresh, cfg.MonitorEvery)
 }
 

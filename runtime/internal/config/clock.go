@@ -1,4 +1,4 @@
-package runtime
+package config
 
 import "time"
 
@@ -12,19 +12,20 @@ type Clock interface {
 	NewTicker(d time.Duration) (<-chan time.Time, func())
 }
 
-type wallClock struct{}
+// Wall is the wall clock, the Clock of every program.
+type Wall struct{}
 
-func (wallClock) Now() time.Time { return time.Now() }
+func (Wall) Now() time.Time { return time.Now() }
 
-func (wallClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+func (Wall) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	t := time.NewTicker(d)
 	return t.C, t.Stop
 }
 
-// clockID identifies c to the transport, which shares a hub between
+// ClockID identifies c to the transport, which shares a hub between
 // repositories on one clock: nil for the wall clock.
-func clockID(c Clock) any {
-	if _, wall := c.(wallClock); wall {
+func ClockID(c Clock) any {
+	if _, wall := c.(Wall); wall {
 		return nil
 	}
 	return c

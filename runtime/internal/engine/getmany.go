@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -24,13 +24,7 @@ type pending[K comparable, V any] struct {
 	undecodable error
 }
 
-// GetMany returns the values of ks, aligned with ks: nil where a key is
-// absent. Hot keys are served locally; the rest are read in as few round
-// trips as the topology allows (MGET in chunks of 500 on one node; on a
-// cluster an MGET per hash slot, in one pipeline per node, the nodes in
-// parallel: reads.Reader.Many), and keys
-// missing from Redis go to the batch loader, or the loader, when one is
-// set. Each value returned is the caller's own.
+// GetMany is the runtime's Cache.GetMany.
 func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if c.closed.Load() {
 		return nil, opErr(c.layout.ReadOp(), "", ErrClosed)

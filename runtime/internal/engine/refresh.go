@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -127,18 +127,18 @@ func (f *refreshFailures) add(key string, dropped bool, err error) {
 	}
 }
 
-// refreshLogEvery spaces the lines about failed refreshes: with Redis down,
+// RefreshLogEvery spaces the lines about failed refreshes: with Redis down,
 // every refresh of every hot key fails, and one line now and then says so.
-const refreshLogEvery = 10 * time.Second
+const RefreshLogEvery = 10 * time.Second
 
 // logFailures logs a refresh's failures, at most once per
-// refreshLogEvery, counting the refreshes whose failures went unlogged.
+// RefreshLogEvery, counting the refreshes whose failures went unlogged.
 func (r *refresher[K, V]) logFailures(f refreshFailures) {
 	c := r.c
 	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
-	if unlogged, ok := r.log.Allow(c.cfg.Clock.Now(), refreshLogEvery); ok {
+	if unlogged, ok := r.log.Allow(c.cfg.Clock.Now(), RefreshLogEvery); ok {
 		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
 			"unlogged_refreshes", unlogged)
 	}

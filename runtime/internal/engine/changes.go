@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -11,12 +11,10 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 )
 
-// MarkChanged records that the rows of ks changed in the database, in one
-// round trip: the sync worker reloads them and writes them to Redis. An id
-// marked several times before it is synced is synced once, after its last
-// mark. It needs the change buffer on (changes=on, WithChanges).
+// MarkChanged is the runtime's Cache.MarkChanged.
 func (c *Cache[K, V]) MarkChanged(ctx context.Context, ks ...K) error {
 	if c.closed.Load() {
 		return opErr("mark changed", "", ErrClosed)
@@ -61,12 +59,12 @@ func bloomName(entity string, v int) string {
 func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	cfg := c.cfg
 	if (cfg.Changes || cfg.Bloom) && cfg.Entity == "" {
-		return &ConfigError{Option: "changes", Msg: "the change buffer and the Bloom filter name their Redis keys after the entity; pass WithEntity"}
+		return &config.Error{Option: "changes", Msg: "the change buffer and the Bloom filter name their Redis keys after the entity; pass WithEntity"}
 	}
-	if cfg.syncHook != nil {
-		hook, ok := cfg.syncHook.(func(context.Context, map[K]*V) error)
+	if cfg.Given.SyncHook != nil {
+		hook, ok := cfg.Given.SyncHook.(func(context.Context, map[K]*V) error)
 		if !ok {
-			return fmt.Errorf("hotkey: the sync hook is a %T, but this cache needs a func(context.Context, map[%T]*%T) error", cfg.syncHook, *new(K), *new(V))
+			return fmt.Errorf("hotkey: the sync hook is a %T, but this cache needs a func(context.Context, map[%T]*%T) error", cfg.Given.SyncHook, *new(K), *new(V))
 		}
 		c.worker.Hook = hook
 	}
@@ -97,12 +95,7 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 // has told it every id. This file is its typed glue: ids to keys; the
 // writes that add to it take the write path (write.go).
 
-// WarmBloom adds every id ids yields to the Bloom filter, a pipeline per
-// thousand, then marks the filter ready: only then does it turn reads of
-// absent ids away. ids should walk every id of the database's table, as
-// a query of its primary keys does; rows created after the walk began
-// reach the filter when they are written through the repository, loaded,
-// or synced from the change buffer. It returns how many ids it added.
+// WarmBloom is the runtime's Cache.WarmBloom.
 func (c *Cache[K, V]) WarmBloom(ctx context.Context, ids iter.Seq[K]) (int, error) {
 	if c.closed.Load() {
 		return 0, opErr("warm the Bloom filter", "", ErrClosed)
