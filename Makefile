@@ -17,22 +17,22 @@ GO ?= go
 # --output-sync prints each job's output whole once it ends.
 #
 # HOTKEYGEN_SERVER chooses the server every test starts (see
-# internal/redistest): the system's redis-server by default, or one that
+# internal/testing/redistest): the system's redis-server by default, or one that
 # scripts/servers builds. With the default, test then checks the core
 # promises on every server of MATRIX too.
 test: export GOFLAGS += -trimpath
 test: vet check
-	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/soak)
+	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /internal/testing/soak)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-checker test-servers
 
-# test-checker runs the fault-injection checker (internal/soak) without
+# test-checker runs the fault-injection checker (internal/testing/soak) without
 # the race detector: it measures staleness in milliseconds, and the race
 # detector's instrumentation slows every goroutine several times; its
 # packages' logic is raced in the runtime's own tests. make test's longer
 # runs on the default server replace TestCorePromises, the matrix's. Then
 # loadbench's own tests.
 test-checker:
-	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/soak/...
+	$(GO) test -count=1 -skip '^TestCorePromises$$' ./internal/testing/soak/...
 	cd bench/loadbench && $(GO) vet -tags hotkeygen_bench ./... && $(GO) test -tags hotkeygen_bench -race -count=1 ./...
 	cd bench/fleetbench && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
@@ -124,7 +124,7 @@ mutate:
 			$$skip -E / $(MUTATE_FLAGS) -o mutate.json ./runtime || exit 1; \
 	fi; \
 	tree=$$(mktemp -d) && trap 'rm -rf "$$tree"' EXIT && cp go.mod go.sum "$$tree" && \
-	for p in $$($(GO) list -deps -test ./runtime/... ./internal/redistest/proxy/proxyd | grep '^$(MODULE)/' | grep -v -e '\.test$$' -e ' '); do \
+	for p in $$($(GO) list -deps -test ./runtime/... ./internal/testing/redistest/proxy/proxyd | grep '^$(MODULE)/' | grep -v -e '\.test$$' -e ' '); do \
 		d=$${p#$(MODULE)/}; mkdir -p "$$tree/$$d"; find "$$d" -maxdepth 1 -type f -exec cp {} "$$tree/$$d/" \; ; \
 		if [ -d "$$d/testdata" ]; then cp -r "$$d/testdata" "$$tree/$$d/"; fi; \
 	done; \
@@ -180,5 +180,5 @@ SOAK_SERVERS ?= $(if $(HOTKEYGEN_SERVER),$(HOTKEYGEN_SERVER),system $(MATRIX))
 soak: servers
 	@set -e; for s in $(SOAK_SERVERS); do \
 		echo "soak: $$s"; \
-		HOTKEYGEN_SERVER=$$s $(GO) run ./internal/soak/cmd/soak -duration $(SOAK) $(SOAK_FLAGS); \
+		HOTKEYGEN_SERVER=$$s $(GO) run ./internal/testing/soak/cmd/soak -duration $(SOAK) $(SOAK_FLAGS); \
 	done

@@ -19,8 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // replicas are instances of one service sharing a Redis, each with its

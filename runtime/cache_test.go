@@ -15,7 +15,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"go.uber.org/goleak"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 func TestColdReadThrough(t *testing.T) {

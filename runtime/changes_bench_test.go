@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
 )
 
 // benchRows is a batch loader whose rows are in memory: a sync's

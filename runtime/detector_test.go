@@ -16,7 +16,7 @@ import (
 	"github.com/hotkeygen/hotkeygen/runtime/internal/engine"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
 )
 
 type testDetector struct {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/wire"
 )
@@ -30,7 +30,7 @@ import (
 // acknowledged returns it. These tests check what must hold whatever the
 // machine's load: a copy nobody vouches for is never served, and a write
 // is seen long before refresh would bring it (they wait up to settle for
-// it); the history checker (internal/soak) measures the bound itself.
+// it); the history checker (internal/testing/soak) measures the bound itself.
 const settle = time.Second
 
 // gatedDialer delays every new connection while closed is set, as a slow

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // BenchmarkInvalidationLatency measures, with four instances on separate

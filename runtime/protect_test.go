@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 func TestDegradeToLoaderWhenRedisFails(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/Yiling-J/theine-go"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // Stats says which instance it describes, and which invalidation is in

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"

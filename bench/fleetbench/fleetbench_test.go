@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // TestMain lets the test binary be a child of -mode procs: the parent

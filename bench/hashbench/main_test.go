@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // TestComparison runs the comparison small, and checks what BENCHMARKS.md

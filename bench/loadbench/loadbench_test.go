@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // TestSmoke runs every system through every workload briefly, as

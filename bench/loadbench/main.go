@@ -36,7 +36,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 func main() {

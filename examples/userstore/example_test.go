@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/generator"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // TestGeneratedCodeBuildsAndRuns proves the golden files are code, not just

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )

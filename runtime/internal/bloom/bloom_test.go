@@ -10,7 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // ids returns n ids starting with prefix.

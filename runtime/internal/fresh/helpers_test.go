@@ -12,7 +12,7 @@ import (
 
 	"github.com/Yiling-J/theine-go"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"

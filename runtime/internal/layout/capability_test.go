@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // What each server of the matrix can do, asked of the server itself

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 
 	"github.com/redis/go-redis/v9"

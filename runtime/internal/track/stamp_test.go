@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
 )
 
 // A wall time converts to the stamp it would have had: an expiry d after

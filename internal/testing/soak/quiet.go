@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
-	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
-	"github.com/hotkeygen/hotkeygen/internal/soak/model"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest/proxy"
+	"github.com/hotkeygen/hotkeygen/internal/testing/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

@@ -1,4 +1,4 @@
-// Package model is the entity the fault-injection checker (internal/soak)
+// Package model is the entity the fault-injection checker (internal/testing/soak)
 // reads and writes: a version per id, so every read says which write it
 // saw. It is the checker's own, apart from the example's, so the example
 // can change without changing what the checker measures.

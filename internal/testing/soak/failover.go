@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // ReplicaFaults are the faults of a run with Config.Replica: FAILOVER

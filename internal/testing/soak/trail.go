@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // event is a line an instance's runtime logged, Info and above: its

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // Fault is one thing that goes wrong with Redis, as it does in production.

@@ -1,4 +1,4 @@
-// Command soak runs the fault-injection history checker (internal/soak)
+// Command soak runs the fault-injection history checker (internal/testing/soak)
 // for every invalidation mode, with paced and with saturating readers,
 // then through the quiet failures (paced), then over a master and replica
 // switched by FAILOVER, over Sentinel and over a cluster, and prints a
@@ -18,7 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/soak"
+	"github.com/hotkeygen/hotkeygen/internal/testing/soak"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

@@ -1,5 +1,5 @@
 // Package v1 is the first build of a service's cached Product, which the
-// deploy tests run beside its changed successors (internal/deploytest).
+// deploy tests run beside its changed successors (internal/testing/deploytest).
 package v1
 
 //go:generate go run github.com/hotkeygen/hotkeygen/cmd/hotkeygen

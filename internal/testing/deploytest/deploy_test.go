@@ -19,9 +19,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/deploytest/v1"
-	"github.com/hotkeygen/hotkeygen/internal/deploytest/v2"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/deploytest/v1"
+	"github.com/hotkeygen/hotkeygen/internal/testing/deploytest/v2"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // hungFor is how long Redis must leave the probe's PING unanswered for

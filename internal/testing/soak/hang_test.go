@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // A server held off the CPU (SIGSTOP) while nobody injects a fault is a

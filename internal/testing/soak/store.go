@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/hotkeygen/hotkeygen/internal/soak/model"
+	"github.com/hotkeygen/hotkeygen/internal/testing/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

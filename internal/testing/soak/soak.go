@@ -1,6 +1,6 @@
 // Package soak runs instances of a generated repository against a real
 // redis-server while it injects faults, records every read and write, and
-// checks the record with internal/history: the test of the product's two
+// checks the record with internal/testing/history: the test of the product's two
 // promises that attacks them the way production does. Its test runs it
 // briefly in `make test`; cmd/soak runs it for as long as asked
 // (`make soak SOAK=10m`) and prints a table per mode and fault.
@@ -19,10 +19,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy"
-	"github.com/hotkeygen/hotkeygen/internal/soak/model"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest/proxy"
+	"github.com/hotkeygen/hotkeygen/internal/testing/soak/model"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 

@@ -150,7 +150,7 @@ func build() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "proxyd")
-	cmd := exec.Command(gobin, "build", "-o", bin, "github.com/hotkeygen/hotkeygen/internal/redistest/proxy/proxyd")
+	cmd := exec.Command(gobin, "build", "-o", bin, "github.com/hotkeygen/hotkeygen/internal/testing/redistest/proxy/proxyd")
 	if _, file, _, ok := goruntime.Caller(0); ok && filepath.IsAbs(file) {
 		cmd.Dir = filepath.Dir(file)
 	}

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // writer is who writes hot keys: instance inst's repository, or another

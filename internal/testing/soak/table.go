@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // Table prints one row per run and fault, and one per run for the whole.

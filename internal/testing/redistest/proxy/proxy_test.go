@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 )
 
 // ping sends PING on conn and reports whether +PONG came back within d.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
 )
 
 // Problems are how r breaks the product's promises, judged by the

@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotkeygen/hotkeygen/internal/history"
-	"github.com/hotkeygen/hotkeygen/internal/redistest"
-	"github.com/hotkeygen/hotkeygen/internal/soak/model"
+	"github.com/hotkeygen/hotkeygen/internal/testing/history"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
+	"github.com/hotkeygen/hotkeygen/internal/testing/soak/model"
 )
 
 // ClusterFaults are the faults of a run with Config.Cluster, in order,

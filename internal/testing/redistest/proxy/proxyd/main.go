@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotkeygen/hotkeygen/internal/redistest/proxy/toxic"
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest/proxy/toxic"
 )
 
 func main() {
