@@ -338,6 +338,11 @@ func (b *Breaker) doubt(silent bool) uint64 {
 	return n
 }
 
+// WhenJudged returns a channel closed at the next verdict on the node (an
+// answer, or evidence that it does not answer): a caller waiting for the
+// node to be found silent looks again then, and needs no clock of its own.
+func (b *Breaker) WhenJudged() <-chan struct{} { return *b.verdict.Load() }
+
 // settled wakes everyone waiting for a verdict on the node.
 func (b *Breaker) settled() {
 	v := make(chan struct{})

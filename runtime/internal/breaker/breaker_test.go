@@ -360,6 +360,33 @@ func TestWhenANodeIsSilent(t *testing.T) {
 	}
 }
 
+// A read waiting for a node to be found silent looks again at each
+// verdict on it, an answer or evidence of none, and at nothing else:
+// WhenJudged is closed by the next verdict, not by the one before.
+func TestWhenJudgedIsClosedByTheNextVerdict(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	b := newFixture(t, "node", clock.Now, newHeldLine(nil)).b
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, verdict := range []error{nil, errors.New("connection refused"), nil} {
+		judged := b.WhenJudged()
+		b.Answered(clock.Now(), true) // a late answer is no verdict
+		if closed(judged) {
+			t.Fatalf("closed before the verdict %v", verdict)
+		}
+		b.Judge(verdict, clock.Now())
+		if !closed(judged) {
+			t.Fatalf("still open after the verdict %v", verdict)
+		}
+	}
+}
+
 // What a session or a command reports of the node, and what the breaker
 // makes of it: an answer counts, and closes an open breaker; a silence
 // renews an open breaker's evidence but only raises a doubt about a

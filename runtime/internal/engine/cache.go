@@ -362,7 +362,7 @@ func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *
 		// one refuses the dial, which finds it silent, and the copy,
 		// unless a write overtook it, is served.
 		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
-			wait, stop := c.slowNodeWait(ctx, key, cp)
+			wait, stop := c.slowNodeWait(ctx, key, cp, n)
 			defer stop()
 			var v *V
 			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, wait, true); err == nil {
@@ -406,29 +406,29 @@ func (c *Cache[K, V]) hit(ctx context.Context, k K, cp *fresh.Copy[V], held bool
 }
 
 // slowNodeWait returns what ends the wait of a read of key, whose copy
-// cp the node's breaker keeps from serving, for a node that answered
-// lately: closed after SlowFor (a node that stops answering meanwhile
-// must not hold a hot read for the client's ReadTimeout), or as soon as
-// the copy may be served: the node was found silent, not slow (a dial
-// refused, the watcher's or a command's). stop ends it early.
-func (c *Cache[K, V]) slowNodeWait(ctx context.Context, key K, cp *fresh.Copy[V]) (wait <-chan struct{}, stop func()) {
+// cp the breaker of its node n keeps from serving, for a node that
+// answered lately: closed after SlowFor (a node that stops answering
+// meanwhile must not hold a hot read for the client's ReadTimeout), or at
+// the first verdict on n after which the copy may be served: the node was
+// found silent, not slow (a dial refused, a PING left unanswered). stop
+// ends it early.
+func (c *Cache[K, V]) slowNodeWait(ctx context.Context, key K, cp *fresh.Copy[V], n *track.Node) (wait <-chan struct{}, stop func()) {
 	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(breaker.ProbeEvery)
-		defer tick.Stop()
 		end := time.NewTimer(breaker.SlowFor)
 		defer end.Stop()
 		for {
+			judged := n.WhenJudged() // before looking: a verdict meanwhile is not missed
+			if ok, _ := c.copies.Servable(ctx, key, &cp.Meta); ok {
+				return
+			}
 			select {
 			case <-quit:
 				return
 			case <-end.C:
 				return
-			case <-tick.C:
-				if ok, _ := c.copies.Servable(ctx, key, &cp.Meta); ok {
-					return
-				}
+			case <-judged:
 			}
 		}
 	}()
