@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"context"
+	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hotkeygen/hotkeygen/internal/aggregate"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/detect"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
+	"github.com/redis/go-redis/v9"
 )
 
 // Cluster-wide detection (Config.Aggregate). A key read evenly by twenty
@@ -26,9 +31,20 @@ import (
 
 // aggregator is a Cache's part in cluster-wide detection. The report and
 // the cluster read use it, each on its own goroutine (see
-// background.Job).
+// background.Job). It is given what it uses, by New.
 type aggregator[K comparable, V any] struct {
-	c  *Cache[K, V]
+	rdb    redis.UniversalClient
+	det    *fresh.Detector[K] // whose recorder it reports, and whose cluster rates it sets
+	entity string             // which names the sets
+	top    int                // AggregateTop
+	window time.Duration      // Window
+	now    func() time.Time
+	done   context.Context // ended by Close
+	log    *slog.Logger
+	// reports and errors count the reports sent and the reports and
+	// reads that failed (Stats.AggregateReports, Stats.AggregateErrors).
+	reports, errors *atomic.Uint64
+
 	mu sync.Mutex // guards reported
 	// reported maps the names this replica reported in the last window to
 	// their keys: at most AggregateTop per slot.
@@ -45,7 +61,12 @@ type reportedKey[K comparable] struct {
 }
 
 func newAggregator[K comparable, V any](c *Cache[K, V]) *aggregator[K, V] {
-	return &aggregator[K, V]{c: c, reported: map[string]reportedKey[K]{}}
+	return &aggregator[K, V]{
+		rdb: c.rdb, det: c.det, entity: c.cfg.Entity, top: c.cfg.AggregateTop, window: c.cfg.Window,
+		now: c.cfg.Clock.Now, done: c.ctx, log: c.log,
+		reports: &c.count.aggregateReports, errors: &c.count.aggregateErrors,
+		reported: map[string]reportedKey[K]{},
+	}
 }
 
 // reportPending reports every slot queued, in order, until none is left:
@@ -94,8 +115,7 @@ func ClusterHotQPS(c config.Config) float64 {
 // ZINCRBYs and one PEXPIRE, in one pipeline. Nothing is sent for a slot
 // without reads.
 func (a *aggregator[K, V]) report(slot int64, reads uint64) {
-	c := a.c
-	top := c.det.Rec.Top(slot, c.cfg.AggregateTop)
+	top := a.det.Rec.Top(slot, a.top)
 	counts := make([]aggregate.Count, len(top))
 	a.mu.Lock()
 	for name, r := range a.reported {
@@ -111,13 +131,13 @@ func (a *aggregator[K, V]) report(slot int64, reads uint64) {
 	if len(top) == 0 {
 		return
 	}
-	pipe := c.rdb.Pipeline()
-	aggregate.Report(c.ctx, pipe, c.cfg.Entity, slot, counts, reads, 2*c.cfg.Window)
-	if _, err := pipe.Exec(c.ctx); err != nil {
+	pipe := a.rdb.Pipeline()
+	aggregate.Report(a.done, pipe, a.entity, slot, counts, reads, 2*a.window)
+	if _, err := pipe.Exec(a.done); err != nil {
 		a.failed("report", err)
 		return
 	}
-	c.count.aggregateReports.Add(1)
+	a.reports.Add(1)
 	a.works()
 }
 
@@ -126,15 +146,14 @@ func (a *aggregator[K, V]) report(slot int64, reads uint64) {
 // to the detector. A failed read keeps the previous reading: Redis failing
 // is no reason to demote the keys it is spared.
 func (a *aggregator[K, V]) readCluster() {
-	c := a.c
-	first, last := aggregate.Span(c.cfg.Clock.Now(), c.cfg.Window)
-	sums, err := aggregate.Read(c.ctx, c.rdb, c.cfg.Entity, first, last, c.cfg.AggregateTop)
+	first, last := aggregate.Span(a.now(), a.window)
+	sums, err := aggregate.Read(a.done, a.rdb, a.entity, first, last, a.top)
 	if err != nil {
 		a.failed("read", err)
 		return
 	}
 	a.works()
-	window := c.cfg.Window.Seconds()
+	window := a.window.Seconds()
 	a.mu.Lock()
 	rates := make(map[K]float64, min(len(sums), len(a.reported)))
 	for name, n := range sums {
@@ -143,26 +162,24 @@ func (a *aggregator[K, V]) readCluster() {
 		}
 	}
 	a.mu.Unlock()
-	c.det.Cluster.Store(&rates)
+	a.det.Cluster.Store(&rates)
 }
 
 // failed counts a failed report or read. Only the first failure
 // after a success is logged: a Redis outage would otherwise log a line
 // every slot.
 func (a *aggregator[K, V]) failed(op string, err error) {
-	c := a.c
-	if c.ctx.Err() != nil {
+	if a.done.Err() != nil {
 		return // Close interrupted it
 	}
-	c.count.aggregateErrors.Add(1)
+	a.errors.Add(1)
 	if a.health.Failed() {
-		c.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
+		a.log.Warn("hotkey: cluster aggregation failed; reads are unaffected, and detection keeps the last cluster reading", "op", op, "err", err)
 	}
 }
 
 func (a *aggregator[K, V]) works() {
-	c := a.c
 	if a.health.Works() {
-		c.log.Info("hotkey: cluster aggregation works again")
+		a.log.Info("hotkey: cluster aggregation works again")
 	}
 }

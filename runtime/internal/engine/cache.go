@@ -184,7 +184,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	c.copies.Cfg = fresh.Params{LocalTTL: cfg.LocalTTL, NullTTL: cfg.NullTTL, RefreshFailures: cfg.RefreshFailures, StaleReads: cfg.StaleReads, OnInvalidate: cfg.Test.OnInvalidate}
 	c.copies.Clock, c.copies.Clone, c.copies.Name, c.copies.Count = cfg.Clock, glue.Clone, glue.Key, &c.count.Counts
 	c.copies.Reload = func(ctx context.Context, es []*fresh.Entry[K]) { c.refresh.reload(ctx, es, false) }
-	c.copies.Done, c.writes.c, c.ticker.c, c.refresh.c = c.ctx, c, c, c
+	c.copies.Done, c.writes.c, c.ticker.c = c.ctx, c, c
 	if cfg.Aggregate {
 		c.agg = newAggregator(c)
 	}
@@ -206,6 +206,9 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	c.loads.lease = lease.Keys{TTL: cfg.RebuildLockTTL, Cluster: cluster, Hash: glue.hash}
 	c.reader = reads.Reader{Client: rdb, Store: c.layout, Nodes: &hub.Nodes, Cluster: cluster, LearnsTTL: learnsTTL,
 		Now: cfg.Clock.Now, Refuse: c.count.refuse, Count: c.count.redisError, Missing: noKey{}, Closed: ErrClosed}
+	c.refresh = refresher[K, V]{det: c.det, copies: &c.copies, reader: &c.reader, g: &c.g,
+		decode: func(key string, b []byte) (*V, error) { return decodeValue(c, key, b) },
+		count:  &c.count.refreshes, done: c.ctx, now: cfg.Clock.Now, log: cfg.Logger}
 	if err := setupChanges(c); err != nil {
 		c.Close()
 		return nil, err

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"hash/maphash"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/throttle"
@@ -15,11 +18,19 @@ import (
 
 // refresher reloads a Cache's hot copies from Redis: every one, now and
 // then (run), and those a session starting or a slot moving left
-// unverified (reload).
+// unverified (reload). It is given what it uses, by New.
 type refresher[K comparable, V any] struct {
-	c *Cache[K, V]
-	// log spaces the lines about failed refreshes.
-	log throttle.Lines
+	det    *fresh.Detector[K]  // whose hot set says which keys to reload
+	copies *fresh.Copies[K, V] // which each answer is applied to
+	reader *reads.Reader       // which reads the keys
+	g      *group.Group        // which a patient reload's reads run on
+	decode func(key string, b []byte) (*V, error)
+	count  *atomic.Uint64  // Stats.Refreshes
+	done   context.Context // ended by Close
+	now    func() time.Time
+	log    *slog.Logger
+	// lines spaces the lines about failed refreshes.
+	lines throttle.Lines
 }
 
 // run reloads every registered hot key (see reload): the one
@@ -33,14 +44,13 @@ type refresher[K comparable, V any] struct {
 // RefreshFailures refreshes had failed (TestARefreshWaitsForASlowNode).
 // A node silent for refreshPatience fails it.
 func (r *refresher[K, V]) run() {
-	c := r.c
 	var es []*fresh.Entry[K]
-	for _, e := range c.det.Set.Load().ByKey {
+	for _, e := range r.det.Set.Load().ByKey {
 		if e.Refreshable() {
 			es = append(es, e)
 		}
 	}
-	r.logFailures(r.reload(c.ctx, es, true))
+	r.logFailures(r.reload(r.done, es, true))
 }
 
 // refreshPatience is how long a refresh waits for its batch: a node that
@@ -56,7 +66,6 @@ const refreshPatience = 3 * breaker.SlowFor
 // dropped too, because its staleness is unknown. A patient reload waits
 // for a slow node (reads.Reader.Patient).
 func (r *refresher[K, V]) reload(ctx context.Context, es []*fresh.Entry[K], patient bool) refreshFailures {
-	c := r.c
 	var failed refreshFailures
 	if len(es) == 0 {
 		return failed
@@ -65,42 +74,42 @@ func (r *refresher[K, V]) reload(ctx context.Context, es []*fresh.Entry[K], pati
 	ts := make([]fresh.Token, len(es))
 	for i, e := range es {
 		keys[i] = e.Key
-		ts[i] = c.copies.Begin(e.Key)
+		ts[i] = r.copies.Begin(e.Key)
 	}
 	var raw [][]byte
 	var exps reads.Expiries
 	var errs []error
 	if patient {
-		raw, exps, errs = c.reader.Patient(ctx, &c.g, keys, refreshPatience)
+		raw, exps, errs = r.reader.Patient(ctx, r.g, keys, refreshPatience)
 	} else {
-		raw, exps, errs = c.reader.Many(ctx, keys, nil) // each is kept
+		raw, exps, errs = r.reader.Many(ctx, keys, nil) // each is kept
 	}
 	for i, e := range es {
 		t := ts[i]
 		if errs != nil && errs[i] != nil {
-			failed.add(e.Key, c.copies.RefreshFailed(e), errs[i])
+			failed.add(e.Key, r.copies.RefreshFailed(e), errs[i])
 			continue
 		}
 		if raw[i] == nil {
-			c.copies.DropIfUnchanged(e, t) // deleted
-			c.count.refreshes.Add(1)
+			r.copies.DropIfUnchanged(e, t) // deleted
+			r.count.Add(1)
 			continue
 		}
 		sum := maphash.Bytes(rawSeed, raw[i]) | 1 // never 0, which means unknown
-		if c.copies.Reverify(e, t, sum, exps.Of(i)) {
-			c.count.refreshes.Add(1)
+		if r.copies.Reverify(e, t, sum, exps.Of(i)) {
+			r.count.Add(1)
 			continue
 		}
-		v, err := decodeValue(c, e.Key, raw[i])
+		v, err := r.decode(e.Key, raw[i])
 		if errors.Is(err, ErrNotFound) {
 			err, v = nil, nil // the placeholder of an absent row
 		}
 		if err != nil {
-			failed.add(e.Key, c.copies.RefreshFailed(e), err)
+			failed.add(e.Key, r.copies.RefreshFailed(e), err)
 			continue
 		}
-		c.count.refreshes.Add(1)
-		if c.copies.Keep(e, t, v, sum, len(raw[i]), exps.Of(i)) {
+		r.count.Add(1)
+		if r.copies.Keep(e, t, v, sum, len(raw[i]), exps.Of(i)) {
 			e.Refreshed()
 		}
 	}
@@ -134,12 +143,11 @@ const RefreshLogEvery = 10 * time.Second
 // logFailures logs a refresh's failures, at most once per
 // RefreshLogEvery, counting the refreshes whose failures went unlogged.
 func (r *refresher[K, V]) logFailures(f refreshFailures) {
-	c := r.c
-	if f.keys == 0 || c.ctx.Err() != nil { // failures of a closing Cache are no news
+	if f.keys == 0 || r.done.Err() != nil { // failures of a closing Cache are no news
 		return
 	}
-	if unlogged, ok := r.log.Allow(c.cfg.Clock.Now(), RefreshLogEvery); ok {
-		c.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
+	if unlogged, ok := r.lines.Allow(r.now(), RefreshLogEvery); ok {
+		r.log.Warn("hotkey: refresh failed", "keys", f.keys, "dropped", f.dropped, "key", operr.Short(f.key), "err", f.err,
 			"unlogged_refreshes", unlogged)
 	}
 }
