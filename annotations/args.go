@@ -40,24 +40,24 @@ func (r *reader) arg(pos token.Position, arg string) {
 	opt, known := options[name]
 	switch {
 	case !hasValue && known:
-		r.errs.add(pos, "%s: no value; write %s=VALUE with a form like %s", name, name, opt.form)
+		r.errs.add(pos, RuleUnparsableValue, "%s: no value; write %s=VALUE with a form like %s", name, name, opt.form)
 		return
 	case !hasValue:
-		r.errs.add(pos, "argument %q is not name=value; write options like ttl=30m", arg)
+		r.errs.add(pos, RuleDirectiveMalformed, "argument %q is not name=value; write options like ttl=30m", arg)
 		return
 	case name == "":
-		r.errs.add(pos, "argument %q has no option name; write options like ttl=30m", arg)
+		r.errs.add(pos, RuleDirectiveMalformed, "argument %q has no option name; write options like ttl=30m", arg)
 		return
 	case !known:
 		if guess := Closest(name, OptionNames()); guess != "" {
-			r.errs.add(pos, "unknown option %q; did you mean %q?", name, guess)
+			r.errs.add(pos, RuleUnknownOption, "unknown option %q; did you mean %q?", name, guess)
 		} else {
-			r.errs.add(pos, "unknown option %q; the options are %s", name, strings.Join(OptionNames(), ", "))
+			r.errs.add(pos, RuleUnknownOption, "unknown option %q; the options are %s", name, strings.Join(OptionNames(), ", "))
 		}
 		return
 	}
 	if first, dup := r.set[name]; dup {
-		r.errs.add(pos, "duplicate option %q, first set at %d:%d; remove one", name, first.Line, first.Column)
+		r.errs.add(pos, RuleDuplicateOption, "duplicate option %q, first set at %d:%d; remove one", name, first.Line, first.Column)
 		return
 	}
 	r.set[name] = pos
@@ -67,15 +67,18 @@ func (r *reader) arg(pos token.Position, arg string) {
 		return
 	}
 	if v == "" {
-		r.errs.add(pos, "%s: empty value; use a form like %s", name, opt.form)
+		r.errs.add(pos, RuleUnparsableValue, "%s: empty value; use a form like %s", name, opt.form)
 		return
 	}
 	if err := opt.set(&r.spec, v, at); err != nil {
-		if e, ok := err.(*Error); ok {
-			r.errs.add(e.Pos, "%s: %s", name, e.Msg)
-		} else {
-			r.errs.add(pos, "%s: %v", name, err)
+		e, ok := err.(*Error)
+		if !ok {
+			e = &Error{Rule: RuleUnparsableValue, Msg: err.Error()}
 		}
+		if !e.Pos.IsValid() {
+			e.Pos = pos
+		}
+		r.errs.add(e.Pos, e.Rule, "%s: %s", name, e.Msg)
 		return
 	}
 	r.spec.Args = append(r.spec.Args, Arg{Name: name, Value: v, Pos: pos})
@@ -87,14 +90,14 @@ func (r *reader) value(argPos token.Position, name, raw string) (string, func(in
 	pos := shift(argPos, len(name)+len("="))
 	if !strings.HasPrefix(raw, `"`) {
 		if strings.Contains(raw, `"`) {
-			r.errs.add(argPos, `%s: stray '"' in value; quote the whole value, as in key="user {Org}:{ID}"`, name)
+			r.errs.add(argPos, RuleUnparsableValue, `%s: stray '"' in value; quote the whole value, as in key="user {Org}:{ID}"`, name)
 			return "", nil, false
 		}
 		return raw, func(i int) token.Position { return shift(pos, i) }, true
 	}
 	v, offsets, err := unquote(raw)
 	if err != nil {
-		r.errs.add(argPos, `%s: %s is not a valid Go quoted string; end it with '"' and escape '"' and '\' inside with '\'`, name, raw)
+		r.errs.add(argPos, RuleUnparsableValue, `%s: %s is not a valid Go quoted string; end it with '"' and escape '"' and '\' inside with '\'`, name, raw)
 		return "", nil, false
 	}
 	return v, func(i int) token.Position { return shift(pos, offsets[i]) }, true

@@ -83,15 +83,15 @@ func (r *reader) comment(pos token.Position, text string) {
 		// Like go vet on "// go:build": with the space, gofmt and
 		// go doc treat the line as prose, so it must not half-work.
 		r.rejected = true
-		r.errs.add(pos, "malformed directive: remove the space in %q", "//"+space+directive)
+		r.errs.add(pos, RuleDirectiveMalformed, "malformed directive: remove the space in %q", "//"+space+directive)
 		return
 	}
 	if name := directive[len(namespace):]; name != cacheDirective {
 		r.rejected = true
 		if guess := Closest(name, []string{cacheDirective}); guess != "" {
-			r.errs.add(pos, "unknown directive //%s; did you mean //%s%s?", directive, namespace, guess)
+			r.errs.add(pos, RuleDirectiveMalformed, "unknown directive //%s; did you mean //%s%s?", directive, namespace, guess)
 		} else {
-			r.errs.add(pos, "unknown directive //%s; the only directive is //%s%s", directive, namespace, cacheDirective)
+			r.errs.add(pos, RuleDirectiveMalformed, "unknown directive //%s; the only directive is //%s%s", directive, namespace, cacheDirective)
 		}
 		return
 	}
@@ -121,7 +121,7 @@ func (r *reader) finish() (*Spec, error) {
 		r.spec.validate(&r.errs, failed)
 	}
 	if _, ok := r.set["key"]; !ok && !r.rejected {
-		r.errs.add(r.spec.Pos, "//%s%s needs a key; add one like key=user:{ID}", namespace, cacheDirective)
+		r.errs.add(r.spec.Pos, RuleOptionMissing, "//%s%s needs a key; add one like key=user:{ID}", namespace, cacheDirective)
 	}
 	var spec *Spec
 	if r.found {

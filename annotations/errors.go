@@ -9,10 +9,29 @@ import (
 )
 
 // Error is one problem in a directive, positioned at the argument (or the
-// template brace) that caused it so editors can jump straight to it.
+// template brace) that caused it so editors can jump straight to it, with
+// the rule it breaks so that CI can tell problems apart without reading
+// their wording.
 type Error struct {
-	Pos token.Position
-	Msg string
+	Pos  token.Position
+	Rule Rule
+	Msg  string
+}
+
+// warningPrefix starts the message of every warning: a problem that does
+// not stop generation, printed in the text format as it is.
+const warningPrefix = "warning: "
+
+// Warning reports whether the problem is a warning, which alone fails no
+// run: its message starts with "warning: ".
+func (e *Error) Warning() bool {
+	return strings.HasPrefix(e.Msg, warningPrefix)
+}
+
+// Message is the message without its "warning: ", for formats that say
+// the severity apart.
+func (e *Error) Message() string {
+	return strings.TrimPrefix(e.Msg, warningPrefix)
 }
 
 // Error prints "file:line:col: message", or only the message when the
@@ -47,13 +66,13 @@ func (l ErrorList) Unwrap() []error {
 	return errs
 }
 
-// Add appends a problem at pos.
-func (l *ErrorList) Add(pos token.Position, msg string) {
-	*l = append(*l, &Error{Pos: pos, Msg: msg})
+// Add appends a problem at pos that breaks rule.
+func (l *ErrorList) Add(pos token.Position, rule Rule, msg string) {
+	*l = append(*l, &Error{Pos: pos, Rule: rule, Msg: msg})
 }
 
-func (l *ErrorList) add(pos token.Position, format string, args ...any) {
-	l.Add(pos, fmt.Sprintf(format, args...))
+func (l *ErrorList) add(pos token.Position, rule Rule, format string, args ...any) {
+	l.Add(pos, rule, fmt.Sprintf(format, args...))
 }
 
 // Sort orders the list by file, line and column, then message, and drops
@@ -65,6 +84,7 @@ func (l *ErrorList) Sort() {
 			cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Column, b.Pos.Column),
 			cmp.Compare(a.Msg, b.Msg),
+			cmp.Compare(a.Rule, b.Rule),
 		)
 	})
 	*l = slices.CompactFunc(*l, func(a, b *Error) bool { return *a == *b })

@@ -29,7 +29,7 @@ func (s *Spec) validateLayout(errs *ErrorList, failed map[string]bool) {
 	if s.Layout != runtime.LayoutHash {
 		for _, name := range []string{"field", "expires"} {
 			if a, ok := s.Arg(name); ok {
-				errs.add(a.Pos, "%s: applies only to a collection stored as a hash; add layout=hash, or remove %s", name, name)
+				errs.add(a.Pos, RuleConfigInvalid, "%s: applies only to a collection stored as a hash; add layout=hash, or remove %s", name, name)
 			}
 		}
 		return
@@ -38,11 +38,11 @@ func (s *Spec) validateLayout(errs *ErrorList, failed map[string]bool) {
 	// a collection's loader returns a whole owner, which neither knows.
 	for name, on := range map[string]bool{"changes": s.Changes, "bloom": s.Bloom} {
 		if a, ok := s.Arg(name); ok && on {
-			errs.add(a.Pos, "%s=on is not supported for a collection (layout=hash) yet; remove %s, or keep the rows in a layout=string entity", name, name)
+			errs.add(a.Pos, RuleConfigInvalid, "%s=on is not supported for a collection (layout=hash) yet; remove %s, or keep the rows in a layout=string entity", name, name)
 		}
 	}
 	if _, ok := s.Arg("field"); !ok && !failed["field"] {
 		a, _ := s.Arg("layout")
-		errs.add(a.Pos, "layout=hash needs field= naming the struct field that tells the items of one collection apart, as in field={Token}")
+		errs.add(a.Pos, RuleOptionMissing, "layout=hash needs field= naming the struct field that tells the items of one collection apart, as in field={Token}")
 	}
 }

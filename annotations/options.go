@@ -22,8 +22,10 @@ type option struct {
 	form string
 	// set stores v, already unquoted and non-empty, into s. at maps a byte
 	// offset of v to its source position, for errors inside the value.
-	// A returned *Error keeps its position; any other error is reported at
-	// the argument. The reader prefixes the option name to the message.
+	// A returned *Error keeps its position and rule, or takes the
+	// argument's position when it has none; any other error is an
+	// unparsable value at the argument. The reader prefixes the option
+	// name to the message.
 	set func(s *Spec, v string, at func(int) token.Position) error
 }
 

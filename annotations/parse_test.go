@@ -604,6 +604,13 @@ func TestParseReportsEveryProblemAtItsArgument(t *testing.T) {
 			if got := errorLines(err); !reflect.DeepEqual(got, tt.errs) {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.errs, "\n"))
 			}
+			var list ErrorList
+			errors.As(err, &list)
+			for _, e := range list {
+				if e.Rule == "" {
+					t.Errorf("%v names no rule", e)
+				}
+			}
 		})
 	}
 }
@@ -764,8 +771,8 @@ func TestTemplatePartsCarryTheirSourcePositions(t *testing.T) {
 	if len(fields) != 2 || fields[0].Field != "Org" || fields[1].Field != "ID" {
 		t.Errorf("Fields() = %+v, want Org then ID", fields)
 	}
-	if err := fields[1].Errorf("User has no field %s", fields[1].Field); err.Error() != "t.go:2:35: User has no field ID" {
-		t.Errorf("Part.Errorf = %q", err)
+	if err := fields[1].Errorf(RuleFieldMissing, "User has no field %s", fields[1].Field); err.Error() != "t.go:2:35: User has no field ID" || err.Rule != RuleFieldMissing {
+		t.Errorf("Part.Errorf = %q, rule %q", err, err.Rule)
 	}
 }
 

@@ -102,13 +102,13 @@ func (s *Spec) validate(errs *ErrorList, failed map[string]bool) {
 		var ce *runtime.ConfigError
 		switch {
 		case !errors.As(err, &ce):
-			errs.add(s.Pos, "%v", err)
+			errs.add(s.Pos, RuleConfigInvalid, "%v", err)
 		case failed[ce.Option]:
 		default:
 			if a, ok := s.Arg(ce.Option); ok {
-				errs.add(a.Pos, "%s: %s", ce.Option, ce.Msg)
+				errs.add(a.Pos, RuleConfigInvalid, "%s: %s", ce.Option, ce.Msg)
 			} else {
-				errs.add(s.Pos, "%s, left at its default: %s", ce.Option, ce.Msg)
+				errs.add(s.Pos, RuleConfigInvalid, "%s, left at its default: %s", ce.Option, ce.Msg)
 			}
 		}
 	}

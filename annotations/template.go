@@ -42,34 +42,35 @@ func (t Template) Fields() []Part {
 
 // Errorf reports a problem with the part at its position, for checks only
 // the generator can make ("{Nmae}: the struct has no field Nmae").
-func (p Part) Errorf(format string, args ...any) *Error {
-	return &Error{Pos: p.Pos, Msg: fmt.Sprintf(format, args...)}
+func (p Part) Errorf(rule Rule, format string, args ...any) *Error {
+	return &Error{Pos: p.Pos, Rule: rule, Msg: fmt.Sprintf(format, args...)}
 }
 
 // parseTemplate cuts raw into parts; at maps a byte offset of raw to its
-// position in the source. Brace problems are reported at the brace.
+// position in the source. Brace problems are reported at the brace, the
+// template's as a whole at the argument (an Error without a position).
 func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 	t := Template{Raw: raw}
 	lit := 0 // start of the literal text not yet added
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '}':
-			return Template{}, &Error{at(i), `unmatched "}"; remove it or open a field with "{", as in {ID}`}
+			return Template{}, &Error{Pos: at(i), Rule: RuleKeyTemplateInvalid, Msg: `unmatched "}"; remove it or open a field with "{", as in {ID}`}
 		case '{':
 			n := strings.IndexAny(raw[i+1:], "{}")
 			if n < 0 || raw[i+1+n] == '{' {
-				return Template{}, &Error{at(i), `unclosed "{"; close the field with "}", as in {ID}`}
+				return Template{}, &Error{Pos: at(i), Rule: RuleKeyTemplateInvalid, Msg: `unclosed "{"; close the field with "}", as in {ID}`}
 			}
 			field := raw[i+1 : i+1+n]
 			if !token.IsIdentifier(field) {
-				return Template{}, &Error{at(i), fmt.Sprintf("{%s} does not name a field; write a Go field name of the struct, as in {ID}", field)}
+				return Template{}, &Error{Pos: at(i), Rule: RuleKeyTemplateInvalid, Msg: fmt.Sprintf("{%s} does not name a field; write a Go field name of the struct, as in {ID}", field)}
 			}
 			if len(t.Fields()) == 0 && (i == 0 || !hasPunct(raw[i-1:i])) {
-				return Template{}, fmt.Errorf("%q must start with a literal prefix ending in punctuation, as in %s:{%s}: without one, a caller's value could name any Redis key, another entity's included",
-					raw, cmp.Or(raw[:i], "user"), field)
+				return Template{}, &Error{Rule: RuleKeyTemplateInvalid, Msg: fmt.Sprintf("%q must start with a literal prefix ending in punctuation, as in %s:{%s}: without one, a caller's value could name any Redis key, another entity's included",
+					raw, cmp.Or(raw[:i], "user"), field)}
 			}
 			if len(t.Fields()) > 0 && !hasPunct(raw[lit:i]) {
-				return Template{}, &Error{at(i), fmt.Sprintf("{%s} follows another field with no punctuation between them, so two entities could share one key; separate them, as in {A}:{%[1]s}", field)}
+				return Template{}, &Error{Pos: at(i), Rule: RuleKeyTemplateInvalid, Msg: fmt.Sprintf("{%s} follows another field with no punctuation between them, so two entities could share one key; separate them, as in {A}:{%[1]s}", field)}
 			}
 			if lit < i {
 				t.Parts = append(t.Parts, Part{Lit: raw[lit:i], Pos: at(lit)})
@@ -83,7 +84,7 @@ func parseTemplate(raw string, at func(int) token.Position) (Template, error) {
 		t.Parts = append(t.Parts, Part{Lit: raw[lit:], Pos: at(lit)})
 	}
 	if len(t.Fields()) == 0 {
-		return Template{}, fmt.Errorf("%q has no {Field}, so every value would share one Redis key; include the identifying field, as in user:{ID}", raw)
+		return Template{}, &Error{Rule: RuleKeyTemplateInvalid, Msg: fmt.Sprintf("%q has no {Field}, so every value would share one Redis key; include the identifying field, as in user:{ID}", raw)}
 	}
 	return t, nil
 }

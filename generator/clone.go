@@ -7,6 +7,8 @@ import (
 	"go/types"
 	"maps"
 	"slices"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // cloneFunc is a generated deep-copy function, clone<Type>(v *T) *T: it
@@ -202,7 +204,7 @@ func (c *cloner) plan(t types.Type, owner, path string, fn *cloneFunc) *copyPlan
 			if near := typeErrorsNear(c.in, pos, pos); len(near) > 0 {
 				c.errs = append(c.errs, near...)
 			} else {
-				c.errs.Add(pos, fmt.Sprintf("%s.%s: its type does not type-check", owner, path))
+				c.errs.Add(pos, annotations.RulePackageError, fmt.Sprintf("%s.%s: its type does not type-check", owner, path))
 			}
 		case types.UnsafePointer:
 			c.shared(owner, path, orig, fn, "")

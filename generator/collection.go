@@ -42,7 +42,7 @@ func buildCollection(in *pkgInput, st *types.Struct, t target, key []*param) (*c
 	default:
 		for _, p := range key {
 			if p.Field == field.Field {
-				errs.Add(s.FieldPos, fmt.Sprintf("field=%s: %s is part of the key template %s, so every item of a collection has the same one; name the field that tells the items apart, such as an ID or a token", s.Field, s.Field, s.Key.Raw))
+				errs.Add(s.FieldPos, annotations.RuleFieldInvalid, fmt.Sprintf("field=%s: %s is part of the key template %s, so every item of a collection has the same one; name the field that tells the items apart, such as an ID or a token", s.Field, s.Field, s.Key.Raw))
 			}
 		}
 		col.Field = field
@@ -69,9 +69,9 @@ func expiresField(st *types.Struct, t target, s *annotations.Spec) (string, Erro
 		named, ok := f.Type().(*types.Named)
 		switch {
 		case !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != "time" || named.Obj().Name() != "Time":
-			errs.Add(s.ExpiresPos, fmt.Sprintf("expires=%s: field %s of %s has type %s; it must be a time.Time, the instant the item expires", s.Expires, s.Expires, t.Obj.Name(), types.TypeString(f.Type(), nil)))
+			errs.Add(s.ExpiresPos, annotations.RuleFieldInvalid, fmt.Sprintf("expires=%s: field %s of %s has type %s; it must be a time.Time, the instant the item expires", s.Expires, s.Expires, t.Obj.Name(), types.TypeString(f.Type(), nil)))
 		case !f.Exported() || msgpackName(st.Tag(i)) == "-":
-			errs.Add(s.ExpiresPos, fmt.Sprintf("expires=%s: field %s of %s is not stored (unexported, or tagged msgpack:\"-\"), so every item read back would have no expiry; store it", s.Expires, s.Expires, t.Obj.Name()))
+			errs.Add(s.ExpiresPos, annotations.RuleFieldInvalid, fmt.Sprintf("expires=%s: field %s of %s is not stored (unexported, or tagged msgpack:\"-\"), so every item read back would have no expiry; store it", s.Expires, s.Expires, t.Obj.Name()))
 		}
 		if name := msgpackName(st.Tag(i)); name != "" {
 			return name, errs
@@ -82,6 +82,6 @@ func expiresField(st *types.Struct, t target, s *annotations.Spec) (string, Erro
 	if guess := annotations.Closest(s.Expires, names); guess != "" {
 		msg += fmt.Sprintf("; did you mean %s?", guess)
 	}
-	errs.Add(s.ExpiresPos, msg)
+	errs.Add(s.ExpiresPos, annotations.RuleFieldMissing, msg)
 	return "", errs
 }

@@ -3,6 +3,8 @@ package generator
 import (
 	"fmt"
 	"go/types"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // unencodable reports every field of the annotated struct, at the field,
@@ -29,7 +31,7 @@ func unencodable(in *pkgInput, named *types.Named) ErrorList {
 		if path != f.Name() {
 			what = fmt.Sprintf("field %s (%s) holds %s of type %s", f.Name(), types.TypeString(f.Type(), qual), path, types.TypeString(bad, qual))
 		}
-		errs.Add(in.Fset.Position(f.Pos()), fmt.Sprintf(
+		errs.Add(in.Fset.Position(f.Pos()), annotations.RuleUnencodableField, fmt.Sprintf(
 			`%s, which msgpack cannot encode, so writes of %s would fail; tag the field msgpack:"-" to keep it out of Redis, or give its type an EncodeMsgpack method`,
 			what, named.Obj().Name()))
 	}

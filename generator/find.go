@@ -65,7 +65,7 @@ func findTargets(in *pkgInput) ([]target, ErrorList) {
 							what, doc = what+" "+vs.Names[0].Name, vs.Doc
 						}
 						if pos, ok := claim(decl.Doc, doc); ok {
-							errs.Add(pos, "//hotkey:cache must be on a struct type, not on "+what)
+							errs.Add(pos, annotations.RuleDirectiveMisplaced, "//hotkey:cache must be on a struct type, not on "+what)
 						}
 					}
 					continue
@@ -75,7 +75,7 @@ func findTargets(in *pkgInput) ([]target, ErrorList) {
 				grouped := decl.Lparen.IsValid() && len(decl.Specs) > 1
 				if pos, ok := directivePos(in.Fset, decl.Doc); ok && grouped {
 					claim(decl.Doc)
-					errs.Add(pos, "//hotkey:cache above a type ( ... ) group; move it to the doc comment of the type it is for")
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, "//hotkey:cache above a type ( ... ) group; move it to the doc comment of the type it is for")
 				}
 				for _, s := range decl.Specs {
 					ts := s.(*ast.TypeSpec)
@@ -99,7 +99,7 @@ func findTargets(in *pkgInput) ([]target, ErrorList) {
 					if decl.Recv != nil {
 						what = "method " + decl.Name.Name
 					}
-					errs.Add(pos, "//hotkey:cache must be on a struct type, not on "+what)
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, "//hotkey:cache must be on a struct type, not on "+what)
 				}
 			}
 		}
@@ -116,27 +116,27 @@ func findTargets(in *pkgInput) ([]target, ErrorList) {
 					if len(n.Names) > 0 {
 						name = "field " + n.Names[0].Name
 					}
-					errs.Add(pos, "//hotkey:cache must be on a struct type, not on "+name)
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, "//hotkey:cache must be on a struct type, not on "+name)
 				}
 			case *ast.TypeSpec:
 				if pos, ok := claim(n.Doc); ok {
-					errs.Add(pos, fmt.Sprintf("//hotkey:cache must be on a package-level type; %s is declared inside a function", n.Name.Name))
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache must be on a package-level type; %s is declared inside a function", n.Name.Name))
 				}
 			case *ast.GenDecl:
 				pos, ok := claim(n.Doc)
 				switch {
 				case !ok:
 				case n.Tok == token.TYPE:
-					errs.Add(pos, fmt.Sprintf("//hotkey:cache must be on a package-level type; %s is declared inside a function", n.Specs[0].(*ast.TypeSpec).Name.Name))
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache must be on a package-level type; %s is declared inside a function", n.Specs[0].(*ast.TypeSpec).Name.Name))
 				default:
-					errs.Add(pos, fmt.Sprintf("//hotkey:cache must be on a struct type, not on %s", n.Tok))
+					errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache must be on a struct type, not on %s", n.Tok))
 				}
 			}
 			return true
 		})
 		for _, cg := range f.Comments {
 			if pos, ok := directivePos(in.Fset, cg); ok && pending[cg] {
-				errs.Add(pos, "//hotkey:cache is not in a doc comment; put it on the lines directly above a struct type")
+				errs.Add(pos, annotations.RuleDirectiveMisplaced, "//hotkey:cache is not in a doc comment; put it on the lines directly above a struct type")
 			}
 		}
 	}
@@ -151,23 +151,23 @@ func targetOf(in *pkgInput, ts *ast.TypeSpec, pos token.Position, groups []*ast.
 	obj, _ := in.Types.Scope().Lookup(name).(*types.TypeName)
 	switch {
 	case obj == nil:
-		errs.Add(pos, fmt.Sprintf("//hotkey:cache: type %s did not type-check", name))
+		errs.Add(pos, annotations.RulePackageError, fmt.Sprintf("//hotkey:cache: type %s did not type-check", name))
 		return nil, errs
 	case ts.Assign.IsValid():
-		errs.Add(pos, fmt.Sprintf("//hotkey:cache cannot be on alias %s; put it on the type the alias names", name))
+		errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache cannot be on alias %s; put it on the type the alias names", name))
 		return nil, errs
 	case ts.TypeParams != nil:
-		errs.Add(pos, fmt.Sprintf("//hotkey:cache cannot be on generic type %s: a repository stores one concrete type; declare one, as in type Int%s %s[int], and annotate that", name, name, name))
+		errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache cannot be on generic type %s: a repository stores one concrete type; declare one, as in type Int%s %s[int], and annotate that", name, name, name))
 		return nil, errs
 	}
 	under := obj.Type().Underlying()
 	if b, ok := under.(*types.Basic); ok && b.Kind() == types.Invalid {
 		errs = append(errs, typeErrorsNear(in, pos, in.Fset.Position(ts.End()))...)
-		errs.Add(pos, fmt.Sprintf("//hotkey:cache: type %s does not type-check", name))
+		errs.Add(pos, annotations.RulePackageError, fmt.Sprintf("//hotkey:cache: type %s does not type-check", name))
 		return nil, errs
 	}
 	if _, ok := under.(*types.Struct); !ok {
-		errs.Add(pos, fmt.Sprintf("//hotkey:cache must be on a struct type; %s is %s", name, types.TypeString(under, qualifier(in.Types))))
+		errs.Add(pos, annotations.RuleDirectiveMisplaced, fmt.Sprintf("//hotkey:cache must be on a struct type; %s is %s", name, types.TypeString(under, qualifier(in.Types))))
 		return nil, errs
 	}
 	spec, err := annotations.Parse(in.Fset, groups...)
@@ -203,7 +203,7 @@ func misspelt(in *pkgInput) ErrorList {
 				if len(text) > 40 {
 					text = text[:40] + "…"
 				}
-				warns.Add(in.Fset.Position(c.Slash), fmt.Sprintf("warning: %q is not a directive hotkeygen reads, so it is ignored; did you mean %s?", text, want))
+				warns.Add(in.Fset.Position(c.Slash), annotations.RuleDirectiveMisspelt, fmt.Sprintf("warning: %q is not a directive hotkeygen reads, so it is ignored; did you mean %s?", text, want))
 			}
 		}
 	}
@@ -232,15 +232,15 @@ func annotationErrors(err error) ErrorList {
 	if errors.As(err, &list) {
 		errs := make(ErrorList, len(list))
 		for i, e := range list {
-			errs[i] = &Error{Pos: e.Pos, Msg: e.Msg}
+			errs[i] = &Error{Pos: e.Pos, Rule: e.Rule, Msg: e.Msg}
 		}
 		return errs
 	}
 	var one *annotations.Error
 	if errors.As(err, &one) {
-		return ErrorList{{Pos: one.Pos, Msg: one.Msg}}
+		return ErrorList{{Pos: one.Pos, Rule: one.Rule, Msg: one.Msg}}
 	}
-	return ErrorList{{Msg: err.Error()}}
+	return ErrorList{{Rule: annotations.RuleInternalError, Msg: err.Error()}}
 }
 
 // typeErrorsNear returns in's type errors between from and to, in the same
@@ -250,7 +250,7 @@ func typeErrorsNear(in *pkgInput, from, to token.Position) ErrorList {
 	for _, e := range in.TypeErrors {
 		p := parsePos(e.Pos)
 		if p.Filename == from.Filename && p.Line >= from.Line && p.Line <= to.Line {
-			errs.Add(p, e.Msg)
+			errs.Add(p, annotations.RulePackageError, e.Msg)
 		}
 	}
 	return errs

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // DefaultOutput is the name of the file generated in each package.
@@ -74,11 +76,11 @@ func Generate(cfg Config) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: no //hotkey:cache annotations left; removing %s", in.Path, res.Rel(in.Output)))
 		case pkg == nil:
 		case in.OutputState == userOutput:
-			errs.Add(tokenFile(in.Output), fmt.Sprintf("not written by hotkeygen (it does not start with %q); rename it, or choose another file name with -output", Header))
+			errs.Add(tokenFile(in.Output), annotations.RuleOutputNotGenerated, fmt.Sprintf("not written by hotkeygen (it does not start with %q); rename it, or choose another file name with -output", Header))
 		default:
 			content, err := emit(pkg)
 			if err != nil {
-				errs.Add(tokenFile(in.Output), err.Error())
+				errs.Add(tokenFile(in.Output), annotations.RuleInternalError, err.Error())
 				continue
 			}
 			res.Files[in.Output] = content

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // typeOf is the reflect.Type of T.
@@ -190,4 +192,16 @@ func sameHeld(a, b reflect.Value) bool {
 		a = a.Convert(b.Type())
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// rules lists the rules findings are expected to break, in order.
+func rules(r ...annotations.Rule) []annotations.Rule { return r }
+
+// rulesOf lists the rules the findings of list break, in order.
+func rulesOf(list ErrorList) []annotations.Rule {
+	var got []annotations.Rule
+	for _, e := range list {
+		got = append(got, e.Rule)
+	}
+	return got
 }

@@ -85,14 +85,14 @@ func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.
 		} else if len(names) > 0 {
 			msg += "; its fields are " + joinAnd(names)
 		}
-		return nil, &Error{Pos: pos, Msg: msg}
+		return nil, &Error{Pos: pos, Rule: annotations.RuleFieldMissing, Msg: msg}
 	}
 	if !f.Exported() {
-		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: field %s of %s is unexported, so msgpack does not store it and every read would return it empty; export it", raw, field, typeName)}
+		return nil, &Error{Pos: pos, Rule: annotations.RuleFieldInvalid, Msg: fmt.Sprintf("%s: field %s of %s is unexported, so msgpack does not store it and every read would return it empty; export it", raw, field, typeName)}
 	}
 	for i := range st.NumFields() {
 		if st.Field(i) == f && msgpackName(st.Tag(i)) == "-" {
-			return nil, &Error{Pos: pos, Msg: fmt.Sprintf(`%s: field %s of %s is tagged msgpack:"-", so it is not stored and every read would return it empty; remove the tag, as the key needs the field in the value`, raw, field, typeName)}
+			return nil, &Error{Pos: pos, Rule: annotations.RuleFieldInvalid, Msg: fmt.Sprintf(`%s: field %s of %s is tagged msgpack:"-", so it is not stored and every read would return it empty; remove the tag, as the key needs the field in the value`, raw, field, typeName)}
 		}
 	}
 	p := &param{Field: field, Type: f.Type(), Pos: pos}
@@ -100,7 +100,7 @@ func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.
 	switch {
 	case b == nil:
 	case b.Kind() == types.Invalid:
-		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: the type of %s.%s does not type-check", raw, typeName, field)}
+		return nil, &Error{Pos: pos, Rule: annotations.RulePackageError, Msg: fmt.Sprintf("%s: the type of %s.%s does not type-check", raw, typeName, field)}
 	case b.Info()&types.IsString != 0:
 		p.Kind, p.Exact = keyString, types.Identical(f.Type(), types.Typ[types.String])
 		return p, nil
@@ -111,7 +111,7 @@ func keyParam(in *pkgInput, st *types.Struct, t target, field string, pos token.
 		p.Kind, p.Exact = keyInt, types.Identical(f.Type(), types.Typ[types.Int64])
 		return p, nil
 	}
-	return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: field %s of %s has type %s; a key field must be a string or an integer, or a named type based on one",
+	return nil, &Error{Pos: pos, Rule: annotations.RuleFieldInvalid, Msg: fmt.Sprintf("%s: field %s of %s has type %s; a key field must be a string or an integer, or a named type based on one",
 		raw, field, typeName, types.TypeString(f.Type(), qualifier(in.Types)))}
 }
 

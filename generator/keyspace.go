@@ -32,7 +32,7 @@ func keyClashes(targets []target, rel func(string) string) ErrorList {
 			continue
 		}
 		pos := argPos(t, "key")
-		errs.Add(pos, fmt.Sprintf("key=%s can produce the same Redis keys as key=%s of %s at %s, so each would read and overwrite the other's values; give one a prefix of its own, as in %s",
+		errs.Add(pos, annotations.RuleKeyClash, fmt.Sprintf("key=%s can produce the same Redis keys as key=%s of %s at %s, so each would read and overwrite the other's values; give one a prefix of its own, as in %s",
 			t.Spec.Key.Raw, other.Spec.Key.Raw, other.nameFrom(t), where(pos, other.Spec.Pos, rel), suggestPrefix(t)))
 	}
 	return errs
@@ -72,7 +72,7 @@ func sharedEntityKeys(targets []target, rel func(string) string) ErrorList {
 				continue
 			}
 			pos := argPos(t, k.option)
-			errs.Add(pos, fmt.Sprintf("%s=on: the %s of %s would be the Redis keys %s, named after the entity %q as are those of %s at %s, so %s; set name= on one of them, as in name=%s",
+			errs.Add(pos, annotations.RuleKeyClash, fmt.Sprintf("%s=on: the %s of %s would be the Redis keys %s, named after the entity %q as are those of %s at %s, so %s; set name= on one of them, as in name=%s",
 				k.option, k.what, t.Obj.Name(), fmt.Sprintf(k.keys, t.entity()), t.entity(), other.nameFrom(t), where(pos, other.Spec.Pos, rel), k.harm, suggestName(t)))
 		}
 	}

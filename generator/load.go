@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // pkgInput is one loaded package, as the model stage reads it.
@@ -144,7 +146,7 @@ func load(cfg Config) ([]*pkgInput, error) {
 // packagesError converts an error of go/packages, whose position is a
 // "file:line:col" string, into an Error.
 func packagesError(e packages.Error) *Error {
-	return &Error{Pos: parsePos(e.Pos), Msg: e.Msg}
+	return &Error{Pos: parsePos(e.Pos), Rule: annotations.RulePackageError, Msg: e.Msg}
 }
 
 // parsePos reads "file:line:col", "file:line" or "file" as go/packages and

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/hotkeygen/hotkeygen/annotations"
 )
 
 // pkgModel is everything generated for one Go package: the model the
@@ -120,17 +122,17 @@ func buildPackage(in *pkgInput, targets []target) (*pkgModel, ErrorList) {
 			first, dup := byName[name]
 			switch obj := in.Types.Scope().Lookup(name); {
 			case obj != nil:
-				errs.Add(t.Spec.Pos, fmt.Sprintf("the generated %s %s would clash with the %s %s declared at %s; rename one, or set name= to generate other names",
+				errs.Add(t.Spec.Pos, annotations.RuleNameClash, fmt.Sprintf("the generated %s %s would clash with the %s %s declared at %s; rename one, or set name= to generate other names",
 					gen.What, name, declKind(obj), name, posFrom(t.Spec.Pos, in.Fset.Position(obj.Pos()))))
 				continue
 			case !dup:
 				byName[name] = generatedAt{gen.What, t.Spec.Pos}
 				continue
 			case name == e.Repo() && first.What == gen.What:
-				errs.Add(t.Spec.Pos, fmt.Sprintf("two repositories would be named %s; the other one's directive is at %s; set name= on one of them",
+				errs.Add(t.Spec.Pos, annotations.RuleNameClash, fmt.Sprintf("two repositories would be named %s; the other one's directive is at %s; set name= on one of them",
 					e.Repo(), posFrom(t.Spec.Pos, first.Pos)))
 			default:
-				errs.Add(t.Spec.Pos, fmt.Sprintf("the generated %s %s would clash with the %s of that name generated for the directive at %s; set name= on one of them",
+				errs.Add(t.Spec.Pos, annotations.RuleNameClash, fmt.Sprintf("the generated %s %s would clash with the %s of that name generated for the directive at %s; set name= on one of them",
 					gen.What, name, first.What, posFrom(t.Spec.Pos, first.Pos)))
 			}
 			break // the other names most likely clash too: one error says it
@@ -220,7 +222,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	// method; a field of that name would not compile.
 	for _, p := range e.Params {
 		if p.Field == keyMethod && e.Composite() {
-			errs.Add(p.Pos, fmt.Sprintf("%s: a key of several fields cannot use a field named String: the fields become those of the generated struct %s, whose String method builds the Redis key; rename the field",
+			errs.Add(p.Pos, annotations.RuleFieldInvalid, fmt.Sprintf("%s: a key of several fields cannot use a field named String: the fields become those of the generated struct %s, whose String method builds the Redis key; rename the field",
 				t.Spec.Key.Raw, e.KeyName()))
 		}
 	}
@@ -232,7 +234,7 @@ func buildEntity(in *pkgInput, t target, cl *cloner) (*entity, ErrorList) {
 	e.Changes, e.Bloom = t.Spec.Changes, t.Spec.Bloom
 
 	if path := lockPath(named); path != "" {
-		errs.Add(t.Spec.Pos, fmt.Sprintf("%s holds a lock (%s): every read returns a copy of the cached value, and a lock must not be copied", t.Obj.Name(), path))
+		errs.Add(t.Spec.Pos, annotations.RuleLockInValue, fmt.Sprintf("%s holds a lock (%s): every read returns a copy of the cached value, and a lock must not be copied", t.Obj.Name(), path))
 		return nil, errs
 	}
 	e.Clone = cl.entity(named)

@@ -92,7 +92,7 @@ func options(entity string, spec *annotations.Spec) ([]option, ErrorList) {
 		}
 		ro, ok := runtimeOptions[a.Name]
 		if !ok {
-			errs.Add(a.Pos, fmt.Sprintf("%s: this version of hotkeygen does not know which runtime option to emit for it; update the generator's option table", a.Name))
+			errs.Add(a.Pos, annotations.RuleInternalError, fmt.Sprintf("%s: this version of hotkeygen does not know which runtime option to emit for it; update the generator's option table", a.Name))
 			continue
 		}
 		opts = append(opts, option{Func: ro.Func, Value: ro.Value(spec)})

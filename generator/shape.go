@@ -442,13 +442,13 @@ func readShapes(path string, content []byte) (map[string]*shape, ErrorList) {
 			continue
 		}
 		bad := func(why string) {
-			errs.Add(token.Position{Filename: path, Line: n, Column: 1}, fmt.Sprintf("the recorded wire shape does not read (%s): this line was edited by hand; restore the generated file from version control, or delete it to record the shape anew", why))
+			errs.Add(token.Position{Filename: path, Line: n, Column: 1}, annotations.RuleWireRecordEdited, fmt.Sprintf("the recorded wire shape does not read (%s): this line was edited by hand; restore the generated file from version control, or delete it to record the shape anew", why))
 		}
 		if first, _, _ := strings.Cut(rest, " "); !strings.Contains(first, ".") { // an entity's line: a field's Go path has a dot
 			sh, err := readEntityLine(rest)
 			var newer newerFormat
 			if errors.As(err, &newer) {
-				errs.Add(token.Position{Filename: path, Line: n, Column: 1}, fmt.Sprintf("the recorded wire shape is of format %d, newer than this hotkeygen writes (%d): generate with the hotkeygen that wrote it, or a newer one", int(newer), shapeFormat))
+				errs.Add(token.Position{Filename: path, Line: n, Column: 1}, annotations.RuleWireRecordNewer, fmt.Sprintf("the recorded wire shape is of format %d, newer than this hotkeygen writes (%d): generate with the hotkeygen that wrote it, or a newer one", int(newer), shapeFormat))
 				cur = nil
 				continue
 			}
@@ -574,17 +574,17 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 	}
 	switch {
 	case sh.Version < old.Version:
-		errs.Add(at("version"), fmt.Sprintf("version=%d goes back from version %d, which the generated file records for %s: a build of version %d may still be running, and values of version %d are older than its; keep version=%d, or go higher",
+		errs.Add(at("version"), annotations.RuleWireVersionLowered, fmt.Sprintf("version=%d goes back from version %d, which the generated file records for %s: a build of version %d may still be running, and values of version %d are older than its; keep version=%d, or go higher",
 			sh.Version, old.Version, sh.Type, old.Version, sh.Version, old.Version))
 		return errs, nil, nil
 	case sh.Version > old.Version:
 		return nil, nil, []string{fmt.Sprintf("%s: version %d, on keys of its own; version %d's expire by their TTL", sh.Type, sh.Version, old.Version)}
 	}
 	if sh.Key != old.Key {
-		errs.Add(at("key"), fmt.Sprintf("key=%s changes %s's key template from %s, which a running build still reads and writes; %s", sh.Key, sh.Type, old.Key, fix))
+		errs.Add(at("key"), annotations.RuleWireTemplateChanged, fmt.Sprintf("key=%s changes %s's key template from %s, which a running build still reads and writes; %s", sh.Key, sh.Type, old.Key, fix))
 	}
 	if sh.Layout != old.Layout {
-		errs.Add(at("layout"), fmt.Sprintf("%s's layout changes from %q to %q, which a running build cannot read; %s", sh.Type, old.Layout, sh.Layout, fix))
+		errs.Add(at("layout"), annotations.RuleWireLayoutChanged, fmt.Sprintf("%s's layout changes from %q to %q, which a running build cannot read; %s", sh.Type, old.Layout, sh.Layout, fix))
 	}
 	if old.Format < shapeFormat {
 		sh = sh.legacy()
@@ -606,7 +606,7 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 			if strings.HasPrefix(lastSegment(o.Key), "#") {
 				keep = "put the field back in its place, add fields after the last, or " // an as_array struct: the key is the place
 			}
-			errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack key changes from %s to %s, so the running build stops seeing what this one writes, and this one what it writes; %s%s", f.Go, quoteIfNeeded(o.Key), quoteIfNeeded(f.Key), keep, fix))
+			errs.Add(f.Pos, annotations.RuleWireKeyMoved, fmt.Sprintf("%s: its msgpack key changes from %s to %s, so the running build stops seeing what this one writes, and this one what it writes; %s%s", f.Go, quoteIfNeeded(o.Key), quoteIfNeeded(f.Key), keep, fix))
 			continue
 		}
 		if o, ok := oldByKey[f.Key]; ok {
@@ -615,13 +615,13 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 			}
 			switch lost, why := kindChange(o.Kind, f.Kind); {
 			case lost == "not the same kind":
-				errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack kind changes from %s to %s, which the running build cannot decode (nor this one its values); %s", f.Go, o.Kind, f.Kind, fix))
+				errs.Add(f.Pos, annotations.RuleWireKindChanged, fmt.Sprintf("%s: its msgpack kind changes from %s to %s, which the running build cannot decode (nor this one its values); %s", f.Go, o.Kind, f.Kind, fix))
 			case lost != "":
-				errs.Add(f.Pos, fmt.Sprintf("%s: its msgpack kind changes from %s to %s: %s; %s", f.Go, o.Kind, f.Kind, lost, fix))
+				errs.Add(f.Pos, annotations.RuleWireKindChanged, fmt.Sprintf("%s: its msgpack kind changes from %s to %s: %s; %s", f.Go, o.Kind, f.Kind, lost, fix))
 			case strings.Contains(why, "predates"):
 				notes = append(notes, fmt.Sprintf("%s: recorded as %s, now as %s: %s", f.Go, o.Kind, f.Kind, why))
 			default:
-				warns.Add(f.Pos, fmt.Sprintf("warning: %s: its msgpack kind changes from %s to %s, accepted: %s", f.Go, o.Kind, f.Kind, why))
+				warns.Add(f.Pos, annotations.RuleWireKindChanged, fmt.Sprintf("warning: %s: its msgpack kind changes from %s to %s, accepted: %s", f.Go, o.Kind, f.Kind, why))
 			}
 			continue
 		}
@@ -641,12 +641,12 @@ func checkShape(old, sh *shape, spec *annotations.Spec) (errs, warns ErrorList, 
 		if len(dropped) > 0 {
 			changes = append(changes, "drops "+goPaths(dropped))
 		}
-		warns.Add(spec.Pos, fmt.Sprintf("warning: %s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has; version= keeps them apart (docs/changing-structs.md)",
+		warns.Add(spec.Pos, annotations.RuleWireFieldsChanged, fmt.Sprintf("warning: %s: version %d, compatible with the recorded shape: %s; while both builds run, every write of a value (Set, HSet, a sync of the change buffer) stores only the fields its build knows, erasing those only the other has; version= keeps them apart (docs/changing-structs.md)",
 			sh.Type, sh.Version, strings.Join(changes, " and ")))
 		for _, a := range added {
 			for _, d := range dropped {
 				if a.Kind == d.Kind && place(sh, a.Go) == place(old, d.Go) {
-					warns.Add(a.Pos, fmt.Sprintf("warning: %s takes the place of %s, with its kind: if it is %s renamed in Go, the values stored under the key %s read as zero in this build, and this build's in the running one; to keep them, keep the key with a tag (msgpack:%q)",
+					warns.Add(a.Pos, annotations.RuleWireRenameSuspected, fmt.Sprintf("warning: %s takes the place of %s, with its kind: if it is %s renamed in Go, the values stored under the key %s read as zero in this build, and this build's in the running one; to keep them, keep the key with a tag (msgpack:%q)",
 						a.Go, d.Go, lastSegment(d.Go), quoteIfNeeded(d.Key), lastSegment(d.Key)))
 				}
 			}

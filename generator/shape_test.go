@@ -3,6 +3,7 @@ package generator
 import (
 	"cmp"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,30 +208,36 @@ func TestEachShapeRuleRefusesWhatTheRunningBuildCannotRead(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(sh *shape)
-		errs   int // errors, each where the change was made
-		warns  int
+		errs   []annotations.Rule // the rule of each error, each where the change was made
+		warns  []annotations.Rule
 	}{
 		{name: "nothing changes", change: func(*shape) {}},
-		{name: "the key template", change: func(sh *shape) { sh.Key = "p2:{ID}" }, errs: 1},
-		{name: "the layout", change: func(sh *shape) { sh.Layout = "hash field=ID" }, errs: 1},
-		{name: "the version goes back", change: func(sh *shape) { sh.Version = 1 }, errs: 1},
+		{name: "the key template", change: func(sh *shape) { sh.Key = "p2:{ID}" }, errs: rules(annotations.RuleWireTemplateChanged)},
+		{name: "the layout", change: func(sh *shape) { sh.Layout = "hash field=ID" }, errs: rules(annotations.RuleWireLayoutChanged)},
+		{name: "the version goes back", change: func(sh *shape) { sh.Version = 1 }, errs: rules(annotations.RuleWireVersionLowered)},
 		{name: "the version goes up, with the kind of a field", change: func(sh *shape) { sh.Version = 3; sh.Fields[0].Kind = "str" }},
-		{name: "a field's kind", change: func(sh *shape) { sh.Fields[0].Kind = "str" }, errs: 1},
-		{name: "a field's width", change: func(sh *shape) { sh.Fields[0].Kind = "int32" }, errs: 1},
-		{name: "a field's key", change: func(sh *shape) { sh.Fields[0].Key = "id" }, errs: 1},
+		{name: "a field's kind", change: func(sh *shape) { sh.Fields[0].Kind = "str" }, errs: rules(annotations.RuleWireKindChanged)},
+		{name: "a field's width", change: func(sh *shape) { sh.Fields[0].Kind = "int32" }, errs: rules(annotations.RuleWireKindChanged)},
+		{name: "a field becomes a pointer, its nil read as zero", change: func(sh *shape) { sh.Fields[0].Kind = "*int64" }, warns: rules(annotations.RuleWireKindChanged)},
+		{name: "a field's key", change: func(sh *shape) { sh.Fields[0].Key = "id" }, errs: rules(annotations.RuleWireKeyMoved)},
 		{name: "a struct becomes a map: one error, at the struct, not at its fields", change: func(sh *shape) {
 			sh.Fields[1].Kind = "map[str]int32"
 			sh.Fields = sh.Fields[:2]
-		}, errs: 1},
-		{name: "a field added", change: func(sh *shape) { sh.Fields = append(sh.Fields, wireField{Go: "P.Name", Key: "Name", Kind: "str"}) }, warns: 1},
-		{name: "a field dropped", change: func(sh *shape) { sh.Fields = sh.Fields[:1] }, warns: 1},
+		}, errs: rules(annotations.RuleWireKindChanged)},
+		{name: "a field added", change: func(sh *shape) { sh.Fields = append(sh.Fields, wireField{Go: "P.Name", Key: "Name", Kind: "str"}) }, warns: rules(annotations.RuleWireFieldsChanged)},
+		{name: "a field dropped", change: func(sh *shape) { sh.Fields = sh.Fields[:1] }, warns: rules(annotations.RuleWireFieldsChanged)},
+		{name: "a field in a dropped one's place, of its kind", change: func(sh *shape) { sh.Fields[0] = wireField{Go: "P.Num", Key: "Num", Kind: "int64"} },
+			warns: rules(annotations.RuleWireFieldsChanged, annotations.RuleWireRenameSuspected)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sh := base()
 			tc.change(sh)
 			errs, warns, _ := checkShape(base(), sh, &annotations.Spec{})
-			if len(errs) != tc.errs || len(warns) != tc.warns {
-				t.Errorf("%d errors %v and %d warnings %v; want %d and %d", len(errs), errs, len(warns), warns, tc.errs, tc.warns)
+			if got := rulesOf(errs); !slices.Equal(got, tc.errs) {
+				t.Errorf("errors %v, of rules %v; want %v", errs, got, tc.errs)
+			}
+			if got := rulesOf(warns); !slices.Equal(got, tc.warns) {
+				t.Errorf("warnings %v, of rules %v; want %v", warns, got, tc.warns)
 			}
 		})
 	}
@@ -241,15 +248,16 @@ func TestEachShapeRuleRefusesWhatTheRunningBuildCannotRead(t *testing.T) {
 func TestARecordThatDoesNotReadSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name, line, want string
+		rule             annotations.Rule
 	}{
-		{name: "a version that is no number", line: `User version=x layout="string" key="u:{ID}"`, want: "edited by hand"},
-		{name: "a format this hotkeygen never wrote", line: `User version=1 layout="string" key="u:{ID}" format=1`, want: "edited by hand"},
-		{name: "a newer hotkeygen's format", line: `User version=1 layout="string" key="u:{ID}" format=9`, want: "format 9, newer than this hotkeygen writes (2): generate with the hotkeygen that wrote it"},
+		{name: "a version that is no number", line: `User version=x layout="string" key="u:{ID}"`, want: "edited by hand", rule: annotations.RuleWireRecordEdited},
+		{name: "a format this hotkeygen never wrote", line: `User version=1 layout="string" key="u:{ID}" format=1`, want: "edited by hand", rule: annotations.RuleWireRecordEdited},
+		{name: "a newer hotkeygen's format", line: `User version=1 layout="string" key="u:{ID}" format=9`, want: "format 9, newer than this hotkeygen writes (2): generate with the hotkeygen that wrote it", rule: annotations.RuleWireRecordNewer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errs := readShapes("hotkey_gen.go", []byte(wireDirective+tc.line+"\n"))
-			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) || !strings.HasPrefix(errs[0].Error(), "hotkey_gen.go:1:1: ") {
-				t.Errorf("errors %v, want one at hotkey_gen.go:1:1 saying %q", errs, tc.want)
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) || !strings.HasPrefix(errs[0].Error(), "hotkey_gen.go:1:1: ") || errs[0].Rule != tc.rule {
+				t.Errorf("errors %v, want one at hotkey_gen.go:1:1 saying %q, breaking %s", errs, tc.want, tc.rule)
 			}
 		})
 	}

@@ -66,6 +66,7 @@ func TestGolden(t *testing.T) {
 			var list generator.ErrorList
 			switch {
 			case errors.As(err, &list):
+				namesRules(t, list)
 				compare(t, dir, goldenStderr, err.Error()+"\n")
 				absent(t, dir, goldenOutput, goldenNotes, goldenWarn)
 			case err != nil:
@@ -80,12 +81,24 @@ func TestGolden(t *testing.T) {
 				compare(t, dir, goldenNotes, strings.Join(res.Notes, "\n")+"\n")
 				absent(t, dir, goldenStderr)
 				if len(res.Warnings) > 0 {
+					namesRules(t, res.Warnings)
 					compare(t, dir, goldenWarn, res.Warnings.Error()+"\n")
 				} else {
 					absent(t, dir, goldenWarn)
 				}
 			}
 		})
+	}
+}
+
+// namesRules checks that every finding of list names the rule it breaks,
+// which CI reads instead of the message.
+func namesRules(t *testing.T, list generator.ErrorList) {
+	t.Helper()
+	for _, e := range list {
+		if e.Rule == "" {
+			t.Errorf("%v names no rule", e)
+		}
 	}
 }
 
