@@ -70,10 +70,18 @@ const (
 	RuleWireRenameSuspected Rule = "WIRE_RENAME_SUSPECTED"
 )
 
-// The rules of the generated files.
+// The rules of the generated files and of the run.
 const (
 	// RuleOutputNotGenerated: the output file exists and hotkeygen did not write it.
 	RuleOutputNotGenerated Rule = "OUTPUT_NOT_GENERATED"
+	// RuleStaleFile (-check): a generated file differs from what hotkeygen generates now.
+	RuleStaleFile Rule = "STALE_FILE"
+	// RuleMissingFile (-check): a package with annotations has no generated file.
+	RuleMissingFile Rule = "MISSING_FILE"
+	// RuleSuperfluousFile (-check): a generated file's package has no annotation left.
+	RuleSuperfluousFile Rule = "SUPERFLUOUS_FILE"
+	// RuleRunFailed: the run could not load, generate or write (no package matched, say).
+	RuleRunFailed Rule = "RUN_FAILED"
 	// RuleInternalError: a fault of hotkeygen itself, to be reported.
 	RuleInternalError Rule = "INTERNAL_ERROR"
 )

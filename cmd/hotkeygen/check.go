@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"go/token"
 	"io"
 	"os"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
+	"github.com/hotkeygen/hotkeygen/annotations"
 	"github.com/hotkeygen/hotkeygen/generator"
 )
 
@@ -15,6 +17,15 @@ import (
 // what changed, short enough that a regenerated file does not scroll a
 // CI log away.
 const maxDiffLines = 40
+
+// The commands that bring the disk in line with what hotkeygen generates.
+// go generate runs hotkeygen only where a //go:generate line asks for it,
+// and that line usually went with the last annotation: only hotkeygen
+// itself removes a superfluous file.
+const (
+	regenerate    = "run go generate ./..."
+	regenerateAll = "run go tool hotkeygen ./... (go generate cannot remove a file whose package no longer asks for hotkeygen)"
+)
 
 // reportChanges writes what -check found, as sqlc diff does: each file
 // with how it differs and, for a stale one, a unified diff from the disk
@@ -43,13 +54,31 @@ func reportChanges(w io.Writer, res *generator.Result, changes []generator.Chang
 		}
 	}
 	if superfluous {
-		// go generate runs hotkeygen only where a //go:generate line
-		// asks for it, and that line usually went with the last
-		// annotation: only hotkeygen itself removes the file.
-		fmt.Fprintln(w, "hotkeygen: generated code is out of date; run go tool hotkeygen ./... (go generate cannot remove a file whose package no longer asks for hotkeygen)")
+		fmt.Fprintln(w, "hotkeygen: generated code is out of date; "+regenerateAll)
 		return
 	}
-	fmt.Fprintln(w, "hotkeygen: generated code is out of date; run go generate ./...")
+	fmt.Fprintln(w, "hotkeygen: generated code is out of date; "+regenerate)
+}
+
+// changeFindings are what -check found as findings, for the formats other
+// than text: each file, the rule its state breaks and the command that
+// mends it. They carry no diff: the text format shows one.
+func changeFindings(res *generator.Result, changes []generator.Change) annotations.ErrorList {
+	var list annotations.ErrorList
+	for _, c := range changes {
+		at := token.Position{Filename: res.Rel(c.Path)}
+		switch c.Kind {
+		case generator.Stale:
+			list.Add(at, annotations.RuleStaleFile, "stale: it differs from what hotkeygen generates now; "+regenerate)
+		case generator.Missing:
+			list.Add(at, annotations.RuleMissingFile, "missing: its package has //hotkey:cache annotations; "+regenerate)
+		case generator.Superfluous:
+			list.Add(at, annotations.RuleSuperfluousFile, "superfluous: its package has no //hotkey:cache annotation left; "+regenerateAll)
+		default:
+			list.Add(at, annotations.RuleInternalError, fmt.Sprintf("%s, which this hotkeygen does not know how to report; report it", c.Kind))
+		}
+	}
+	return list
 }
 
 // writeDiff writes diff indented, cut at maxDiffLines.

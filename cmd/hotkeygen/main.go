@@ -20,10 +20,20 @@
 //
 //	-check        write nothing; list each stale, missing or superfluous
 //	              file with a diff, and exit 1 if there is any
+//	-format f     print findings (errors, warnings, -check's files) as
+//	              text, on stderr (the default), or as json (one
+//	              document) or github (GitHub Actions workflow commands),
+//	              on stdout
 //	-output name  generate name instead of hotkey_gen.go
 //	-v            say what was generated, and which parts of values are
 //	              copied shallowly
 //	-version      print the version (as does hotkeygen version)
+//
+// Every finding names the rule it breaks (UNKNOWN_OPTION, STALE_FILE, …),
+// which the json and github formats print; docs/findings.md in the
+// repository lists them with what to do about each. The exit status is 0
+// when nothing fails (warnings alone do not), 1 on an error or, with
+// -check, a file out of date, and 2 on a usage error, in every format.
 //
 // # Generated code
 //
@@ -129,6 +139,7 @@ import (
 	"strings"
 
 	"github.com/hotkeygen/hotkeygen/generator"
+	"github.com/hotkeygen/hotkeygen/internal/findings"
 )
 
 func main() {
@@ -141,44 +152,61 @@ func main() {
 			return
 		}
 	}
-	os.Exit(run(os.Args[1:], "", os.Stderr))
+	os.Exit(run(os.Args[1:], "", os.Stdout, os.Stderr))
 }
 
+// Exit statuses of hotkeygen, the same in every -format.
+const (
+	exitClean    = 0 // nothing that fails: warnings alone do not
+	exitFindings = 1 // an error, or a file -check finds out of date
+	exitUsage    = 2 // a flag or a -format hotkeygen does not know
+)
+
+// exitStatuses is the usage text's account of the exit statuses.
+const exitStatuses = `exit status: 0 when nothing fails (warnings alone do not), 1 on an error
+or an out-of-date file (-check), 2 on a usage error such as an unknown flag`
+
 // run is the command, minus the process: it parses args, generates from
-// dir (empty for the current directory), reports on stderr and returns the
-// exit status.
-func run(args []string, dir string, stderr io.Writer) int {
+// dir (empty for the current directory), reports and returns the exit
+// status. Findings go to stderr in the text format, to stdout in the
+// others, which tools read; everything else (-v, usage) to stderr.
+func run(args []string, dir string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hotkeygen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "report stale, missing or superfluous files and exit 1 if any, writing nothing")
+	format := fs.String("format", string(findings.Text), "print findings as text (on stderr), json or github (on stdout; see docs/findings.md)")
 	output := fs.String("output", generator.DefaultOutput, "name of the generated file in each package")
 	verbose := fs.Bool("v", false, "say what was generated and which parts of values are copied shallowly")
 	showVersion := fs.Bool("version", false, "print hotkeygen's version and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hotkeygen [-check] [-output name] [-v] [packages]")
+		fmt.Fprintln(stderr, "usage: hotkeygen [-check] [-format text|json|github] [-output name] [-v] [packages]")
 		fmt.Fprintln(stderr, "       hotkeygen version")
 		fmt.Fprintln(stderr, "       "+strings.TrimPrefix(topUsage, "usage: "))
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr, exitStatuses)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitClean
 		}
-		return 2
+		return exitUsage
 	}
 	if *showVersion {
 		fmt.Fprintln(stderr, version())
-		return 0
+		return exitClean
 	}
+	f, err := findings.ParseFormat(*format)
+	if err != nil {
+		fmt.Fprintf(stderr, "hotkeygen: -format: %v\n", err)
+		return exitUsage
+	}
+	rep := &reporter{format: f, stdout: stdout, stderr: stderr}
 
 	res, err := generator.Generate(generator.Config{Dir: dir, Patterns: fs.Args(), Output: *output})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+		return rep.fail(err)
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(stderr, w)
-	}
+	rep.add(res.Warnings)
 	if *verbose {
 		for _, n := range res.Notes {
 			fmt.Fprintln(stderr, n)
@@ -187,19 +215,17 @@ func run(args []string, dir string, stderr io.Writer) int {
 	if *check {
 		changes, err := res.Changes()
 		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
+			return rep.fail(err)
 		}
 		if len(changes) > 0 {
-			reportChanges(stderr, res, changes)
-			return 1
+			rep.changes(res, changes)
+			return rep.end(exitFindings)
 		}
-		return 0
+		return rep.end(exitClean)
 	}
 	changes, err := res.Write()
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+		return rep.fail(err)
 	}
 	if *verbose {
 		for _, c := range changes {
@@ -210,5 +236,5 @@ func run(args []string, dir string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s %s\n", verb, res.Rel(c.Path))
 		}
 	}
-	return 0
+	return rep.end(exitClean)
 }

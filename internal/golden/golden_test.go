@@ -3,12 +3,15 @@ package golden
 import (
 	"errors"
 	"flag"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hotkeygen/hotkeygen/generator"
+	"github.com/hotkeygen/hotkeygen/internal/findings"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the generator's output")
@@ -19,7 +22,13 @@ const (
 	goldenNotes  = "notes.golden"         // what -v prints, for a case that succeeds
 	goldenStderr = "stderr.golden"        // the errors, for a case that fails
 	goldenWarn   = "warnings.golden"      // the warnings, for a case that succeeds with some
+	goldenStdout = "stdout.golden"        // the findings, for a case whose flags choose a format other than text
 )
+
+// caseFlags is the file of a case that names the flags of its run, on one
+// line, as they would follow hotkeygen: only -format, which the golden
+// files hold the findings in. Without it, a case's format is text.
+const caseFlags = "flags"
 
 // repoRoot is the repository's root directory.
 func repoRoot(t testing.TB) string {
@@ -62,12 +71,13 @@ func TestGolden(t *testing.T) {
 	for name, dir := range caseDirs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			format := caseFormat(t, dir)
 			res, err := generator.Generate(generator.Config{Dir: dir, Patterns: patterns(t, dir)})
 			var list generator.ErrorList
 			switch {
 			case errors.As(err, &list):
 				namesRules(t, list)
-				compare(t, dir, goldenStderr, err.Error()+"\n")
+				compareFindings(t, dir, format, goldenStderr, list)
 				absent(t, dir, goldenOutput, goldenNotes, goldenWarn)
 			case err != nil:
 				t.Fatalf("Generate: %v", err) // not a problem of the input
@@ -80,12 +90,8 @@ func TestGolden(t *testing.T) {
 				compare(t, dir, goldenOutput, string(got))
 				compare(t, dir, goldenNotes, strings.Join(res.Notes, "\n")+"\n")
 				absent(t, dir, goldenStderr)
-				if len(res.Warnings) > 0 {
-					namesRules(t, res.Warnings)
-					compare(t, dir, goldenWarn, res.Warnings.Error()+"\n")
-				} else {
-					absent(t, dir, goldenWarn)
-				}
+				namesRules(t, res.Warnings)
+				compareFindings(t, dir, format, goldenWarn, res.Warnings)
 			}
 		})
 	}
@@ -100,6 +106,53 @@ func namesRules(t *testing.T, list generator.ErrorList) {
 			t.Errorf("%v names no rule", e)
 		}
 	}
+}
+
+// caseFormat reads the -format of a case's flags file, if it has one.
+func caseFormat(t *testing.T, dir string) findings.Format {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, caseFlags))
+	if errors.Is(err, fs.ErrNotExist) {
+		return findings.Text
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := flag.NewFlagSet(caseFlags, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	format := flags.String("format", string(findings.Text), "")
+	if err := flags.Parse(strings.Fields(string(b))); err != nil || flags.NArg() > 0 {
+		t.Fatalf("%s: %q: a case's flags may set -format alone (%v)", caseFlags, b, err)
+	}
+	f, err := findings.ParseFormat(*format)
+	if err != nil {
+		t.Fatalf("%s: -format: %v", caseFlags, err)
+	}
+	return f
+}
+
+// compareFindings checks the findings of a case, list, against its golden
+// file, as hotkeygen prints them in format: in the text format on stderr,
+// text naming the file (none when list is empty); in another format on
+// stdout, even an empty list (json prints a document for it).
+func compareFindings(t *testing.T, dir string, format findings.Format, text string, list generator.ErrorList) {
+	t.Helper()
+	name := goldenStdout
+	if format == findings.Text {
+		name = text
+		absent(t, dir, goldenStdout)
+		if len(list) == 0 {
+			absent(t, dir, name)
+			return
+		}
+	} else {
+		absent(t, dir, goldenStderr, goldenWarn)
+	}
+	var b strings.Builder
+	if err := findings.Write(&b, format, list); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, dir, name, b.String())
 }
 
 // patterns are the packages a case generates in one run: its own, or,
