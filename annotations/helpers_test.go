@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -66,4 +68,29 @@ func loadTyped(t *testing.T, patterns ...string) []*packages.Package {
 func isNamed(t types.Type, name string) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Name() == name && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "github.com/hotkeygen/hotkeygen/annotations"
+}
+
+// documentedRules lists the rules of docs/findings.md's table of rules,
+// each row's first cell, in their order there.
+func documentedRules(t *testing.T) []Rule {
+	t.Helper()
+	b, err := os.ReadFile("../docs/findings.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## Rules\n")
+	if !ok {
+		t.Fatal("docs/findings.md has no section ## Rules")
+	}
+	var rules []Rule
+	for line := range strings.Lines(table) {
+		if strings.HasPrefix(line, "## ") {
+			break
+		}
+		if cell, ok := strings.CutPrefix(line, "| `"); ok {
+			name, _, _ := strings.Cut(cell, "`")
+			rules = append(rules, Rule(name))
+		}
+	}
+	return rules
 }

@@ -166,3 +166,12 @@ func TestEachMistakeInADirectiveBreaksItsRule(t *testing.T) {
 		})
 	}
 }
+
+// docs/findings.md, where a finding's rule sends a reader, explains every
+// rule in a row of its table, in the order of rules.go, and no other.
+func TestTheDocExplainsEveryRule(t *testing.T) {
+	declared, documented := declaredRules(t), documentedRules(t)
+	if !slices.Equal(declared, documented) {
+		t.Errorf("docs/findings.md's table of rules lists\n%v\nwant, in the order of rules.go,\n%v", documented, declared)
+	}
+}
