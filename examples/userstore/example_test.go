@@ -4,21 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
-	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
-
-// redisAddr is the address of the redis-server the examples run against,
-// started by TestMain: in a service it is wherever Redis runs.
-var redisAddr string
-
-func TestMain(m *testing.M) { os.Exit(redistest.RunWithServer(&redisAddr, m.Run)) }
 
 // A repository over any go-redis client: writes go to Redis, reads come
 // from Redis until a key is read hot_qps times a second, and from memory
@@ -74,22 +65,24 @@ func ExampleWithUserLoader() {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	defer rdb.Close()
 
-	db := map[int64]*userstore.User{42: {ID: 42, Name: "Grace"}} // a stand-in for the database
-	queries := 0
-	load := func(ctx context.Context, id int64) (*userstore.User, error) {
-		queries++
-		if u, ok := db[id]; ok {
-			return u, nil
-		}
-		return nil, fmt.Errorf("user %d: %w", id, runtime.ErrNotFound)
+	db, err := userstore.OpenDB(ctx, "") // SQLite in memory; a postgres:// URL for PostgreSQL
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	users, err := userstore.NewUserRepo(rdb, userstore.WithUserLoader(load))
+	defer db.Close()
+	if err := db.Seed(ctx, []*userstore.User{{ID: 42, Name: "Grace"}}, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	users, err := userstore.NewUserRepo(rdb, userstore.WithUserLoader(db.User))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer users.Close()
 
+	before := db.Queries()
 	for range 3 {
 		u, err := users.GetUser(ctx, 42)
 		if err != nil {
@@ -102,7 +95,20 @@ func ExampleWithUserLoader() {
 		_, err := users.GetUser(ctx, 404)
 		fmt.Println(errors.Is(err, runtime.ErrNotFound))
 	}
-	fmt.Println("database queries:", queries)
+	fmt.Println("database queries:", db.Queries()-before)
+
+	// A write goes to the database, then deletes the key from Redis
+	// (update, then delete): the next read loads the new row.
+	if err := db.SaveUser(ctx, users, &userstore.User{ID: 42, Name: "Grace Hopper"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := users.GetUser(ctx, 42)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(u.Name)
 	// Output:
 	// Grace
 	// Grace
@@ -111,6 +117,7 @@ func ExampleWithUserLoader() {
 	// true
 	// true
 	// database queries: 2
+	// Grace Hopper
 }
 
 // GetUsers reads many keys in one round trip per Redis node (per hash slot
