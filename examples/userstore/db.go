@@ -31,10 +31,8 @@ type DB struct {
 }
 
 const (
-	upsertUser = `INSERT INTO users (id, name, email, tags) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO UPDATE SET name = excluded.name, email = excluded.email, tags = excluded.tags`
-	upsertOrder = `INSERT INTO orders (tenant, num, items, total) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (tenant, num) DO UPDATE SET items = excluded.items, total = excluded.total`
+	insertUser  = `INSERT INTO users (id, name, email, tags) VALUES ($1, $2, $3, $4)`
+	insertOrder = `INSERT INTO orders (tenant, num, items, total) VALUES ($1, $2, $3, $4)`
 )
 
 const schema = `
@@ -58,6 +56,11 @@ func OpenDB(ctx context.Context, url string) (*DB, error) {
 	}
 	if driver == "sqlite" {
 		db.SetMaxOpenConns(1) // each connection to ":memory:" is a database of its own
+	} else {
+		// Keep the connections open: a new one to PostgreSQL starts a
+		// process, and database/sql keeps 2 idle by default.
+		db.SetMaxOpenConns(16)
+		db.SetMaxIdleConns(16)
 	}
 	for stmt := range strings.SplitSeq(schema, ";") {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
@@ -99,7 +102,7 @@ func (db *DB) SaveUser(ctx context.Context, users *UserRepo, u *User) error {
 	if err != nil {
 		return err
 	}
-	if _, err := db.sql.ExecContext(ctx, upsertUser, u.ID, u.Name, u.Email, string(tags)); err != nil {
+	if _, err := db.sql.ExecContext(ctx, insertUser+` ON CONFLICT (id) DO UPDATE SET name = excluded.name, email = excluded.email, tags = excluded.tags`, u.ID, u.Name, u.Email, string(tags)); err != nil {
 		return err
 	}
 	return users.DelUser(ctx, u.ID)
@@ -187,7 +190,7 @@ func (db *DB) AddOrder(ctx context.Context, orders *OrderRepo, o *Order) error {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(num), 0) + 1 FROM orders WHERE tenant = $1`, o.Tenant).Scan(&o.Num); err != nil {
 			return 0, err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO orders (tenant, num, items, total) VALUES ($1, $2, $3, $4)`, o.Tenant, int64(o.Num), string(items), o.Total)
+		_, err := tx.ExecContext(ctx, insertOrder, o.Tenant, int64(o.Num), string(items), o.Total)
 		return o.Num, err
 	})
 }
@@ -232,9 +235,9 @@ func (db *DB) changeOrder(ctx context.Context, orders *OrderRepo, tenant string,
 	return nil
 }
 
-// Seed writes users and orders to the database in one transaction,
-// replacing the rows of the same keys, as a service's data would be there
-// before it starts: nothing is written to Redis.
+// Seed adds the users and orders the database lacks, in one transaction,
+// as a service's data is there before it starts: rows it has already are
+// left as they are, and nothing is written to Redis.
 func (db *DB) Seed(ctx context.Context, users []*User, orders []*Order) error {
 	db.queries.Add(1)
 	tx, err := db.sql.BeginTx(ctx, nil)
@@ -244,13 +247,13 @@ func (db *DB) Seed(ctx context.Context, users []*User, orders []*Order) error {
 	defer tx.Rollback() // nothing after Commit
 	for _, u := range users {
 		tags, _ := json.Marshal(u.Tags)
-		if _, err := tx.ExecContext(ctx, upsertUser, u.ID, u.Name, u.Email, string(tags)); err != nil {
+		if _, err := tx.ExecContext(ctx, insertUser+` ON CONFLICT DO NOTHING`, u.ID, u.Name, u.Email, string(tags)); err != nil {
 			return err
 		}
 	}
 	for _, o := range orders {
 		items, _ := json.Marshal(o.Items)
-		if _, err := tx.ExecContext(ctx, upsertOrder, o.Tenant, int64(o.Num), string(items), o.Total); err != nil {
+		if _, err := tx.ExecContext(ctx, insertOrder+` ON CONFLICT DO NOTHING`, o.Tenant, int64(o.Num), string(items), o.Total); err != nil {
 			return err
 		}
 	}

@@ -93,7 +93,7 @@ func TestLivePageInChromium(t *testing.T) {
 		l = defaultLoad
 	}
 	bin := chromiumPath(t) // before anything is started
-	d := startDemo(t, l)
+	d := startDemo(t, l, "")
 	d.waitHot(t, 2, 2)
 	d.checkEndpoints(t)
 	time.Sleep(warmup)
@@ -138,6 +138,13 @@ func TestLivePageInChromium(t *testing.T) {
 			doc = users
 		}
 		if got := fieldText(doc, "field", field); !want.MatchString(got) {
+			t.Errorf("healthy page: %s shows %q, want %v", field, got, want)
+		}
+	}
+	// Above the repositories, the database's load: its queries against
+	// the reads served, of which there are many.
+	for field, want := range map[string]*regexp.Regexp{"db-queries": regexp.MustCompile(`^\d+$`), "reads-served": regexp.MustCompile(`^[1-9]\d{2,}$`)} {
+		if got := fieldText(dom, "field", field); !want.MatchString(got) {
 			t.Errorf("healthy page: %s shows %q, want %v", field, got, want)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,12 +22,27 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/internal/testing/pgtest"
 	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
+	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
+// postgres is the PostgreSQL server TestMain starts, for the tests that
+// run the demo on both databases.
+var postgres *pgtest.Server
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m) // stopping the demo stops everything it started
+	os.Exit(pgtest.RunWithServer(&postgres, func() int {
+		code := m.Run()
+		if code == 0 {
+			if err := goleak.Find(); err != nil { // stopping the demo stops everything it started
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		return code
+	}))
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -43,11 +60,13 @@ type demoServer struct {
 	stop  func()        // stops the load and the server, failing t if either failed
 }
 
-func startDemo(t *testing.T, l load) *demoServer {
+// startDemo starts the demo's load and page on a new redis-server, and
+// on the database at dbURL: SQLite in memory when empty.
+func startDemo(t *testing.T, l load, dbURL string) *demoServer {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	r, err := openRepos(rdb, quiet, l.Users, l.Orders)
+	r, err := openRepos(context.Background(), rdb, dbURL, quiet, l.Users, l.Orders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +79,7 @@ func startDemo(t *testing.T, l load) *demoServer {
 	var wg sync.WaitGroup
 	var serveErr error
 	wg.Go(func() { l.run(ctx, r, nil) })
-	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r.sources()...)) })
+	wg.Go(func() { serveErr = serve(ctx, ln, newMux(r)) })
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -119,8 +138,14 @@ func (d *demoServer) checkEndpoints(t *testing.T) {
 	}
 }
 
-// tableRow is a hot user in the printed table: key, QPS, hot for, hits.
-var tableRow = regexp.MustCompile(`(?m)^ +user:\d+ +\d+ +\d+s +\d+$`)
+var (
+	// tableRow is a hot user in the printed table: key, QPS, hot for, hits.
+	tableRow = regexp.MustCompile(`(?m)^ +user:\d+ +\d+ +\d+s +\d+$`)
+	// orderKey is an order's key in Redis: its tenant and number.
+	orderKey = regexp.MustCompile(`^order:(\w+):(\d+)$`)
+	// databaseLine is the database's queries against the reads served.
+	databaseLine = regexp.MustCompile(`(?m)^database +\d+ queries/s for \d+ reads/s served \(SQLite in memory\)$`)
+)
 
 // TestRunStopsCleanly runs the whole demo, on its embedded Redis, as
 // `make demo` does, and stops it as Ctrl-C does once it has shown what a
@@ -161,10 +186,13 @@ func TestRunStopsCleanly(t *testing.T) {
 	if runErr != nil {
 		t.Fatalf("run: %v\n%s", runErr, got)
 	}
-	for _, want := range []string{"using an embedded Redis", "live page: http://127.0.0.1:", "flash crowd: user:", "stopped"} {
+	for _, want := range []string{"using an embedded Redis", "using SQLite in memory", "live page: http://127.0.0.1:", "flash crowd: user:", "stopped"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+	if !databaseLine.MatchString(got) {
+		t.Errorf("no line on the database's queries was printed:\n%s", got)
 	}
 	if !tableRow.MatchString(got) {
 		t.Errorf("no hot key was printed in two minutes:\n%s", got)
@@ -219,58 +247,80 @@ func TestConfigCheck(t *testing.T) {
 }
 
 // TestOrdersFollowTheStreamOfChanges runs the demo's load with its stream
-// of order changes and reads of orders that never existed: the change
-// buffer syncs the changes, the Bloom filter turns the reads away, and
-// once the stream stops every order Redis holds is the table's row.
+// of order changes and reads of orders that never existed, on each
+// database: the change buffer syncs the changes, the Bloom filter turns
+// the reads away, and once the stream stops every order Redis holds is
+// the database's row.
 func TestOrdersFollowTheStreamOfChanges(t *testing.T) {
-	l := testLoad
-	l.Changes, l.Missing, l.OrderShare = 50, 0.3, 0.3
-	d := startDemo(t, l)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st := d.repos.orders.Stats()
-		if st.Changes.Synced >= 50 && st.Bloom.Absent >= 50 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20 s: %+v synced, %+v from the Bloom filter", st.Changes, st.Bloom)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.stop()
-	raw := d.rdb
-	ctx := context.Background()
-	mismatch := func() string {
-		d.repos.table.mu.Lock()
-		defer d.repos.table.mu.Unlock()
-		for _, tenant := range tenants {
-			for num := uint32(1); num < d.repos.table.next; num++ {
-				k := userstore.OrderKey{Tenant: tenant, Num: num}
-				b, err := raw.Get(ctx, k.String()).Bytes()
-				if err != nil || string(b) == "\xc1hotkeygen:null" {
-					if row := d.repos.table.rows[k]; err == nil && row != nil {
-						return k.String() + " is remembered as absent, but the table has it"
-					}
-					continue // not cached, or cached as absent
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := ""
+			if name == "postgres" {
+				dbURL = postgres.NewDatabase(t)
+			}
+			l := testLoad
+			l.Changes, l.Missing, l.OrderShare = 50, 0.3, 0.3
+			d := startDemo(t, l, dbURL)
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				st := d.repos.orders.Stats()
+				if st.Changes.Synced >= 50 && st.Bloom.Absent >= 50 {
+					break
 				}
-				var got userstore.Order
-				if err := got.ReadMsgpack(b); err != nil {
-					return k.String() + ": " + err.Error()
+				if time.Now().After(deadline) {
+					t.Fatalf("after 20 s: %+v synced, %+v from the Bloom filter", st.Changes, st.Bloom)
 				}
-				if want := d.repos.table.rows[k]; want == nil || got.Total != want.Total {
-					return fmt.Sprintf("%s holds %+v in Redis, the table %+v", k, got, want)
+				time.Sleep(50 * time.Millisecond)
+			}
+			d.stop()
+			for wait := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				m := d.ordersMismatch(t)
+				if m == "" {
+					break
+				}
+				if time.Now().After(wait) {
+					t.Fatalf("20 s after the stream stopped: %s", m)
 				}
 			}
-		}
-		return ""
+		})
 	}
-	for wait := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		m := mismatch()
-		if m == "" {
-			break
+}
+
+// ordersMismatch returns the first order Redis holds otherwise than the
+// database, or "": a row that differs, or a row remembered as absent.
+func (d *demoServer) ordersMismatch(t *testing.T) string {
+	ctx := context.Background()
+	keys, err := d.rdb.Keys(ctx, "order:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range keys {
+		m := orderKey.FindStringSubmatch(key)
+		if m == nil {
+			continue // a load's lease, not a row
 		}
-		if time.Now().After(wait) {
-			t.Fatalf("20 s after the stream stopped: %s", m)
+		num, _ := strconv.ParseUint(m[2], 10, 32)
+		want, err := d.repos.db.Order(ctx, m[1], uint32(num))
+		if err != nil && !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatal(err)
+		}
+		b, err := d.rdb.Get(ctx, key).Bytes()
+		if err != nil {
+			continue // gone since KEYS: expired, or its lease ended
+		}
+		if string(b) == "\xc1hotkeygen:null" {
+			if want != nil {
+				return key + " is remembered as absent, but the database has it"
+			}
+			continue
+		}
+		var got userstore.Order
+		if err := got.ReadMsgpack(b); err != nil {
+			return key + ": " + err.Error()
+		}
+		if want == nil || got.Total != want.Total {
+			return fmt.Sprintf("%s holds %+v in Redis, the database %+v", key, got, want)
 		}
 	}
+	return ""
 }

@@ -25,7 +25,7 @@ type load struct {
 	Crowd      int           // users in the flash crowd; 0 disables it
 	CrowdShare float64       // share of user reads that go to the crowd
 	CrowdEvery time.Duration // how often the crowd moves to new users
-	Changes    float64       // order rows changed in the table per second, and marked
+	Changes    float64       // order rows changed in the database per second, and marked
 	Missing    float64       // share of order reads of orders that never existed
 }
 
@@ -64,7 +64,7 @@ func (l load) run(ctx context.Context, r *repos, moved func(crowd []int64)) {
 			}
 		})
 	}
-	wg.Go(func() { streamChanges(ctx, r.table, r.orders, l.Changes) })
+	wg.Go(func() { streamChanges(ctx, r.db, r.orders, l.Orders, l.Changes) })
 	for w := range l.Workers {
 		wg.Go(func() { l.read(ctx, r, &crowd, uint64(w)) })
 	}

@@ -5,8 +5,10 @@
 // seconds.
 //
 // It uses the Redis at REDIS_ADDR (or -redis) when set; otherwise it starts
-// an embedded in-process Redis, so it runs on a machine with nothing but Go.
-// It runs until Ctrl-C, or for -duration.
+// an embedded in-process Redis. Its rows live in the PostgreSQL at
+// DATABASE_URL (or -database) when set, in SQLite in memory otherwise, so
+// it runs on a machine with nothing but Go. It runs until Ctrl-C, or for
+// -duration.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 // config is what the flags set.
 type config struct {
 	redis    string        // Redis address; empty starts an embedded one
+	database string        // a postgres:// URL; empty keeps the rows in SQLite in memory
 	http     string        // address of the live page; empty serves none
 	duration time.Duration // 0 runs until ctx ends
 	every    time.Duration // how often the table is printed
@@ -52,6 +55,7 @@ func main() {
 	var c config
 	d := defaultLoad
 	flag.StringVar(&c.redis, "redis", os.Getenv("REDIS_ADDR"), "Redis address; empty starts an embedded Redis")
+	flag.StringVar(&c.database, "database", os.Getenv("DATABASE_URL"), "a postgres:// URL of the database; empty keeps the rows in SQLite in memory")
 	flag.StringVar(&c.http, "http", "127.0.0.1:8080", "address of the live page; empty serves none")
 	flag.DurationVar(&c.duration, "duration", 0, "how long to run; 0 runs until Ctrl-C")
 	flag.DurationVar(&c.every, "every", 5*time.Second, "how often to print the hot keys")
@@ -65,7 +69,7 @@ func main() {
 	flag.IntVar(&c.load.Crowd, "crowd", d.Crowd, "users in the flash crowd; 0 disables it")
 	flag.Float64Var(&c.load.CrowdShare, "crowd-share", d.CrowdShare, "share of user reads that go to the flash crowd")
 	flag.DurationVar(&c.load.CrowdEvery, "crowd-every", d.CrowdEvery, "how often the flash crowd moves to new users")
-	flag.Float64Var(&c.load.Changes, "changes", d.Changes, "order rows changed in the stand-in database per second, each marked for the change buffer")
+	flag.Float64Var(&c.load.Changes, "changes", d.Changes, "order rows changed in the database per second, each marked for the change buffer after it commits")
 	flag.Float64Var(&c.load.Missing, "missing", d.Missing, "share of order reads of orders that never existed, for the Bloom filter to turn away")
 	flag.Parse()
 
@@ -110,11 +114,16 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.verbose {
 		logger = slog.Default()
 	}
-	r, err := openRepos(rdb, logger, c.load.Users, c.load.Orders)
+	r, err := openRepos(ctx, rdb, c.database, logger, c.load.Users, c.load.Orders)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	if c.database == "" {
+		fmt.Fprintf(out, "using %s (set DATABASE_URL or -database to use a PostgreSQL)\n", r.dbName)
+	} else {
+		fmt.Fprintf(out, "using the %s\n", r.dbName)
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -127,7 +136,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "live page: http://%s%s\n", ln.Addr(), pagePath)
 		running++
-		go func() { done <- serve(ctx, ln, newMux(r.sources()...)) }()
+		go func() { done <- serve(ctx, ln, newMux(r)) }()
 	}
 	running++
 	go func() {
@@ -144,7 +153,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.load.Rate > 0 {
 		rate = fmt.Sprintf("%.0f reads/s", c.load.Rate)
 	}
-	fmt.Fprintf(out, "reading %d users and %d orders (loaded into Redis on first read) with %d workers at %s, Zipf skew %.2f; Ctrl-C stops\n\n",
+	fmt.Fprintf(out, "reading %d users and %d orders (loaded from the database into Redis on first read) with %d workers at %s, Zipf skew %.2f; Ctrl-C stops\n\n",
 		c.load.Users, c.load.Orders*len(tenants), c.load.Workers, rate, c.load.Skew)
 
 	start := time.Now()
@@ -162,6 +171,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		case <-tick.C:
 			if ctx.Err() == nil {
 				printTable(out, time.Since(start), livepage.NewReport(time.Now(), r.sources()...))
+				printDatabase(out, r)
 				printChanges(out, r.orders.Stats())
 			}
 		}

@@ -5,110 +5,37 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"iter"
 	"math/rand/v2"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/runtime"
 )
 
-// orderTable stands in for the database's table of orders, which other
-// programs change behind the service's back: the demo streams changes to
-// it (updates, deletions, new orders) and marks each changed order, so
-// the change buffer carries it to Redis.
-type orderTable struct {
-	mu   sync.Mutex
-	rows map[userstore.OrderKey]*userstore.Order
-	next uint32 // the next new order's number, in every tenant
-}
-
-// newOrderTable holds orders 1..n of every tenant.
-func newOrderTable(n int) *orderTable {
-	t := &orderTable{rows: map[userstore.OrderKey]*userstore.Order{}, next: uint32(n) + 1}
-	for _, tenant := range tenants {
-		for num := uint32(1); num <= uint32(n); num++ {
-			t.rows[userstore.OrderKey{Tenant: tenant, Num: num}] = &userstore.Order{Tenant: tenant, Num: num,
-				Items: []userstore.Item{{SKU: "sku-" + strconv.Itoa(int(num%17)), Qty: 1}}, Total: 100 * int64(num)}
-		}
-	}
-	return t
-}
-
-// load is the single-row loader: the SELECT of one order.
-func (t *orderTable) load(_ context.Context, tenant string, num uint32) (*userstore.Order, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	o := t.rows[userstore.OrderKey{Tenant: tenant, Num: num}]
-	if o == nil {
-		return nil, runtime.ErrNotFound
-	}
-	c := *o
-	c.Items = slices.Clone(o.Items)
-	return &c, nil
-}
-
-// loadMany is the batch loader the sync worker uses: one query for a
-// batch of changed orders.
-func (t *orderTable) loadMany(ctx context.Context, keys []userstore.OrderKey) (map[userstore.OrderKey]*userstore.Order, error) {
-	out := make(map[userstore.OrderKey]*userstore.Order, len(keys))
-	for _, k := range keys {
-		if o, err := t.load(ctx, k.Tenant, k.Num); err == nil {
-			out[k] = o
-		}
-	}
-	return out, nil
-}
-
-// keys walks the table's primary keys, as warming the Bloom filter needs.
-func (t *orderTable) keys() iter.Seq[userstore.OrderKey] {
-	t.mu.Lock()
-	keys := slices.Collect(func(yield func(userstore.OrderKey) bool) {
-		for k := range t.rows {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	t.mu.Unlock()
-	return slices.Values(keys)
-}
-
-// change applies one random change to the table and returns the order it
-// changed: mostly a new total, sometimes a deletion or a new order.
-func (t *orderTable) change(rng *rand.Rand) userstore.OrderKey {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	tenant := tenants[rng.IntN(len(tenants))]
+// change makes one random change to orders 1..n of the database, as the
+// service's writes would: mostly a new total, sometimes a deletion or a
+// new order. Each commits, then marks the order changed, so the change
+// buffer carries it to Redis. It returns the order it changed.
+func change(ctx context.Context, db *userstore.DB, orders *userstore.OrderRepo, rng *rand.Rand, n int) (userstore.OrderKey, error) {
+	k := userstore.OrderKey{Tenant: tenants[rng.IntN(len(tenants))], Num: 1 + uint32(rng.IntN(n))}
 	switch p := rng.Float64(); {
 	case p < 0.1:
-		k := userstore.OrderKey{Tenant: tenant, Num: t.next}
-		t.next++
-		t.rows[k] = &userstore.Order{Tenant: tenant, Num: k.Num, Total: 100}
-		return k
+		o := &userstore.Order{Tenant: k.Tenant, Total: 100}
+		err := db.AddOrder(ctx, orders, o)
+		return userstore.OrderKey{Tenant: o.Tenant, Num: o.Num}, err
 	case p < 0.2:
-		k := userstore.OrderKey{Tenant: tenant, Num: 1 + uint32(rng.IntN(int(t.next-1)))}
-		delete(t.rows, k)
-		return k
+		return k, db.DeleteOrder(ctx, orders, k.Tenant, k.Num)
 	default:
-		k := userstore.OrderKey{Tenant: tenant, Num: 1 + uint32(rng.IntN(int(t.next-1)))}
-		if o := t.rows[k]; o != nil {
-			c := *o
-			c.Total += 1 + int64(rng.IntN(500))
-			t.rows[k] = &c
-		}
-		return k
+		return k, db.AddToOrder(ctx, orders, k.Tenant, k.Num, 1+int64(rng.IntN(500)))
 	}
 }
 
-// streamChanges changes the table perSec times a second until ctx ends,
-// marking each changed order, as a binlog reader would. Like one, it
-// keeps the marks Redis refused (while it is down) and sends them again
-// with the next change, so no change is lost to an outage.
-func streamChanges(ctx context.Context, t *orderTable, orders *userstore.OrderRepo, perSec float64) {
+// streamChanges changes orders 1..n perSec times a second until ctx
+// ends. A change that failed (Redis refused its mark while it is down,
+// or the database the change) is marked again with the next change, as a
+// binlog reader would, so no change is lost to an outage: a mark too many
+// costs one sync.
+func streamChanges(ctx context.Context, db *userstore.DB, orders *userstore.OrderRepo, n int, perSec float64) {
 	if perSec <= 0 {
 		return
 	}
@@ -122,9 +49,12 @@ func streamChanges(ctx context.Context, t *orderTable, orders *userstore.OrderRe
 			return
 		case <-tick.C:
 		}
-		unmarked = append(unmarked, t.change(rng))
-		// The change is made: its mark must go out even if ctx ends now,
-		// or the cache would keep the old row until its TTL.
+		if k, err := change(ctx, db, orders, rng, n); err != nil {
+			unmarked = append(unmarked, k)
+		}
+		if len(unmarked) == 0 {
+			continue
+		}
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		err := orders.MarkOrderChanged(mctx, unmarked...)
 		cancel()

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/url"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,49 +19,113 @@ import (
 // tenants own the demo's orders.
 var tenants = []string{"acme", "globex", "initech"}
 
-// repos are the demo's two generated repositories, and the table of
-// orders behind the second.
+// repos are the demo's database and its two generated repositories.
 type repos struct {
+	db     *userstore.DB
+	dbName string // what the page and the table call the database
 	users  *userstore.UserRepo
 	orders *userstore.OrderRepo
-	table  *orderTable
+
+	queriesPerSec atomic.Uint64 // the database's, in the last second
+	stop, stopped chan struct{} // of measure
 }
 
-// openRepos opens the repositories over rdb. Users come from a loader
-// standing in for a database of users 0..users-1, orders from a table of
-// orders 1..orders of every tenant that changes as the demo runs, so
-// nothing is written up front: each row reaches Redis on its first read,
-// and changed orders through the change buffer. The orders' Bloom filter
-// is warmed with the table's keys, so reads of orders that never existed
-// do not reach the table. Demotion is checked every 5 s instead of every
-// minute, so keys a flash crowd left are seen cooling within seconds;
-// orders, read less, get users' thresholds.
-func openRepos(rdb redis.UniversalClient, logger *slog.Logger, users, orders int) (*repos, error) {
-	common := []runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}
-	r := &repos{table: newOrderTable(orders)}
-	var err error
-	r.users, err = userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(func(_ context.Context, id int64) (*userstore.User, error) {
-		if id < 0 || id >= int64(users) {
-			return nil, runtime.ErrNotFound
+// openRepos opens the database at dbURL (SQLite in memory when empty),
+// adds users 0..users-1 and orders 1..orders of every tenant where they
+// are missing, and opens the repositories over rdb, reading through it.
+// Nothing is written to Redis up front: each row reaches Redis on its
+// first read, and changed orders through the change buffer. The orders'
+// Bloom filter is warmed with the table's keys, so reads of orders that
+// never existed do not reach the database. Demotion is checked every 5 s
+// instead of every minute, so keys a flash crowd left are seen cooling
+// within seconds; orders, read less, get users' thresholds.
+func openRepos(ctx context.Context, rdb redis.UniversalClient, dbURL string, logger *slog.Logger, users, orders int) (r *repos, err error) {
+	r = &repos{dbName: "SQLite in memory", stop: make(chan struct{}), stopped: make(chan struct{})}
+	if u, err := url.Parse(dbURL); err == nil && dbURL != "" {
+		r.dbName = "PostgreSQL at " + u.Host + u.Path
+	}
+	if r.db, err = userstore.OpenDB(ctx, dbURL); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.closeAll()
 		}
-		s := strconv.FormatInt(id, 10)
-		return &userstore.User{ID: id, Name: "user " + s, Email: "u" + s + "@example.com"}, nil
-	}))...)
+	}()
+	if err := r.db.Seed(ctx, seedUsers(users), seedOrders(orders)); err != nil {
+		return nil, err
+	}
+	common := []runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}
+	if r.users, err = userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(r.db.User))...); err != nil {
+		return nil, err
+	}
+	if r.orders, err = userstore.NewOrderRepo(rdb, append(common, runtime.WithHotQPS(500), runtime.WithWarmQPS(100),
+		userstore.WithOrderLoader(r.db.Order), userstore.WithOrdersLoader(r.db.Orders))...); err != nil {
+		return nil, err
+	}
+	keys, err := r.db.OrderKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r.orders, err = userstore.NewOrderRepo(rdb, append(common, runtime.WithHotQPS(500), runtime.WithWarmQPS(100),
-		userstore.WithOrderLoader(r.table.load), userstore.WithOrdersLoader(r.table.loadMany))...)
-	if err != nil {
-		r.users.Close()
-		return nil, err
-	}
-	if _, err := r.orders.WarmOrderBloom(context.Background(), r.table.keys()); err != nil {
+	if _, err := r.orders.WarmOrderBloom(ctx, slices.Values(keys)); err != nil {
 		// The filter stays unready and lets every read through: slower,
 		// never wrong.
 		logger.Warn("demo: warming the orders' Bloom filter failed", "err", err)
 	}
+	go r.measure()
 	return r, nil
+}
+
+func seedUsers(n int) []*userstore.User {
+	users := make([]*userstore.User, n)
+	for id := range users {
+		s := strconv.Itoa(id)
+		users[id] = &userstore.User{ID: int64(id), Name: "user " + s, Email: "u" + s + "@example.com"}
+	}
+	return users
+}
+
+func seedOrders(n int) []*userstore.Order {
+	var orders []*userstore.Order
+	for _, tenant := range tenants {
+		for num := 1; num <= n; num++ {
+			orders = append(orders, &userstore.Order{Tenant: tenant, Num: uint32(num),
+				Items: []userstore.Item{{SKU: "sku-" + strconv.Itoa(num%17), Qty: 1}}, Total: 100 * int64(num)})
+		}
+	}
+	return orders
+}
+
+// measure counts the database's queries once a second, as the runtime
+// counts reads, until Close: the page and the table show the last
+// second's.
+func (r *repos) measure() {
+	defer close(r.stopped)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last := r.db.Queries()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		q := r.db.Queries()
+		r.queriesPerSec.Store(q - last)
+		last = q
+	}
+}
+
+// readsPerSec is the reads the repositories served in the last second
+// they measured.
+func (r *repos) readsPerSec() float64 {
+	reads := 0.0
+	for _, s := range r.sources() {
+		if h := s.History(); len(h) > 0 {
+			reads += h[len(h)-1].Reads
+		}
+	}
+	return reads
 }
 
 // sources are what the live page and the table show.
@@ -67,6 +134,18 @@ func (r *repos) sources() []livepage.Source {
 }
 
 func (r *repos) Close() {
-	r.users.Close()
-	r.orders.Close()
+	close(r.stop)
+	<-r.stopped
+	r.closeAll()
+}
+
+// closeAll closes what is open.
+func (r *repos) closeAll() {
+	if r.users != nil {
+		r.users.Close()
+	}
+	if r.orders != nil {
+		r.orders.Close()
+	}
+	r.db.Close()
 }

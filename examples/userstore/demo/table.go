@@ -48,3 +48,9 @@ func trouble(e livepage.EntityReport) string {
 	}
 	return s
 }
+
+// printDatabase writes a line on r's database: its queries in the last
+// second against the reads the repositories served.
+func printDatabase(w io.Writer, r *repos) {
+	fmt.Fprintf(w, "database  %d queries/s for %.0f reads/s served (%s)\n", r.queriesPerSec.Load(), r.readsPerSec(), r.dbName)
+}
