@@ -137,7 +137,8 @@ mutate:
 # demo runs the userstore example under a skewed load with a flash crowd,
 # serves the live page on http://127.0.0.1:8080/debug/hotkeys/ and runs
 # until Ctrl-C; it uses REDIS_ADDR when set and an embedded Redis
-# otherwise. DEMO_FLAGS passes flags, e.g. DEMO_FLAGS='-duration 30s' to
+# otherwise, and keeps its rows in the PostgreSQL at DATABASE_URL when set
+# and in SQLite in memory otherwise. DEMO_FLAGS passes flags, e.g. DEMO_FLAGS='-duration 30s' to
 # stop by itself, or DEMO_FLAGS="-http ''" to serve no page.
 # -v names each package as it is compiled: a first run on a busy machine
 # compiles for minutes, and says so.
