@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -45,7 +46,7 @@ func openRepos(ctx context.Context, rdb redis.UniversalClient, dbURL string, log
 		r.dbName = "PostgreSQL at " + u.Host + u.Path
 	}
 	if r.db, err = userstore.OpenDB(ctx, dbURL); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("DATABASE_URL (or -database), empty for SQLite in memory: %w", err)
 	}
 	defer func() {
 		if err != nil {
