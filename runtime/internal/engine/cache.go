@@ -184,7 +184,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	c.copies.Cfg = fresh.Params{LocalTTL: cfg.LocalTTL, NullTTL: cfg.NullTTL, RefreshFailures: cfg.RefreshFailures, StaleReads: cfg.StaleReads, OnInvalidate: cfg.Test.OnInvalidate}
 	c.copies.Clock, c.copies.Clone, c.copies.Name, c.copies.Count = cfg.Clock, glue.Clone, glue.Key, &c.count.Counts
 	c.copies.Reload = func(ctx context.Context, es []*fresh.Entry[K]) { c.refresh.reload(ctx, es, false) }
-	c.copies.Done, c.writes.c, c.ticker.c = c.ctx, c, c
+	c.copies.Done, c.ticker.c = c.ctx, c
 	if cfg.Aggregate {
 		c.agg = newAggregator(c)
 	}
@@ -209,6 +209,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	c.refresh = refresher[K, V]{det: c.det, copies: &c.copies, reader: &c.reader, g: &c.g,
 		decode: func(key string, b []byte) (*V, error) { return decodeValue(c, key, b) },
 		count:  &c.count.refreshes, done: c.ctx, now: cfg.Clock.Now, log: cfg.Logger}
+	c.writes = writer[K, V]{rdb: rdb, layout: c.layout, copies: &c.copies, key: glue.Key, codec: c.codec, sizes: &c.sizes,
+		count: &c.count, hub: hub, prefix: glue.Prefix, version: c.version,
+		ttlOf: cfg.TTL, nullTTL: cfg.NullTTL, jitter: cfg.Jitter, now: cfg.Clock.Now, log: cfg.Logger,
+		loader: loader != nil, leases: c.loads.leases, lease: c.loads.lease}
 	if err := setupChanges(c); err != nil {
 		c.Close()
 		return nil, err

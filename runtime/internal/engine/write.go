@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -77,7 +78,29 @@ type write[K comparable, V any] struct {
 // writer takes a Cache's writes down the path above: the Cache's own,
 // its collection's, its sync worker's and its loads' write-backs.
 type writer[K comparable, V any] struct {
-	c *Cache[K, V]
+	rdb    redis.UniversalClient
+	layout layout.Layout       // how each value sits in Redis
+	copies *fresh.Copies[K, V] // which each landed write is applied to
+	key    func(K) string
+	codec  *codec[V]
+	sizes  *sizes
+	bloom  *bloom.Filter // nil unless bloom=on
+	count  *counters
+	hub    *track.Hub // which says whether writes are announced
+	// prefix and version place the entity's keys, and the neighbouring
+	// versions' (neighbours).
+	prefix  string
+	version int
+	// ttl, nullTTL and jitter are the expiries of a write (see ttl).
+	ttlOf, nullTTL time.Duration
+	jitter         float64
+	now            func() time.Time
+	log            *slog.Logger
+	// loader is set when the Cache has a loader: only then are the
+	// neighbouring versions' rows deleted. leases is set when a write-back
+	// holds its key's lease (rebuild_lock), and lease says how they are kept.
+	loader, leases bool
+	lease          lease.Keys
 	// publishLog spaces the lines about failed announcements, foreignLog
 	// those about values of another shape (drop).
 	publishLog, foreignLog throttle.Lines
@@ -85,7 +108,7 @@ type writer[K comparable, V any] struct {
 
 // encoded encodes v, to be written at key, and checks its size (sized).
 func (wr *writer[K, V]) encoded(key string, v *V) ([]byte, error) {
-	return sized(&wr.c.sizes, wr.c.codec, key, v)
+	return sized(wr.sizes, wr.codec, key, v)
 }
 
 // sized encodes v with cd, to be written at key, and checks its size
@@ -108,29 +131,28 @@ func sized[T any](s *sizes, cd *codec[T], key string, v *T) ([]byte, error) {
 // write's queue when send is nil) and settles each key. errs holds each
 // key's error.
 func (wr *writer[K, V]) commit(ctx context.Context, ws []*write[K, V], send func(ctx context.Context)) (errs []error, refused error) {
-	c := wr.c
 	for _, w := range ws {
 		if w.t.N == nil {
-			w.t = c.copies.Begin(w.key)
+			w.t = wr.copies.Begin(w.key)
 		}
 		if w.t.N.Down(ctx) {
-			return nil, c.count.refuse(w.t.N)
+			return nil, wr.count.refuse(w.t.N)
 		}
 	}
 	switch {
 	case send != nil:
 		send(ctx)
-	case len(ws) == 1 && c.bloom == nil && len(ws[0].also) == 0:
-		ws[0].queue(ctx, c.rdb) // one command: no pipeline to build
+	case len(ws) == 1 && wr.bloom == nil && len(ws[0].also) == 0:
+		ws[0].queue(ctx, wr.rdb) // one command: no pipeline to build
 	default:
-		p := c.rdb.Pipeline()
+		p := wr.rdb.Pipeline()
 		for _, w := range ws {
 			w.queue(ctx, p)
 		}
 		_, _ = p.Exec(ctx) // each command's own error is settled
 	}
 	errs = make([]error, len(ws))
-	announces := c.hub.Announces()
+	announces := wr.hub.Announces()
 	var landed []int
 	for i, w := range ws {
 		var ok bool
@@ -163,7 +185,7 @@ func (wr *writer[K, V]) addTo(ctx context.Context, p redis.Cmdable, key string) 
 	if !ok {
 		return nil
 	}
-	return wr.c.bloom.AddTo(ctx, pipe, key)
+	return wr.bloom.AddTo(ctx, pipe, key)
 }
 
 // one commits the write of one key, for the caller's op.
@@ -181,7 +203,6 @@ func (wr *writer[K, V]) one(ctx context.Context, op string, w *write[K, V]) erro
 // settle applies the outcome of w's command (step 4 above), and reports
 // whether it landed.
 func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool, err error) {
-	c := wr.c
 	if w.result != nil {
 		landed, err = w.result()
 	} else {
@@ -189,10 +210,10 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 		landed = err == nil
 	}
 	if err != nil {
-		c.count.redisError(ctx, err)
+		wr.count.redisError(ctx, err)
 		w.t.N.Failed(ctx, err)
 		if !breaker.NotSent(err) {
-			c.copies.Uncertain(w.k, w.key) // the write may have landed
+			wr.copies.Uncertain(w.k, w.key) // the write may have landed
 		}
 		return false, err
 	}
@@ -211,23 +232,22 @@ func (wr *writer[K, V]) settle(ctx context.Context, w *write[K, V]) (landed bool
 // fails the write when it fails (the id could read as absent later), and
 // the deletion of the row under the neighbouring versions (beside).
 func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
-	c := wr.c
 	w := &write[K, V]{k: k, key: key, also: wr.neighbours(key)}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(false)
-		exp := layout.WroteExpiry(c.cfg.Clock.Now(), ttl) // before it is sent
-		w.cmd = c.layout.Set(ctx, p, key, b, ttl)
+		exp := layout.WroteExpiry(wr.now(), ttl) // before it is sent
+		w.cmd = wr.layout.Set(ctx, p, key, b, ttl)
 		var added func() error
 		if add := wr.addTo(ctx, p, key); add != nil {
 			added = func() error {
-				if err := c.bloom.Added(add); err != nil {
+				if err := wr.bloom.Added(add); err != nil {
 					return fmt.Errorf("add to the Bloom filter: %w", err)
 				}
 				return nil
 			}
 		}
 		w.after = joinChecks(added, wr.beside(ctx, p, w))
-		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, v, len(b), exp) }
+		w.land = func(t fresh.Token) { wr.copies.Wrote(k, key, t, v, len(b), exp) }
 	}
 	return w
 }
@@ -235,12 +255,11 @@ func (wr *writer[K, V]) set(k K, key string, v *V, b []byte) *write[K, V] {
 // del is the write that deletes k's key, and its row under the
 // neighbouring versions (beside).
 func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
-	c := wr.c
 	w := &write[K, V]{k: k, key: key, also: wr.neighbours(key)}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
-		w.cmd = c.layout.Del(ctx, p, key)
+		w.cmd = wr.layout.Del(ctx, p, key)
 		w.after = wr.beside(ctx, p, w)
-		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, nil, 0, 0) }
+		w.land = func(t fresh.Token) { wr.copies.Wrote(k, key, t, nil, 0, 0) }
 	}
 	return w
 }
@@ -251,10 +270,10 @@ func (wr *writer[K, V]) del(k K, key string) *write[K, V] {
 // without one keeps its values only in Redis, and deletes none of another
 // version's: they would be lost.
 func (wr *writer[K, V]) neighbours(key string) []string {
-	if wr.c.loads.one == nil {
+	if !wr.loader {
 		return nil
 	}
-	return keyver.Neighbours(wr.c.prefix, wr.c.version, key)
+	return keyver.Neighbours(wr.prefix, wr.version, key)
 }
 
 // beside queues on p, with w, the deletion of w's row under the
@@ -311,22 +330,21 @@ func joinChecks(checks ...func() error) func() error {
 // or a delete since removed (runtime/internal/lease). kept, when not nil,
 // learns whether it landed, and the expiry of a copy of what it wrote.
 func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], v *V, b []byte, kept func(exp int64), ls *lease.Lease) *write[K, V] {
-	c := wr.c
 	w := &write[K, V]{k: k, key: key, t: t}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
 		ttl := wr.ttl(v == nil)
 		var done layout.Written
 		var exp int64
 		if ls != nil {
-			done, exp = c.layout.Fill(ctx, p, key, b, ttl, ls)
+			done, exp = wr.layout.Fill(ctx, p, key, b, ttl, ls)
 		} else {
-			done, exp = c.layout.SetNX(ctx, p, key, b, ttl)
+			done, exp = wr.layout.SetNX(ctx, p, key, b, ttl)
 		}
 		if v != nil {
 			add := wr.addTo(ctx, p, key)
 			w.after = func() error {
-				if err := c.bloom.Added(add); err != nil { // the read returns the row either way
-					c.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", operr.Short(key), "err", err)
+				if err := wr.bloom.Added(add); err != nil { // the read returns the row either way
+					wr.log.Warn("hotkey: adding a loaded id to the Bloom filter failed", "key", operr.Short(key), "err", err)
 				}
 				return nil
 			}
@@ -334,7 +352,7 @@ func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], 
 		w.result = done
 		w.land = func(t fresh.Token) {
 			if e != nil {
-				c.copies.Keep(e, t, v, 0, len(b), exp)
+				wr.copies.Keep(e, t, v, 0, len(b), exp)
 			}
 			if kept != nil {
 				kept(exp)
@@ -356,19 +374,18 @@ func (wr *writer[K, V]) back(k K, key string, t fresh.Token, e *fresh.Entry[K], 
 // Without leases (rebuild_lock=off) nothing is taken, and the rows are
 // written with a plain SET.
 func (wr *writer[K, V]) seize(ctx context.Context, ks []K) (fill func(context.Context, map[K]*V) error, release func(context.Context), err error) {
-	c := wr.c
-	if !c.loads.leases {
+	if !wr.leases {
 		return func(ctx context.Context, rows map[K]*V) error { return wr.synced(ctx, ks, rows, nil) }, func(context.Context) {}, nil
 	}
 	leases := make([]lease.Lease, len(ks))
 	ws := make([]*write[K, V], len(ks))
 	for i, k := range ks {
-		key := c.key(k)
-		leases[i] = c.loads.lease.New(key)
+		key := wr.key(k)
+		leases[i] = wr.lease.New(key)
 		ws[i] = wr.take(k, key, leases[i])
 	}
 	release = func(ctx context.Context) {
-		pipe := c.rdb.Pipeline()
+		pipe := wr.rdb.Pipeline()
 		for _, ls := range leases {
 			ls.Release(ctx, pipe, lease.Dropped)
 		}
@@ -385,11 +402,10 @@ func (wr *writer[K, V]) seize(ctx context.Context, ks []K) (fill func(context.Co
 // take is the write of ls's placeholder at k's key, whatever it holds, for
 // the lease's TTL: the key's copy is dropped, as by a delete.
 func (wr *writer[K, V]) take(k K, key string, ls lease.Lease) *write[K, V] {
-	c := wr.c
 	w := &write[K, V]{k: k, key: key}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
-		w.cmd = p.Set(ctx, key, ls.Placeholder(), c.loads.lease.TTL)
-		w.land = func(t fresh.Token) { c.copies.Wrote(k, key, t, nil, 0, 0) }
+		w.cmd = p.Set(ctx, key, ls.Placeholder(), wr.lease.TTL)
+		w.land = func(t fresh.Token) { wr.copies.Wrote(k, key, t, nil, 0, 0) }
 	}
 	return w
 }
@@ -405,18 +421,17 @@ func (wr *writer[K, V]) take(k K, key string, ls lease.Lease) *write[K, V] {
 // Set. A row too large to store is deleted instead, so Redis never keeps
 // the stale one.
 func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V, leases []lease.Lease) error {
-	c := wr.c
 	ws := make([]*write[K, V], 0, len(ks))
-	release := c.rdb.Pipeline()
+	release := wr.rdb.Pipeline()
 	for i, k := range ks {
-		key, v := c.key(k), rows[k]
+		key, v := wr.key(k), rows[k]
 		var b []byte
 		var err error
 		if v != nil {
 			b, err = wr.encoded(key, v)
 		}
 		if errors.Is(err, ErrValueTooLarge) {
-			c.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
+			wr.log.Warn("hotkey: synced row too large to store; its key is deleted instead", "key", operr.Short(key), "err", err)
 			v, err = nil, nil
 		}
 		switch {
@@ -455,11 +470,10 @@ func (wr *writer[K, V]) synced(ctx context.Context, ks []K, rows map[K]*V, lease
 // a load, nothing more: it is counted and logged, not returned. The
 // load's own token keeps its copy (the flight's), so none is given here.
 func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []byte, ls *lease.Lease) (landed bool, exp int64) {
-	c := wr.c
 	w := wr.back(k, key, fresh.Token{}, nil, v, b, func(e int64) { landed, exp = true, e }, ls)
 	errs, refused := wr.commit(ctx, []*write[K, V]{w}, nil)
 	if refused == nil && errs[0] != nil && ctx.Err() == nil { // a refused one was not sent
-		c.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])
+		wr.log.Warn("hotkey: write-back failed", "key", operr.Short(key), "err", errs[0])
 	}
 	return landed, exp
 }
@@ -476,17 +490,16 @@ func (wr *writer[K, V]) backOne(ctx context.Context, k K, key string, v *V, b []
 // each read of either going to the database. It is logged at most once a
 // second (foreignLog).
 func (wr *writer[K, V]) drop(ctx context.Context, k K, key string, err error) {
-	c := wr.c
 	if errors.As(err, new(foreignValue)) {
-		if unlogged, ok := wr.foreignLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-			c.log.Warn("hotkey: a value of another shape under the entity's key; loading the row for the read and leaving the value to the build that wrote it: give the changed struct a new version= (docs/changing-structs.md)", "key", operr.Short(key), "version", c.version, "err", err, "unlogged", unlogged)
+		if unlogged, ok := wr.foreignLog.Allow(wr.now(), publishLogEvery); ok {
+			wr.log.Warn("hotkey: a value of another shape under the entity's key; loading the row for the read and leaving the value to the build that wrote it: give the changed struct a new version= (docs/changing-structs.md)", "key", operr.Short(key), "version", wr.version, "err", err, "unlogged", unlogged)
 		}
 		return
 	}
-	c.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
+	wr.log.Warn("hotkey: deleting a value that does not decode, to reload it", "key", operr.Short(key), "err", err)
 	w := &write[K, V]{k: k, key: key, land: func(fresh.Token) {}}
 	w.queue = func(ctx context.Context, p redis.Cmdable) {
-		w.cmd = c.layout.Del(ctx, p, key)
+		w.cmd = wr.layout.Del(ctx, p, key)
 	}
 	wr.commit(ctx, []*write[K, V]{w}, nil)
 }
@@ -504,22 +517,21 @@ const publishLogEvery = time.Second
 // so none is acknowledged, and its caller writes again. It is counted and
 // logged, the first and then at most one a second (publishLogEvery).
 func (wr *writer[K, V]) announce(ctx context.Context, keys ...string) error {
-	return wr.announceOn(ctx, wr.c.prefix, keys)
+	return wr.announceOn(ctx, wr.prefix, keys)
 }
 
 // announceOn is announce on the channel of prefix, an entity's.
 func (wr *writer[K, V]) announceOn(ctx context.Context, prefix string, keys []string) error {
-	c := wr.c
-	if len(keys) == 0 || !c.hub.Announces() {
+	if len(keys) == 0 || !wr.hub.Announces() {
 		return nil
 	}
-	err := track.Announce(ctx, c.rdb, prefix, keys)
+	err := track.Announce(ctx, wr.rdb, prefix, keys)
 	if err == nil {
 		return nil
 	}
-	if c.count.redisError(ctx, err) {
-		if unlogged, ok := wr.publishLog.Allow(c.cfg.Clock.Now(), publishLogEvery); ok {
-			c.log.Warn("hotkey: publishing an invalidation failed; the writes it announced fail, though they landed", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
+	if wr.count.redisError(ctx, err) {
+		if unlogged, ok := wr.publishLog.Allow(wr.now(), publishLogEvery); ok {
+			wr.log.Warn("hotkey: publishing an invalidation failed; the writes it announced fail, though they landed", "key", operr.Short(keys[0]), "keys", len(keys), "err", err, "unlogged_failures", unlogged)
 		}
 	}
 	return errUnannounced{err}
@@ -533,7 +545,7 @@ func (wr *writer[K, V]) announceAlso(ctx context.Context, also [][]string) error
 		return nil
 	}
 	var errs []error
-	for j, prefix := range keyver.NeighbourPrefixes(wr.c.prefix, wr.c.version) {
+	for j, prefix := range keyver.NeighbourPrefixes(wr.prefix, wr.version) {
 		keys := make([]string, len(also))
 		for i, ks := range also {
 			keys[i] = ks[j]
@@ -567,9 +579,8 @@ func jitter(base time.Duration, j float64) time.Duration {
 // ttl is the expiry of a write: the entity's TTL, or NullTTL for the
 // placeholder of an absent row (null), spread by Jitter.
 func (wr *writer[K, V]) ttl(null bool) time.Duration {
-	cfg := &wr.c.cfg
 	if null {
-		return jitter(cfg.NullTTL, cfg.Jitter)
+		return jitter(wr.nullTTL, wr.jitter)
 	}
-	return jitter(cfg.TTL, cfg.Jitter)
+	return jitter(wr.ttlOf, wr.jitter)
 }
