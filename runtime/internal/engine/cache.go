@@ -167,7 +167,6 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 		hist:    rates.New(HistoryLen),
 		done:    make(chan struct{}),
 	}
-	c.loads = loads[K, V]{c: c, flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock}
 	// learnsTTL is set when the entity's keys carry a TTL: a ttl, or a
 	// loader that writes placeholders for null_ttl. Its reads then ask for
 	// the key's remaining TTL in the same round trip, so that no local
@@ -177,8 +176,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	if glue.hash {
 		c.layout = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
-	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.loads = loads[K, V]{rdb: rdb, layout: c.layout, sender: sender, reader: &c.reader, copies: &c.copies, writes: &c.writes,
+		key: glue.Key, clone: glue.Clone, decode: func(key string, b []byte) (*V, error) { return decodeValue(c, key, b) },
+		count: &c.count, g: &c.g, done: c.ctx, closed: &c.closed, log: cfg.Logger, nullTTL: cfg.NullTTL, leaseTTL: cfg.RebuildLockTTL,
+		flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock}
+	c.sizes = sizes{warn: cfg.MaxValueBytes, hard: cfg.MaxValueBytesHard, now: cfg.Clock.Now, log: cfg.Logger, count: &c.count.bigValues}
 	c.det = fresh.NewDetector(Detection(cfg), glue.Key, c.copies.Demote)
 	c.copies.Local, c.copies.Det, c.copies.Gens = local, c.det, &fresh.Generations{Seed: maphash.MakeSeed()}
 	c.copies.Cfg = fresh.Params{LocalTTL: cfg.LocalTTL, NullTTL: cfg.NullTTL, RefreshFailures: cfg.RefreshFailures, StaleReads: cfg.StaleReads, OnInvalidate: cfg.Test.OnInvalidate}

@@ -75,7 +75,7 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	}
 	if cfg.Bloom {
 		c.bloom = bloom.New(c.rdb, bloomName(cfg.Entity, c.version), cfg.BloomItems, cfg.BloomFP)
-		c.writes.bloom = c.bloom // every write of an id adds it
+		c.writes.bloom, c.loads.bloom = c.bloom, c.bloom // every write of an id adds it; a load asks it first
 	}
 	// The sync worker runs where there is a loader to read rows with. A
 	// program that only marks changes, such as a binlog reader, needs

@@ -4,18 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/breaker"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/fresh"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/group"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/layout"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/lease"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/operr"
+	"github.com/hotkeygen/hotkeygen/runtime/internal/reads"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/send"
 )
 
@@ -24,7 +28,25 @@ import (
 // it meanwhile (flights, one per key), the loaders, the count of loads
 // landed (see landings) and the slots of loads made because Redis failed.
 type loads[K comparable, V any] struct {
-	c *Cache[K, V]
+	rdb    redis.UniversalClient
+	layout layout.Layout       // how a key is read
+	sender send.Sender         // how a lone read travels
+	reader *reads.Reader       // which asks a key's node first
+	copies *fresh.Copies[K, V] // whose tokens judge a load, and keep a hot key's
+	writes *writer[K, V]       // which writes each load back
+	bloom  *bloom.Filter       // nil unless bloom=on
+	key    func(K) string
+	clone  func(*V) *V
+	decode func(key string, b []byte) (*V, error)
+	count  *counters
+	g      *group.Group    // which the loads run on, and Close waits for
+	done   context.Context // ended by Close
+	// closed is the Cache's, which Close sets under mu: no load starts
+	// after it.
+	closed            *atomic.Bool
+	log               *slog.Logger
+	nullTTL, leaseTTL time.Duration // NullTTL and RebuildLockTTL
+
 	// mu guards flights, and the Cache's closed against a load starting.
 	mu      sync.Mutex
 	flights map[K]*loadCall[V]
@@ -49,9 +71,8 @@ type loads[K comparable, V any] struct {
 // from the loader, once for every concurrent caller (resolve). The count
 // of the key's landed loads is taken before the read (see landings).
 func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
-	c := l.c
-	c.count.cold.Add(1)
-	key := c.key(k)
+	l.count.cold.Add(1)
+	key := l.key(k)
 	landed := l.landed.of(key).Load()
 	v, _, _, err := l.fetch(ctx, key, false, false) // no copy: no TTL asked
 	if l.one == nil || !needsLoad(err) {
@@ -62,11 +83,11 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 	}
 	// A load may wait for another process's lease: a caller stops
 	// waiting when the node's breaker opens, as every cold read fails fast.
-	opened := c.copies.Nodes.Of(key).WhenOpened()
+	opened := l.copies.Nodes.Of(key).WhenOpened()
 	if v, err = l.resolveUntil(ctx, k, nil, missed{err, landed}, opened, false); err != nil {
 		return l.degrade(ctx, k, err)
 	}
-	return c.clone(v), nil
+	return l.clone(v), nil
 }
 
 // resolve reads k once for all concurrent callers: from Redis, then from
@@ -91,17 +112,16 @@ func (l *loads[K, V]) resolve(ctx context.Context, k K, e *fresh.Entry[K], seen 
 // others; this caller is answered from the copy at once. A patient read
 // asks Redis whatever the breaker says (see loadCall.patient).
 func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
-	c := l.c
-	key := c.key(k)
-	t := c.copies.Begin(key)
+	key := l.key(k)
+	t := l.copies.Begin(key)
 	l.mu.Lock()
 	call := l.flights[k]
 	// A patient caller does not join a read that gives up on a node
 	// believed down: it would be refused with it.
 	if call == nil || !call.t.Shares(t) || patient && !call.patient {
-		if c.closed.Load() {
+		if l.closed.Load() {
 			l.mu.Unlock()
-			return nil, opErr(c.layout.ReadOp(), key, ErrClosed)
+			return nil, opErr(l.layout.ReadOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || l.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -112,7 +132,7 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 		}
 		call = &loadCall[V]{t: t, patient: patient, after: call, done: make(chan struct{})}
 		l.flights[k] = call // before the load can end: flightMu is held
-		c.g.Go(func() { l.run(context.WithoutCancel(ctx), k, e, seen.err, call) })
+		l.g.Go(func() { l.run(context.WithoutCancel(ctx), k, e, seen.err, call) })
 	}
 	call.waiters.Add(1)
 	late := call.leased
@@ -124,19 +144,18 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 		}
 		return call.v, call.err
 	case <-ctx.Done():
-		return nil, opErr(c.layout.ReadOp(), key, ctx.Err())
+		return nil, opErr(l.layout.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(c.layout.ReadOp(), key, t.N.Unavailable())
+		return nil, opErr(l.layout.ReadOp(), key, t.N.Unavailable())
 	}
 }
 
 func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen error, call *loadCall[V]) {
-	c := l.c
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(c.ctx, cancel)()
+	defer context.AfterFunc(l.done, cancel)()
 
-	key := c.key(k)
+	key := l.key(k)
 	inRedis := seen == nil
 	var size int
 	var exp int64
@@ -157,14 +176,14 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 	}
 	if l.one != nil && needsLoad(call.err) {
 		if errors.Is(call.err, ErrDecode) {
-			c.writes.drop(ctx, k, key, call.err)
+			l.writes.drop(ctx, k, key, call.err)
 		}
 		leased := func() { l.mu.Lock(); call.leased = true; l.mu.Unlock() }
 		call.v, exp, inRedis, call.lost, call.err = l.through(ctx, k, key, errors.Is(call.err, ErrDecode), leased)
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
 	if e != nil && inRedis && (call.err == nil || cachedAbsence(call.err)) {
-		c.copies.Keep(e, call.t, call.v, 0, size, exp)
+		l.copies.Keep(e, call.t, call.v, 0, size, exp)
 	}
 	l.mu.Lock()
 	l.landed.of(key).Add(1) // before it leaves flights: see landings
@@ -190,9 +209,8 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 // in place (writer.drop), and they are not decoded again. onLease and
 // lost are leased's.
 func (l *loads[K, V]) through(ctx context.Context, k K, key string, undecodable bool, onLease func()) (v *V, exp int64, inRedis, lost bool, err error) {
-	c := l.c
-	if !c.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
-		return nil, 0, false, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
+	if !l.bloom.MayHold(ctx, key) { // certainly absent: no load, no placeholder
+		return nil, 0, false, false, opErr(l.layout.ReadOp(), key, ErrNotFound)
 	}
 	if !l.leases || undecodable {
 		v, exp, inRedis, err = l.call(ctx, k, key, nil, true)
@@ -221,12 +239,11 @@ const maxLeaseRounds = 8
 // a caller that joined the load after the lease was taken may have begun
 // after them, and reads again (resolveUntil).
 func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func()) (v *V, exp int64, inRedis, lost bool, err error) {
-	c := l.c
 	for range maxLeaseRounds {
 		ls := l.lease.New(key)
 		take := ls.Take(ctx)
 		err := l.ask(ctx, key, false, func(ctx context.Context) error {
-			if err := c.sender.Send(ctx, take); err != nil {
+			if err := l.sender.Send(ctx, take); err != nil {
 				return err
 			}
 			return take.Err() // redis.Nil: taken
@@ -239,16 +256,16 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 			if !breaker.NotSent(err) {
 				l.abandon(ctx, ls)
 			}
-			return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
+			return nil, 0, false, false, opErr(l.layout.ReadOp(), key, err)
 		}
 		held, _ := take.Bytes()
 		if other, ok := l.lease.Found(key, held); ok {
 			outcome, err := l.wait(ctx, other)
 			if err != nil {
-				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
+				return nil, 0, false, false, opErr(l.layout.ReadOp(), key, err)
 			}
 			if outcome == lease.Absent {
-				return nil, 0, false, false, opErr(c.layout.ReadOp(), key, ErrNotFound)
+				return nil, 0, false, false, opErr(l.layout.ReadOp(), key, ErrNotFound)
 			}
 			continue
 		}
@@ -257,16 +274,16 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 		case gone:
 			continue
 		case err != nil:
-			return nil, 0, false, false, opErr(c.layout.ReadOp(), key, err)
+			return nil, 0, false, false, opErr(l.layout.ReadOp(), key, err)
 		}
-		v, err := decodeValue(c, key, held)
+		v, err := l.decode(key, held)
 		if errors.Is(err, ErrDecode) { // a value of another build, say: load around it
 			break
 		}
 		// Written since the caller's miss; its TTL was not asked, so a
 		// hot key keeps no copy of it (layout.Unasked).
 		exp := int64(0)
-		if c.reader.LearnsTTL {
+		if l.reader.LearnsTTL {
 			exp = layout.Unasked
 		}
 		return v, exp, true, false, err
@@ -285,19 +302,18 @@ func (l *loads[K, V]) leased(ctx context.Context, k K, key string, onLease func(
 // caller stops at its own context's end. Close does not wait for the
 // read blocked in Redis: it ends there when the lease does.
 func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) {
-	c := l.c
 	found := time.Now()
 	ch := make(chan singleflight.Result, 1)
-	if !c.g.Go(func() {
+	if !l.g.Go(func() {
 		v, err, _ := l.waits.Do(ls.Placeholder(), func() (any, error) {
 			ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 			defer cancel()
-			defer context.AfterFunc(c.ctx, cancel)()
+			defer context.AfterFunc(l.done, cancel)()
 			// go-redis reads a blocked XREAD's reply until the block ends,
 			// context or not: Close must not wait for that (send.Apart).
 			var outcome string
 			var err error
-			if aerr := send.Apart(ctx, func() { outcome, err = ls.Wait(ctx, c.rdb, found) }); aerr != nil {
+			if aerr := send.Apart(ctx, func() { outcome, err = ls.Wait(ctx, l.rdb, found) }); aerr != nil {
 				return "", aerr
 			}
 			return outcome, err
@@ -311,14 +327,14 @@ func (l *loads[K, V]) wait(ctx context.Context, ls lease.Lease) (string, error) 
 		outcome, _ := r.Val.(string)
 		switch {
 		case r.Err == nil:
-		case c.ctx.Err() != nil:
+		case l.done.Err() != nil:
 			return "", ErrClosed // Close ended the wait: no Redis error
 		default:
-			c.count.redisError(ctx, r.Err)
+			l.count.redisError(ctx, r.Err)
 		}
 		return outcome, r.Err
 	case <-ctx.Done():
-		if c.ctx.Err() != nil {
+		if l.done.Err() != nil {
 			return "", ErrClosed // the load's context, ended by Close
 		}
 		return "", ctx.Err()
@@ -333,7 +349,7 @@ func (l *loads[K, V]) written(ctx context.Context, key string, held []byte) (b [
 	if !lease.Present(held) {
 		return held, false, nil
 	}
-	b, _, err = l.c.layout.Read(ctx, l.c.sender, key, false)
+	b, _, err = l.layout.Read(ctx, l.sender, key, false)
 	if isNoKey(err) {
 		return nil, true, nil
 	}
@@ -347,12 +363,11 @@ func (l *loads[K, V]) written(ctx context.Context, key string, held []byte) (b [
 // did not answer may do so late; a release deletes a placeholder only if
 // it is the lease's own, so releasing one never taken changes nothing.
 func (l *loads[K, V]) abandon(ctx context.Context, leases ...lease.Lease) {
-	c := l.c
-	c.g.Go(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RebuildLockTTL)
+	l.g.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.leaseTTL)
 		defer cancel()
-		defer context.AfterFunc(c.ctx, cancel)()
-		pipe := c.rdb.Pipeline()
+		defer context.AfterFunc(l.done, cancel)()
+		pipe := l.rdb.Pipeline()
 		for _, ls := range leases {
 			ls.Release(ctx, pipe, lease.Dropped)
 		}
@@ -365,7 +380,6 @@ func (l *loads[K, V]) abandon(ctx context.Context, leases ...lease.Lease) {
 // delete took the key meanwhile, or released, for the waiters to read the
 // key again or, for an absent row, to answer so.
 func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease) (v *V, exp int64, inRedis, lost bool, err error) {
-	c := l.c
 	v, exp, inRedis, err = l.call(ctx, k, key, ls, true)
 	switch {
 	case inRedis:
@@ -377,8 +391,8 @@ func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease
 	if errors.Is(err, ErrNotFound) {
 		outcome = lease.Absent
 	}
-	if rerr := ls.Release(ctx, c.rdb, outcome); rerr != nil {
-		c.count.redisError(ctx, rerr) // its waiters wait out the lease
+	if rerr := ls.Release(ctx, l.rdb, outcome); rerr != nil {
+		l.count.redisError(ctx, rerr) // its waiters wait out the lease
 	}
 	return v, exp, false, false, err
 }
@@ -387,35 +401,34 @@ func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease
 // returned back: under ls, a lease this process holds, or with SET NX
 // when ls is nil (see through).
 func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease, back bool) (v *V, exp int64, inRedis bool, err error) {
-	c := l.c
-	c.count.loads.Add(1)
+	l.count.loads.Add(1)
 	v, err = group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
 	switch {
 	case errors.Is(err, group.ErrAbandoned):
-		return nil, 0, false, opErr(c.layout.ReadOp(), key, ErrClosed)
+		return nil, 0, false, opErr(l.layout.ReadOp(), key, ErrClosed)
 	case errors.Is(err, ErrNotFound):
-		if c.cfg.NullTTL > 0 && back {
-			inRedis, exp = c.writes.backOne(ctx, k, key, nil, layout.Null, ls)
+		if l.nullTTL > 0 && back {
+			inRedis, exp = l.writes.backOne(ctx, k, key, nil, layout.Null, ls)
 		}
-		return nil, exp, inRedis, opErr(c.layout.ReadOp(), key, ErrNotFound)
+		return nil, exp, inRedis, opErr(l.layout.ReadOp(), key, ErrNotFound)
 	case err != nil:
-		c.count.loadErrors.Add(1)
+		l.count.loadErrors.Add(1)
 		return nil, 0, false, &opError{Op: "load", Key: key, Err: err} // the user's error, kept whole
 	case v == nil:
-		c.count.loadErrors.Add(1)
+		l.count.loadErrors.Add(1)
 		return nil, 0, false, opErr("load", key, errors.New("the loader returned neither a value nor an error; return an error wrapping runtime.ErrNotFound for an absent row"))
 	}
-	b, err := c.writes.encoded(key, v)
+	b, err := l.writes.encoded(key, v)
 	switch {
 	case errors.Is(err, ErrValueTooLarge):
-		c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(key), "err", err)
+		l.log.Warn("hotkey: loaded value not written back", "key", operr.Short(key), "err", err)
 		return v, 0, false, nil
 	case err != nil:
 		return nil, 0, false, opErr("load", key, err)
 	case !back:
 		return v, 0, false, nil
 	}
-	inRedis, exp = c.writes.backOne(ctx, k, key, v, b, ls)
+	inRedis, exp = l.writes.backOne(ctx, k, key, v, b, ls)
 	return v, exp, inRedis, nil
 }
 
@@ -424,7 +437,6 @@ func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease
 // fails at once with Redis's error rather than queue on the database. An
 // error that is not Redis's is returned as it is.
 func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
-	c := l.c
 	if l.slots == nil || !redisFailed(err) {
 		return nil, err
 	}
@@ -434,16 +446,16 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 	default:
 		return nil, err
 	}
-	c.count.degradedLoads.Add(1)
+	l.count.degradedLoads.Add(1)
 	v, lerr := l.one(ctx, k)
 	if lerr != nil {
 		if !errors.Is(lerr, ErrNotFound) {
-			c.count.loadErrors.Add(1)
+			l.count.loadErrors.Add(1)
 		}
-		return nil, &opError{Op: "load", Key: c.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
+		return nil, &opError{Op: "load", Key: l.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
-		return nil, opErr(c.layout.ReadOp(), c.key(k), ErrNotFound)
+		return nil, opErr(l.layout.ReadOp(), l.key(k), ErrNotFound)
 	}
 	return v, nil
 }
@@ -453,16 +465,15 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
 // (keep: the key is hot; see layout.Layout.Read). While the key's node is
 // unreachable it fails at once, unless patient.
 func (l *loads[K, V]) fetch(ctx context.Context, key string, patient, keep bool) (v *V, size int, exp int64, err error) {
-	c := l.c
 	var b []byte
 	err = l.ask(ctx, key, patient, func(ctx context.Context) (err error) {
-		b, exp, err = c.layout.Read(ctx, c.sender, key, keep)
+		b, exp, err = l.layout.Read(ctx, l.sender, key, keep)
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, opErr(c.layout.ReadOp(), key, err)
+		return nil, 0, 0, opErr(l.layout.ReadOp(), key, err)
 	}
-	v, err = decodeValue(c, key, b)
+	v, err = l.decode(key, b)
 	return v, len(b), exp, err
 }
 
@@ -470,24 +481,22 @@ func (l *loads[K, V]) fetch(ctx context.Context, key string, patient, keep bool)
 // (reads.Reader.Ask). Every read of one key goes through it: Get's, the
 // flight's, HGet's.
 func (l *loads[K, V]) ask(ctx context.Context, key string, patient bool, read func(context.Context) error) error {
-	c := l.c
-	return c.reader.Ask(ctx, key, patient, read)
+	return l.reader.Ask(ctx, key, patient, read)
 }
 
 // sift splits ks into those the filter says may exist, to be loaded,
 // and those certainly absent, in one pipeline.
 func (l *loads[K, V]) sift(ctx context.Context, ks []K) (maybe []K, absent map[K]bool) {
-	c := l.c
-	if c.bloom == nil {
+	if l.bloom == nil {
 		return ks, nil
 	}
 	keys := make([]string, len(ks))
 	for i, k := range ks {
-		keys[i] = c.key(k)
+		keys[i] = l.key(k)
 	}
 	absent = map[K]bool{}
 	maybe = ks[:0:0]
-	for i, ok := range c.bloom.MayHoldMany(ctx, keys) {
+	for i, ok := range l.bloom.MayHoldMany(ctx, keys) {
 		if ok {
 			maybe = append(maybe, ks[i])
 		} else {
@@ -503,7 +512,6 @@ func (l *loads[K, V]) sift(ctx context.Context, ks []K) (maybe []K, absent map[K
 // one refused by SET NX means a writer stored something newer. With
 // leases it takes them first (manyLeased).
 func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) error {
-	c := l.c
 	seen := make(map[K]bool, len(load))
 	ks := make([]K, 0, len(load))
 	for _, p := range load {
@@ -518,10 +526,10 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 	}
 	var rows map[K]*V
 	if len(ks) > 0 {
-		c.count.loads.Add(1)
+		l.count.loads.Add(1)
 		var err error
 		if rows, err = l.batch(ctx, ks); err != nil {
-			c.count.loadErrors.Add(1)
+			l.count.loadErrors.Add(1)
 			return &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
 		}
 	}
@@ -536,12 +544,12 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 			ws = append(ws, w)
 		}
 	}
-	if errs, _ := c.writes.commit(ctx, ws, nil); errors.Join(errs...) != nil && ctx.Err() == nil {
-		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", errors.Join(errs...))
+	if errs, _ := l.writes.commit(ctx, ws, nil); errors.Join(errs...) != nil && ctx.Err() == nil {
+		l.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", errors.Join(errs...))
 	}
 	for _, p := range load {
 		if v := rows[p.k]; v != nil {
-			out[p.i] = c.clone(v) // the loader's value may be shared by duplicates
+			out[p.i] = l.clone(v) // the loader's value may be shared by duplicates
 		}
 	}
 	return nil
@@ -552,19 +560,18 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 // nil when nothing is to be written (an absent row without null_ttl, a row
 // too large to store). landed, when not nil, is called if it lands.
 func (l *loads[K, V]) backOf(p pending[K, V], v *V, ls *lease.Lease, landed func()) *write[K, V] {
-	c := l.c
 	if v == nil {
-		if c.cfg.NullTTL <= 0 {
+		if l.nullTTL <= 0 {
 			return nil
 		}
-		return c.writes.back(p.k, p.key, p.t, p.e, nil, layout.Null, kept(landed), ls)
+		return l.writes.back(p.k, p.key, p.t, p.e, nil, layout.Null, kept(landed), ls)
 	}
-	b, err := c.writes.encoded(p.key, v)
+	b, err := l.writes.encoded(p.key, v)
 	if err != nil {
-		c.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
+		l.log.Warn("hotkey: loaded value not written back", "key", operr.Short(p.key), "err", err)
 		return nil
 	}
-	return c.writes.back(p.k, p.key, p.t, p.e, v, b, kept(landed), ls)
+	return l.writes.back(p.k, p.key, p.t, p.e, v, b, kept(landed), ls)
 }
 
 // kept adapts landed to back's kept, which also learns the expiry.
@@ -584,7 +591,6 @@ func kept(landed func()) func(int64) {
 // row, is read again in the next round. The last round loads without
 // leases and writes nothing back.
 func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K, V], ks []K) error {
-	c := l.c
 	first := make(map[K]pending[K, V], len(ks)) // the pending that stands for its key
 	for _, p := range load {
 		if _, ok := first[p.k]; !ok {
@@ -605,7 +611,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 		}
 		leases := make([]lease.Lease, len(ks))
 		takes := make([]*redis.StringCmd, len(ks))
-		pipe := c.rdb.Pipeline()
+		pipe := l.rdb.Pipeline()
 		for i, k := range ks {
 			leases[i] = l.lease.New(first[k].key)
 			takes[i] = leases[i].Take(ctx)
@@ -622,9 +628,9 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				taken = append(taken, i)
 				continue
 			case err != nil:
-				c.count.redisError(ctx, err)
+				l.count.redisError(ctx, err)
 				l.abandon(ctx, leases...) // those taken are not loaded
-				return opErr(c.layout.ReadOp(), first[k].key, err)
+				return opErr(l.layout.ReadOp(), first[k].key, err)
 			}
 			if other, ok := l.lease.Found(first[k].key, held); ok {
 				waits, waited = append(waits, other), append(waited, k)
@@ -637,9 +643,9 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 				continue
 			case err != nil:
 				l.abandon(ctx, leases...)
-				return opErr(c.layout.ReadOp(), first[k].key, err)
+				return opErr(l.layout.ReadOp(), first[k].key, err)
 			}
-			v, err := decodeValue(c, first[k].key, held)
+			v, err := l.decode(first[k].key, held)
 			switch {
 			case errors.Is(err, ErrNotFound): // the placeholder of an absent row
 				got[k] = nil
@@ -660,7 +666,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 			outcome, err := l.wait(ctx, ls)
 			switch {
 			case err != nil:
-				return opErr(c.layout.ReadOp(), first[waited[i]].key, err)
+				return opErr(l.layout.ReadOp(), first[waited[i]].key, err)
 			case outcome == lease.Absent:
 				got[waited[i]] = nil
 			case outcome == lease.Landed || outcome == lease.Lost || outcome == lease.Gone:
@@ -679,7 +685,7 @@ func (l *loads[K, V]) manyLeased(ctx context.Context, out []*V, load []pending[K
 	}
 	for _, p := range load {
 		if v := got[p.k]; v != nil {
-			out[p.i] = c.clone(v)
+			out[p.i] = l.clone(v)
 		}
 	}
 	return nil
@@ -729,14 +735,13 @@ func (l *loads[K, V]) readLanded(ctx context.Context, first map[K]pending[K, V],
 // lease lost to a write or a delete: the caller began before it, as in
 // leased).
 func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V], ks []K, taken []int, leases []lease.Lease, got map[K]*V) error {
-	c := l.c
 	load := make([]K, len(taken))
 	for j, i := range taken {
 		load[j] = ks[i]
 	}
 	rows, err := l.batchLoad(ctx, load)
 	if err != nil {
-		pipe := c.rdb.Pipeline()
+		pipe := l.rdb.Pipeline()
 		for _, i := range taken {
 			leases[i].Release(ctx, pipe, lease.Dropped)
 		}
@@ -744,7 +749,7 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 		return err
 	}
 	var ws []*write[K, V]
-	release := c.rdb.Pipeline()
+	release := l.rdb.Pipeline()
 	for _, i := range taken {
 		k := ks[i]
 		v := rows[k]
@@ -762,20 +767,19 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 	if release.Len() > 0 {
 		release.Exec(ctx)
 	}
-	errs, refused := c.writes.commit(ctx, ws, nil)
+	errs, refused := l.writes.commit(ctx, ws, nil)
 	if err := errors.Join(append(errs, refused)...); err != nil && ctx.Err() == nil {
-		c.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", err)
+		l.log.Warn("hotkey: write-back failed", "keys", len(ws), "err", err)
 	}
 	return nil
 }
 
 // batchLoad calls the batch loader for ks.
 func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
-	c := l.c
-	c.count.loads.Add(1)
+	l.count.loads.Add(1)
 	rows, err := l.batch(ctx, ks)
 	if err != nil {
-		c.count.loadErrors.Add(1)
+		l.count.loadErrors.Add(1)
 		return nil, &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
 	}
 	return rows, nil
@@ -784,15 +788,14 @@ func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
 // rows reads the rows of ks through the batch loader, or the loader id by
 // id; an absent row is nil in the result.
 func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
-	c := l.c
-	c.count.loads.Add(1)
+	l.count.loads.Add(1)
 	if l.batch != nil {
 		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return l.batch(ctx, ks) })
 		if errors.Is(err, group.ErrAbandoned) {
 			return nil, err
 		}
 		if err != nil {
-			c.count.loadErrors.Add(1)
+			l.count.loadErrors.Add(1)
 			return nil, fmt.Errorf("load: %w", err)
 		}
 		return rows, nil
@@ -805,8 +808,8 @@ func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 			return nil, err
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
-			c.count.loadErrors.Add(1)
-			return nil, fmt.Errorf("load %q: %w", c.key(k), err)
+			l.count.loadErrors.Add(1)
+			return nil, fmt.Errorf("load %q: %w", l.key(k), err)
 		default:
 			rows[k] = v
 		}
