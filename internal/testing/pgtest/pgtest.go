@@ -30,6 +30,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -75,7 +77,7 @@ func Launch() (*Server, error) {
 		return nil, err
 	}
 	for range 5 { // a free port can be taken between probe and bind
-		port, perr := freePort()
+		port, perr := redistest.FreePort()
 		if perr != nil {
 			err = perr
 			break
@@ -187,13 +189,4 @@ func bindir() (string, error) {
 func version(bin string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(bin)))
 	return v
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

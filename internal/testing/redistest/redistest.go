@@ -65,7 +65,7 @@ func launch(conf func(dir string, port int) (string, error), args ...string) (*S
 	}
 	var lastErr error
 	for range 5 { // a free port can be taken between probe and bind
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +214,10 @@ func (s *Server) stopProcess() {
 	}
 }
 
-func freePort() (int, error) {
+// FreePort returns a loopback port nothing listens on now, for a server a
+// test starts (pgtest's PostgreSQL too); a server that loses it to
+// another process meanwhile is started again on another.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("redistest: find a free port: %w", err)

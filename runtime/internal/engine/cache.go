@@ -177,7 +177,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 		c.layout = layout.NewHash(cfg.Clock, learnsTTL, glue.hashExpires, cfg.TTL == 0, rdb)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.loads = loads[K, V]{rdb: rdb, layout: c.layout, sender: sender, reader: &c.reader, copies: &c.copies, writes: &c.writes,
+	if cfg.Bloom {
+		c.bloom = bloom.New(rdb, bloomName(cfg.Entity, c.version), cfg.BloomItems, cfg.BloomFP)
+	}
+	c.loads = loads[K, V]{bloom: c.bloom, rdb: rdb, layout: c.layout, sender: sender, reader: &c.reader, copies: &c.copies, writes: &c.writes,
 		key: glue.Key, clone: glue.Clone, decode: func(key string, b []byte) (*V, error) { return decodeValue(c, key, b) },
 		count: &c.count, g: &c.g, done: c.ctx, closed: &c.closed, log: cfg.Logger, nullTTL: cfg.NullTTL, leaseTTL: cfg.RebuildLockTTL,
 		flights: map[K]*loadCall[V]{}, landed: newLandings(), one: loader, batch: batchLoader, leases: cfg.RebuildLock}
@@ -212,7 +215,7 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	c.refresh = refresher[K, V]{det: c.det, copies: &c.copies, reader: &c.reader, g: &c.g,
 		decode: func(key string, b []byte) (*V, error) { return decodeValue(c, key, b) },
 		count:  &c.count.refreshes, done: c.ctx, now: cfg.Clock.Now, log: cfg.Logger}
-	c.writes = writer[K, V]{rdb: rdb, layout: c.layout, copies: &c.copies, key: glue.Key, codec: c.codec, sizes: &c.sizes,
+	c.writes = writer[K, V]{bloom: c.bloom, rdb: rdb, layout: c.layout, copies: &c.copies, key: glue.Key, codec: c.codec, sizes: &c.sizes,
 		count: &c.count, hub: hub, prefix: glue.Prefix, version: c.version,
 		ttlOf: cfg.TTL, nullTTL: cfg.NullTTL, jitter: cfg.Jitter, now: cfg.Clock.Now, log: cfg.Logger,
 		loader: loader != nil, leases: c.loads.leases, lease: c.loads.lease}

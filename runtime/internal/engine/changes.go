@@ -9,7 +9,6 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/hotkeygen/hotkeygen/runtime/internal/bloom"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/changes"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 )
@@ -53,8 +52,9 @@ func bloomName(entity string, v int) string {
 	return entity + ":v" + strconv.Itoa(v)
 }
 
-// setupChanges makes the change buffer, its sync worker and the Bloom
-// filter the configuration asks for; they name their Redis keys after
+// setupChanges makes the change buffer and its sync worker the
+// configuration asks for, and checks that they and the Bloom filter (made
+// by New, for the loads and the writes) can name their Redis keys after
 // the entity.
 func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 	cfg := c.cfg
@@ -72,10 +72,6 @@ func setupChanges[K comparable, V any](c *Cache[K, V]) error {
 		c.chg = changes.New(c.rdb, cfg.Entity, changes.Options{Lease: cfg.SyncLease, TTL: cfg.SyncTTL, Clock: cfg.Clock})
 		c.worker.Buffer, c.worker.Entity, c.worker.Batch, c.worker.Lease = c.chg, cfg.Entity, cfg.SyncBatch, cfg.SyncLease
 		c.worker.Now, c.worker.Log, c.worker.Rows, c.worker.Seize = cfg.Clock.Now, c.log, c.loads.rows, c.writes.seize
-	}
-	if cfg.Bloom {
-		c.bloom = bloom.New(c.rdb, bloomName(cfg.Entity, c.version), cfg.BloomItems, cfg.BloomFP)
-		c.writes.bloom, c.loads.bloom = c.bloom, c.bloom // every write of an id adds it; a load asks it first
 	}
 	// The sync worker runs where there is a loader to read rows with. A
 	// program that only marks changes, such as a binlog reader, needs
