@@ -34,6 +34,7 @@ func TestPublicAPI(t *testing.T) {
 		"type Glue",
 		"type HotKey",
 		"type Option",
+		"type ReadOutcomes",
 		"func WithAggregate", "func WithAggregateTop", "func WithAutoPipeline", "func WithBatchLoader", "func WithClusterHotQPS",
 		"func WithDegrade", "func WithDegradeLimit", "func WithDemoteEvery", "func WithEntity", "func WithHotQPS",
 		"func WithInactiveAfter", "func WithInvalidate", "func WithJitter", "func WithLoader", "func WithLocalSize",

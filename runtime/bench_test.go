@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
+	"github.com/hotkeygen/hotkeygen/internal/testing/paired"
 	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/config"
 	"github.com/hotkeygen/hotkeygen/runtime/internal/track"
@@ -186,23 +187,7 @@ func BenchmarkGetColdPaired(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	baseGet := func() { baselineGet(b, rdb) }
-	timed := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
-	var cold, base time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		if i%2 == 0 { // alternate the order too, so neither always goes first
-			cold += timed(coldGet)
-			base += timed(baseGet)
-		} else {
-			base += timed(baseGet)
-			cold += timed(coldGet)
-		}
-	}
-	b.ReportMetric(float64(cold.Nanoseconds())/float64(b.N), "cold-ns/op")
-	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
-	b.ReportMetric(float64(cold)/float64(base), "cold/baseline")
+	paired.Serial(b, "cold", coldGet, "baseline", func() { baselineGet(b, rdb) })
 }
 
 // floorSink is where one goroutine of BenchmarkHotFloorPaired keeps its
@@ -276,30 +261,8 @@ func BenchmarkGetHotPaired(b *testing.B) {
 	ctx := context.Background()
 	tc := theineBaseline(b)
 
-	const batch = 1000
-	var hot, raw atomic.Int64 // nanoseconds
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for {
-			t0 := time.Now()
-			for range batch {
-				c.Get(ctx, "user:42")
-			}
-			t1 := time.Now()
-			for range batch {
-				tc.Get("user:42")
-			}
-			hot.Add(int64(t1.Sub(t0)))
-			raw.Add(int64(time.Since(t1)))
-			for range 2 * batch {
-				if !pb.Next() {
-					return
-				}
-			}
-		}
-	})
-	b.ReportMetric(float64(hot.Load())/float64(raw.Load()), "hot/theine")
+	ratio := paired.Parallel(b, func() { c.Get(ctx, "user:42") }, func() { tc.Get("user:42") })
+	b.ReportMetric(ratio, "hot/theine")
 }
 
 // BenchmarkMissLoadedPaired measures what the lease costs a read that

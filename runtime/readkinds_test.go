@@ -22,16 +22,18 @@ type readKind struct {
 	make func(t *testing.T, srv *redistest.Server, db *rows, opts ...Option) kindReader
 }
 
-// kindReader reads id's name (read), and tells whether its Cache holds a
-// copy of id's key that it serves without asking Redis (local).
+// kindReader reads id's name (read), tells whether its Cache holds a
+// copy of id's key that it serves without asking Redis (local), and gives
+// its Cache's Stats.
 type kindReader struct {
 	read  func(ctx context.Context, id int) (string, error)
 	local func(id int) bool
+	stats func() Stats
 }
 
 // profileReader is e's kindReader, reading through read.
 func profileReader(e *env, read func(context.Context, int) (string, error)) kindReader {
-	return kindReader{read, func(id int) bool { return servesLocally(e.c.e, "p:"+strconv.Itoa(id)) }}
+	return kindReader{read, func(id int) bool { return servesLocally(e.c.e, "p:"+strconv.Itoa(id)) }, e.c.Stats}
 }
 
 // rows stands for the database the loaders read: calls counts their
@@ -114,7 +116,7 @@ var readKinds = []readKind{
 			name, _ := rowOf(int(v.User))
 			return name, nil
 		}
-		return kindReader{read, func(id int) bool { return servesLocally(e.c.e.Cache(), loginOwner{int64(id), "web"}) }}
+		return kindReader{read, func(id int) bool { return servesLocally(e.c.e.Cache(), loginOwner{int64(id), "web"}) }, e.c.Stats}
 	}},
 }
 
@@ -141,6 +143,51 @@ func getManyOf(e *env) func(context.Context, int) (string, error) {
 			return "", ErrNotFound
 		}
 		return vs[0].Name, nil
+	}
+}
+
+// Every read is counted once by its outcome, whichever kind of read it
+// is: the counts add up to Reads after each step, and each step's read
+// counts as the outcome it had (a collection's HGet of a missing owner
+// reads the item, then the owner: two reads).
+func TestEveryReadKindCountsItsOutcome(t *testing.T) {
+	for _, kind := range readKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			r := kind.make(t, srv, &rows{})
+			ctx := context.Background()
+			steps := []struct {
+				what string
+				id   int
+				want func(o ReadOutcomes) uint64
+				err  bool
+			}{
+				{"a row Redis lacks, loaded", 1, func(o ReadOutcomes) uint64 { return o.Loaded }, false},
+				{"the same row, in Redis now", 1, func(o ReadOutcomes) uint64 { return o.Redis }, false},
+				{"an absent row, loaded", 101, func(o ReadOutcomes) uint64 { return o.Loaded }, true},
+				{"Redis killed", 2, func(o ReadOutcomes) uint64 { return o.Failed + o.FailedFast }, true},
+			}
+			for _, step := range steps {
+				if step.what == "Redis killed" {
+					srv.Kill()
+				}
+				before := r.stats().Outcomes
+				if _, err := r.read(ctx, step.id); (err != nil) != step.err {
+					t.Fatalf("%s: read %d: %v", step.what, step.id, err)
+				}
+				st := r.stats()
+				o := st.Outcomes
+				if sum := o.Local + o.Redis + o.Loaded + o.Stale + o.FailedFast + o.Failed; sum != st.Reads {
+					t.Fatalf("%s: outcomes %+v add up to %d, Reads = %d", step.what, o, sum, st.Reads)
+				}
+				if step.want(o) != step.want(before)+1 {
+					t.Errorf("%s: outcomes went from %+v to %+v; want one more of the step's", step.what, before, o)
+				}
+				if !step.err && o.Failed+o.FailedFast != 0 {
+					t.Errorf("%s: failures counted: %+v", step.what, o)
+				}
+			}
+		})
 	}
 }
 

@@ -152,6 +152,7 @@ import (
 
 	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
+	hotkeyotel "github.com/hotkeygen/hotkeygen/runtime/otel"
 	"github.com/hotkeygen/hotkeygen/runtime/prom"
 
 	"example.com/golden/model"

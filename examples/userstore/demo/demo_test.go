@@ -149,7 +149,8 @@ var (
 
 // TestRunStopsCleanly runs the whole demo, on its embedded Redis, as
 // `make demo` does, and stops it as Ctrl-C does once it has shown what a
-// user of `make demo` looks for (a hot user, the crowd moving): run
+// user of `make demo` looks for (a hot user, the crowd moving), with
+// -otel's chart of read durations on stopping: run
 // returns nil, and TestMain finds no goroutine left behind. It waits for
 // what is printed, not for a time: on a loaded machine the load may take
 // seconds to reach the rate that makes a user hot.
@@ -161,7 +162,7 @@ func TestRunStopsCleanly(t *testing.T) {
 	// loaded by other work drove it at 800, and a crowd of 60% moving
 	// every second made no user hot in two minutes).
 	l.Crowd, l.CrowdShare, l.CrowdEvery = 1, 0.9, 3*time.Second
-	c := config{http: "127.0.0.1:0", every: time.Second, load: l}
+	c := config{http: "127.0.0.1:0", every: time.Second, load: l, otel: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A file takes the demo's writes from several goroutines at once;
@@ -186,7 +187,8 @@ func TestRunStopsCleanly(t *testing.T) {
 	if runErr != nil {
 		t.Fatalf("run: %v\n%s", runErr, got)
 	}
-	for _, want := range []string{"using an embedded Redis", "using SQLite in memory", "live page: http://127.0.0.1:", "flash crowd: user:", "stopped"} {
+	for _, want := range []string{"using an embedded Redis", "using SQLite in memory", "live page: http://127.0.0.1:", "flash crowd: user:", "stopped",
+		"hotkey.read.duration:", "\nuser local GET ", "\nuser redis GET "} { // -otel's chart, of the hot users' local reads too
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
+	"github.com/hotkeygen/hotkeygen/runtime"
 	"github.com/hotkeygen/hotkeygen/runtime/livepage"
 )
 
@@ -41,6 +42,7 @@ type config struct {
 	duration time.Duration // 0 runs until ctx ends
 	every    time.Duration // how often the table is printed
 	verbose  bool          // log promotions and demotions
+	otel     bool          // instrument with OpenTelemetry, print read durations on stopping
 	load     load
 }
 
@@ -60,6 +62,7 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 0, "how long to run; 0 runs until Ctrl-C")
 	flag.DurationVar(&c.every, "every", 5*time.Second, "how often to print the hot keys")
 	flag.BoolVar(&c.verbose, "v", false, "log promotions and demotions")
+	flag.BoolVar(&c.otel, "otel", false, "instrument the repositories with OpenTelemetry, and print the histogram of read durations on stopping")
 	flag.IntVar(&c.load.Users, "users", d.Users, "number of users")
 	flag.IntVar(&c.load.Orders, "orders", d.Orders, "orders per tenant")
 	flag.IntVar(&c.load.Workers, "workers", d.Workers, "concurrent readers")
@@ -114,7 +117,14 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.verbose {
 		logger = slog.Default()
 	}
-	r, err := openRepos(ctx, rdb, c.database, logger, c.load.Users, c.load.Orders)
+	var opts []runtime.Option
+	printDurations := func(io.Writer) error { return nil }
+	if c.otel {
+		var opt runtime.Option
+		opt, printDurations = readDurations()
+		opts = append(opts, opt)
+	}
+	r, err := openRepos(ctx, rdb, c.database, logger, c.load.Users, c.load.Orders, opts...)
 	if err != nil {
 		return err
 	}
@@ -178,6 +188,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	if len(errs) == 0 {
 		printTable(out, time.Since(start), livepage.NewReport(time.Now(), r.sources()...))
+		errs = append(errs, printDurations(out))
 		fmt.Fprintln(out, "stopped")
 	}
 	return errors.Join(errs...)

@@ -39,8 +39,9 @@ type repos struct {
 // Bloom filter is warmed with the table's keys, so reads of orders that
 // never existed do not reach the database. Demotion is checked every 5 s
 // instead of every minute, so keys a flash crowd left are seen cooling
-// within seconds; orders, read less, get users' thresholds.
-func openRepos(ctx context.Context, rdb redis.UniversalClient, dbURL string, logger *slog.Logger, users, orders int) (r *repos, err error) {
+// within seconds; orders, read less, get users' thresholds. opts are
+// both repositories'.
+func openRepos(ctx context.Context, rdb redis.UniversalClient, dbURL string, logger *slog.Logger, users, orders int, opts ...runtime.Option) (r *repos, err error) {
 	r = &repos{dbName: "SQLite in memory", stop: make(chan struct{}), stopped: make(chan struct{})}
 	if u, err := url.Parse(dbURL); err == nil && dbURL != "" {
 		r.dbName = "PostgreSQL at " + u.Host + u.Path
@@ -56,7 +57,7 @@ func openRepos(ctx context.Context, rdb redis.UniversalClient, dbURL string, log
 	if err := r.db.Seed(ctx, seedUsers(users), seedOrders(orders)); err != nil {
 		return nil, err
 	}
-	common := []runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}
+	common := append([]runtime.Option{runtime.WithLogger(logger), runtime.WithDemoteEvery(5 * time.Second)}, opts...)
 	if r.users, err = userstore.NewUserRepo(rdb, append(common, userstore.WithUserLoader(r.db.User))...); err != nil {
 		return nil, err
 	}

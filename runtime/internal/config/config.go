@@ -261,6 +261,9 @@ type Given struct {
 	// Loader, BatchLoader and SyncHook are the typed functions given to
 	// WithLoader, WithBatchLoader and WithSyncHook.
 	Loader, BatchLoader, SyncHook any
+	// Observer is what is told of every read and load (engine.Observer,
+	// given by runtime/otel's Instrument).
+	Observer any
 	// Misused holds what an option was given that it cannot take (a nil
 	// function, an empty name), for Validate to report with the rest.
 	Misused []error

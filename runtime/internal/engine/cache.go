@@ -105,6 +105,9 @@ type Cache[K comparable, V any] struct {
 
 	count counters
 	sizes sizes
+	// obs records the reads that leave the process, their loads, and a
+	// sample of the local ones; nil without an Observer (observe.go).
+	obs Recorder
 	// writes takes every write down one path (write.go).
 	writes writer[K, V]
 
@@ -132,6 +135,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 	loader, batchLoader, err := loaders[K, V](cfg)
 	if err != nil {
 		return nil, err
+	}
+	observer, ok := cfg.Given.Observer.(Observer)
+	if cfg.Given.Observer != nil && !ok {
+		return nil, fmt.Errorf("hotkey: the observer is a %T, not an engine.Observer; pass runtime/otel's Instrument()", cfg.Given.Observer)
 	}
 	if cfg.Degrade == config.DegradeLoader && loader == nil {
 		return nil, &config.Error{Option: "degrade", Msg: "degrade=loader needs a loader; pass the repository's With…Loader or With…BatchLoader option"}
@@ -224,6 +231,10 @@ func New[K comparable, V any](rdb redis.UniversalClient, glue Glue[K, V], cfg co
 		return nil, err
 	}
 	c.ticker.sched = newSchedule(cfg, cfg.Clock.Now())
+	if observer != nil {
+		c.obs = observer.Observe(Observed{Entity: cfg.Entity, Version: c.version, Commands: commands(c.layout.ReadOp()), Stats: c.Stats})
+		c.loads.obs = c.obs
+	}
 	c.g.Go(c.ticker.run)
 	return c, nil
 }
@@ -305,11 +316,20 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (*V, error) {
 	if c.closed.Load() {
 		return nil, opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
 	}
+	r := rand.Uint32()
+	var began time.Time
+	if c.obs != nil && sampled(r) {
+		began = time.Now()
+	}
 	cp, held := c.copies.Local.Get(key) // a hit, counted by theine
 	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
 		// The hot path, flat: hit's first case, without its call.
-		c.det.Hit(key, rand.Uint32())
-		return c.clone(cp.Val), nil
+		c.det.Hit(key, r)
+		v := c.clone(cp.Val)
+		if !began.IsZero() {
+			c.obs.Local(time.Since(began), c.copies.VouchAge(&cp.Meta))
+		}
+		return v, nil
 	}
 	return c.get(ctx, key, cp, held, false)
 }
@@ -319,9 +339,17 @@ func (c *Cache[K, V]) View(ctx context.Context, key K, fn func(*V) error) error 
 	if c.closed.Load() {
 		return opErr(c.layout.ReadOp(), c.key(key), ErrClosed)
 	}
+	r := rand.Uint32()
+	var began time.Time
+	if c.obs != nil && sampled(r) {
+		began = time.Now()
+	}
 	cp, held := c.copies.Local.Get(key)
 	if held && cp.Val != nil && c.copies.Fresh(&cp.Meta) {
-		c.det.Hit(key, rand.Uint32()) // Get's hot path, lending
+		c.det.Hit(key, r) // Get's hot path, lending
+		if !began.IsZero() {
+			c.obs.Local(time.Since(began), c.copies.VouchAge(&cp.Meta))
+		}
 		return fn(cp.Val)
 	}
 	v, err := c.get(ctx, key, cp, held, true)
@@ -339,6 +367,15 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 	if ok, stale := c.hit(ctx, key, cp, held); ok {
 		return c.serve(key, cp, stale, lend)
 	}
+	ctx, began := c.away(ctx, OpGet)
+	v, from, err := c.read(ctx, key, cp, held, lend)
+	c.ended(ctx, OpGet, began, from, err)
+	return v, err
+}
+
+// read reads key from Redis, and from the loader when Redis misses, for
+// get, and returns where the answer came from.
+func (c *Cache[K, V]) read(ctx context.Context, key K, cp *fresh.Copy[V], held, lend bool) (*V, Outcome, error) {
 	e := c.det.Seen(key)
 	if e == nil {
 		return c.loads.cold(ctx, key)
@@ -347,11 +384,14 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 	// The read stops waiting when the breaker opens, as every kind of
 	// read does; failed then decides, for them all.
 	opened := c.copies.Nodes.Of(c.key(key)).WhenOpened()
-	v, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, false)
-	if err != nil {
+	v, from, err := c.loads.resolveUntil(ctx, key, e, missed{}, opened, false)
+	switch {
+	case err == nil:
+		return c.give(v, lend), from, nil
+	case redisFailed(err):
 		return c.failed(ctx, key, e, cp, held, err, lend)
 	}
-	return c.give(v, lend), nil
+	return nil, from, err
 }
 
 // failed answers a read of key that Redis failed (err), whichever kind of
@@ -365,10 +405,10 @@ func (c *Cache[K, V]) get(ctx context.Context, key K, cp *fresh.Copy[V], held, l
 // degrade=loader; else the read fails with err. With stale_reads off a
 // copy is never served unvouched, and its read fails as a cold one. An
 // error that is not Redis's is returned as it is.
-func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held bool, err error, lend bool) (*V, error) {
+func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *fresh.Copy[V], held bool, err error, lend bool) (*V, Outcome, error) {
 	if held && redisFailed(err) {
 		if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
-			return c.serve(key, cp, stale, lend)
+			return c.serveFrom(key, cp, stale, lend)
 		}
 		// The breaker opened on a node that answered lately: a slow node,
 		// or one that just died. Ask Redis: a slow one answers; a dead
@@ -377,12 +417,13 @@ func (c *Cache[K, V]) failed(ctx context.Context, key K, e *fresh.Entry[K], cp *
 		if n := c.copies.Nodes.Of(c.key(key)); c.cfg.StaleReads && errors.Is(err, ErrUnavailable) && n.Answering(c.cfg.Clock.Now()) {
 			wait, stop := c.slowNodeWait(ctx, key, cp, n)
 			defer stop()
-			var v *V
-			if v, err = c.loads.resolveUntil(ctx, key, e, missed{}, wait, true); err == nil {
-				return c.give(v, lend), nil
+			v, from, rerr := c.loads.resolveUntil(ctx, key, e, missed{}, wait, true)
+			if rerr == nil {
+				return c.give(v, lend), from, nil
 			}
+			err = rerr
 			if ok, stale := c.copies.Servable(ctx, key, &cp.Meta); ok {
-				return c.serve(key, cp, stale, lend)
+				return c.serveFrom(key, cp, stale, lend)
 			}
 		}
 	}
@@ -470,6 +511,17 @@ func (c *Cache[K, V]) serve(key K, cp *fresh.Copy[V], stale, lend bool) (*V, err
 	return c.give(v, lend), nil
 }
 
+// serveFrom is serve for a read that went to Redis first (failed): it
+// says where the answer came from.
+func (c *Cache[K, V]) serveFrom(key K, cp *fresh.Copy[V], stale, lend bool) (*V, Outcome, error) {
+	from := Local
+	if stale {
+		from = Stale
+	}
+	v, err := c.serve(key, cp, stale, lend)
+	return v, from, err
+}
+
 // Set is the runtime's Cache.Set.
 func (c *Cache[K, V]) Set(ctx context.Context, k K, v *V) error {
 	key := c.key(k)
@@ -508,6 +560,9 @@ func (c *Cache[K, V]) Close() error {
 			c.hub.Leave(&c.copies)
 		}
 		c.copies.Local.Close()
+		if c.obs != nil {
+			c.obs.Close()
+		}
 	})
 	return nil
 }

@@ -149,6 +149,20 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 		return col.pickFrom(ctx, k, f)
 	}
 	c.count.cold.Add(1)
+	actx, began := c.away(ctx, OpItem)
+	v, from, err := col.readItem(actx, k, f)
+	if isNoKey(err) && c.loads.one != nil {
+		c.ended(actx, OpItem, began, Redis, nil) // the owner is missing:
+		return col.pickFrom(ctx, k, f)           // a read of the owner loads it
+	}
+	c.ended(actx, OpItem, began, from, err)
+	return v, err
+}
+
+// readItem reads item f of owner k, which is not hot, from Redis, and
+// says where the answer came from.
+func (col *Collection[K, F, V]) readItem(ctx context.Context, k K, f F) (*V, Outcome, error) {
+	c := col.c
 	key, name := c.key(k), col.glue.FieldName(f)
 	var b []byte
 	err := c.loads.ask(ctx, key, false, func(ctx context.Context) (err error) {
@@ -157,24 +171,25 @@ func (col *Collection[K, F, V]) HGet(ctx context.Context, k K, f F) (*V, error) 
 	})
 	switch {
 	case isNoKey(err) && c.loads.one != nil:
-		return col.pickFrom(ctx, k, f) // the owner may be missing: load it
+		return nil, Redis, err
 	case redisFailed(err) && c.loads.slots != nil:
-		m, err := c.failed(ctx, k, nil, nil, false, err, true) // degrade=loader
+		m, from, err := c.failed(ctx, k, nil, nil, false, err, true) // degrade=loader
 		if err != nil {
-			return nil, err
+			return nil, from, err
 		}
-		return col.pick(*m, k, f)
+		v, err := col.pick(*m, k, f)
+		return v, from, err
 	case err != nil:
-		return nil, fieldErr("hget", key, name, err)
+		return nil, Redis, fieldErr("hget", key, name, err)
 	}
 	v, err := decodeRead(c, col.item, key, b)
 	if err != nil {
-		return nil, fieldErr("hget", key, name, err)
+		return nil, Redis, fieldErr("hget", key, name, err)
 	}
 	if col.expired(v, col.clock.Now()) {
-		return nil, fieldErr("hget", key, name, fmt.Errorf("expired: %w", ErrNotFound))
+		return nil, Redis, fieldErr("hget", key, name, fmt.Errorf("expired: %w", ErrNotFound))
 	}
-	return v, nil
+	return v, Redis, nil
 }
 
 // pickFrom reads owner k's whole collection through the Cache, which

@@ -25,6 +25,8 @@ package engine
 //	bigvalue.go     max_value_bytes: the size limits of a value
 //	encode.go       codec: values to msgpack and back, where Redis bytes are checked
 //	stats.go        Stats and History; changes_stats.go and history.go their types
+//	observe.go      each read's Outcome, and the Observer told of reads and loads
+//	                (runtime/otel's)
 //	errors.go       the sentinel errors, and the one classifier of
 //	                "absent, or did Redis fail?"
 //	seams.go        what the runtime's tests reach of a Cache

@@ -34,7 +34,9 @@ type loadCall[V any] struct {
 	done         chan struct{}
 	v            *V
 	err          error
-	waiters      atomic.Int32 // callers sharing the read; read by tests
+	from         Outcome // Redis, or Loaded once the load went to the loader
+
+	waiters atomic.Int32 // callers sharing the read; read by tests
 }
 
 // missed is what a caller read from Redis before it asked for a load:

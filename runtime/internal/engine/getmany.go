@@ -50,9 +50,19 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 	if len(todo) == 0 {
 		return out, nil
 	}
+	ctx, began := c.away(ctx, OpMany)
+	var from tally
+	out, err := c.readMany(ctx, out, todo, &from)
+	c.endedMany(ctx, began, len(todo), &from, err)
+	return out, err
+}
+
+// readMany is the rest of GetMany: it reads todo, the keys no local
+// copy answered, into out, and tallies where each answer came from.
+func (c *Cache[K, V]) readMany(ctx context.Context, out []*V, todo []pending[K, V], from *tally) ([]*V, error) {
 	raw, exps, err := c.readManyUntilOpened(ctx, todo)
 	if err != nil {
-		return c.serveFailed(ctx, out, todo, err)
+		return c.serveFailed(ctx, out, todo, err, from)
 	}
 	var load []pending[K, V]
 	for j, p := range todo {
@@ -79,10 +89,12 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 		}
 		c.deliver(out, p, v, len(raw[j]), exps.Of(j))
 	}
+	from[Redis] += len(todo) - len(load)
 	if len(load) > 0 {
 		if err := c.loadMany(ctx, out, load); err != nil {
 			return nil, err
 		}
+		from[Loaded] += len(load)
 	}
 	return out, nil
 }
@@ -91,9 +103,10 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, ks []K) ([]*V, error) {
 // answers a read Redis failed (failed): each key from its local copy when
 // it may be served now, or from the loader with degrade=loader. The
 // first key neither answers fails the whole read.
-func (c *Cache[K, V]) serveFailed(ctx context.Context, out []*V, todo []pending[K, V], err error) ([]*V, error) {
+func (c *Cache[K, V]) serveFailed(ctx context.Context, out []*V, todo []pending[K, V], err error, from *tally) ([]*V, error) {
 	for _, p := range todo {
-		v, ferr := c.failed(ctx, p.k, p.e, p.cp, p.cp != nil, err, false)
+		v, o, ferr := c.failed(ctx, p.k, p.e, p.cp, p.cp != nil, err, false)
+		from[o]++
 		switch {
 		case ferr == nil:
 			out[p.i] = v

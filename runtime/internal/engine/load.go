@@ -46,6 +46,7 @@ type loads[K comparable, V any] struct {
 	closed            *atomic.Bool
 	log               *slog.Logger
 	nullTTL, leaseTTL time.Duration // NullTTL and RebuildLockTTL
+	obs               Recorder      // the Cache's, told of each loader call; nil for none
 
 	// mu guards flights, and the Cache's closed against a load starting.
 	mu      sync.Mutex
@@ -69,8 +70,9 @@ type loads[K comparable, V any] struct {
 
 // cold reads k, a key that is not hot, from Redis, and when Redis misses
 // from the loader, once for every concurrent caller (resolve). The count
-// of the key's landed loads is taken before the read (see landings).
-func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
+// of the key's landed loads is taken before the read (see landings). It
+// returns where the answer came from.
+func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, Outcome, error) {
 	l.count.cold.Add(1)
 	key := l.key(k)
 	landed := l.landed.of(key).Load()
@@ -79,15 +81,19 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 		if err != nil {
 			return l.degrade(ctx, k, err)
 		}
-		return v, nil
+		return v, Redis, nil
 	}
 	// A load may wait for another process's lease: a caller stops
 	// waiting when the node's breaker opens, as every cold read fails fast.
 	opened := l.copies.Nodes.Of(key).WhenOpened()
-	if v, err = l.resolveUntil(ctx, k, nil, missed{err, landed}, opened, false); err != nil {
+	v, from, err := l.resolveUntil(ctx, k, nil, missed{err, landed}, opened, false)
+	switch {
+	case err == nil:
+		return l.clone(v), from, nil
+	case redisFailed(err):
 		return l.degrade(ctx, k, err)
 	}
-	return l.clone(v), nil
+	return nil, from, err
 }
 
 // resolve reads k once for all concurrent callers: from Redis, then from
@@ -103,15 +109,17 @@ func (l *loads[K, V]) cold(ctx context.Context, k K) (*V, error) {
 // returns at once without cancelling the read for the others; Close
 // cancels and waits for it.
 func (l *loads[K, V]) resolve(ctx context.Context, k K, e *fresh.Entry[K], seen missed) (*V, error) {
-	return l.resolveUntil(ctx, k, e, seen, nil, false)
+	v, _, err := l.resolveUntil(ctx, k, e, seen, nil, false)
+	return v, err
 }
 
 // resolveUntil is resolve that stops waiting, with ErrUnavailable, when
 // opened is closed: the breaker of the key's node opened while a caller
 // with a local copy in hand waited on Redis. The read goes on for the
 // others; this caller is answered from the copy at once. A patient read
-// asks Redis whatever the breaker says (see loadCall.patient).
-func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], seen missed, opened <-chan struct{}, patient bool) (*V, error) {
+// asks Redis whatever the breaker says (see loadCall.patient). It returns
+// where the answer came from: Redis, or the load.
+func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], seen missed, opened <-chan struct{}, patient bool) (*V, Outcome, error) {
 	key := l.key(k)
 	t := l.copies.Begin(key)
 	l.mu.Lock()
@@ -121,7 +129,7 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 	if call == nil || !call.t.Shares(t) || patient && !call.patient {
 		if l.closed.Load() {
 			l.mu.Unlock()
-			return nil, opErr(l.layout.ReadOp(), key, ErrClosed)
+			return nil, Failed, opErr(l.layout.ReadOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || l.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -142,11 +150,11 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 		if call.lost && late { // see leased
 			return l.resolveUntil(ctx, k, e, missed{}, opened, patient)
 		}
-		return call.v, call.err
+		return call.v, call.from, call.err
 	case <-ctx.Done():
-		return nil, opErr(l.layout.ReadOp(), key, ctx.Err())
+		return nil, Failed, opErr(l.layout.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, opErr(l.layout.ReadOp(), key, t.N.Unavailable())
+		return nil, FailedFast, opErr(l.layout.ReadOp(), key, t.N.Unavailable())
 	}
 }
 
@@ -157,6 +165,7 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 
 	key := l.key(k)
 	inRedis := seen == nil
+	call.from = Redis
 	var size int
 	var exp int64
 	if seen != nil {
@@ -179,6 +188,7 @@ func (l *loads[K, V]) run(ctx context.Context, k K, e *fresh.Entry[K], seen erro
 			l.writes.drop(ctx, k, key, call.err)
 		}
 		leased := func() { l.mu.Lock(); call.leased = true; l.mu.Unlock() }
+		call.from = Loaded
 		call.v, exp, inRedis, call.lost, call.err = l.through(ctx, k, key, errors.Is(call.err, ErrDecode), leased)
 		size = 0 // unknown: the loaded value is not encoded again to count it
 	}
@@ -402,7 +412,9 @@ func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease
 // when ls is nil (see through).
 func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease, back bool) (v *V, exp int64, inRedis bool, err error) {
 	l.count.loads.Add(1)
-	v, err = group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
+	v, err = group.Unattended(ctx, func() (*V, error) {
+		return loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
+	})
 	switch {
 	case errors.Is(err, group.ErrAbandoned):
 		return nil, 0, false, opErr(l.layout.ReadOp(), key, ErrClosed)
@@ -435,29 +447,30 @@ func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease
 // degrade answers a read that Redis failed (err) from the loader, when
 // degrade=loader, at most DegradeLimit at a time: past the limit the read
 // fails at once with Redis's error rather than queue on the database. An
-// error that is not Redis's is returned as it is.
-func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, error) {
+// error that is not Redis's is returned as it is. It returns where the
+// answer came from: Loaded, or Redis when Redis's error is the answer.
+func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, Outcome, error) {
 	if l.slots == nil || !redisFailed(err) {
-		return nil, err
+		return nil, Redis, err
 	}
 	select {
 	case l.slots <- struct{}{}:
 		defer func() { <-l.slots }()
 	default:
-		return nil, err
+		return nil, Redis, err
 	}
 	l.count.degradedLoads.Add(1)
-	v, lerr := l.one(ctx, k)
+	v, lerr := loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
 	if lerr != nil {
 		if !errors.Is(lerr, ErrNotFound) {
 			l.count.loadErrors.Add(1)
 		}
-		return nil, &opError{Op: "load", Key: l.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
+		return nil, Loaded, &opError{Op: "load", Key: l.key(k), Err: fmt.Errorf("with Redis failing (%v): %w", causeOf(err), lerr)}
 	}
 	if v == nil {
-		return nil, opErr(l.layout.ReadOp(), l.key(k), ErrNotFound)
+		return nil, Loaded, opErr(l.layout.ReadOp(), l.key(k), ErrNotFound)
 	}
-	return v, nil
+	return v, Loaded, nil
 }
 
 // fetch reads and decodes key from Redis, and returns the size of the
@@ -777,7 +790,7 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 // batchLoad calls the batch loader for ks.
 func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
 	l.count.loads.Add(1)
-	rows, err := l.batch(ctx, ks)
+	rows, err := loaded(ctx, l.obs, func(ctx context.Context) (map[K]*V, error) { return l.batch(ctx, ks) })
 	if err != nil {
 		l.count.loadErrors.Add(1)
 		return nil, &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
@@ -790,7 +803,9 @@ func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
 func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 	l.count.loads.Add(1)
 	if l.batch != nil {
-		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return l.batch(ctx, ks) })
+		rows, err := group.Unattended(ctx, func() (map[K]*V, error) {
+			return loaded(ctx, l.obs, func(ctx context.Context) (map[K]*V, error) { return l.batch(ctx, ks) })
+		})
 		if errors.Is(err, group.ErrAbandoned) {
 			return nil, err
 		}
@@ -802,7 +817,9 @@ func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := group.Unattended(ctx, func() (*V, error) { return l.one(ctx, k) })
+		v, err := group.Unattended(ctx, func() (*V, error) {
+			return loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
+		})
 		switch {
 		case errors.Is(err, group.ErrAbandoned):
 			return nil, err

@@ -41,6 +41,10 @@ type Stats struct {
 
 	HotKeys []HotKey // highest rate first
 
+	// Outcomes counts the reads by how each was answered; they add up to
+	// Reads.
+	Outcomes ReadOutcomes
+
 	LocalSize int // values held locally
 	// LocalBytes is the encoded size of the values held locally: what they
 	// occupy in Redis, a lower bound of their size in memory.
@@ -118,6 +122,35 @@ type Stats struct {
 	Bloom   BloomStats
 }
 
+// ReadOutcomes counts reads by Outcome.
+type ReadOutcomes struct {
+	Local      uint64 // from a vouched local copy
+	Redis      uint64 // by Redis, with a value or its absence
+	Loaded     uint64 // by the load, after Redis missed
+	Stale      uint64 // from an unvouched local copy, Redis being unreachable
+	FailedFast uint64 // refused at once, Redis being unreachable
+	Failed     uint64 // with any other error
+}
+
+// Of returns the count of o.
+func (r ReadOutcomes) Of(o Outcome) uint64 {
+	return [nOutcomes]uint64{r.Local, r.Redis, r.Loaded, r.Stale, r.FailedFast, r.Failed}[o]
+}
+
+// outcomes counts every read by outcome: the reads that went to Redis
+// as each ended (counters.away), and the local hits, hits, less those
+// served stale without going to Redis (staleReads counts both kinds).
+func (c *Cache[K, V]) outcomes(hits uint64) ReadOutcomes {
+	var a [nOutcomes]uint64
+	for i := range a {
+		a[i] = c.count.away[i].Load()
+	}
+	stale := c.count.staleReads.Load()
+	staleHits := stale - min(stale, a[Stale])
+	return ReadOutcomes{Local: hits - min(hits, staleHits) + a[Local], Redis: a[Redis], Loaded: a[Loaded],
+		Stale: stale, FailedFast: a[FailedFast], Failed: a[Failed]}
+}
+
 // HotKey describes one key in the hot set.
 type HotKey struct {
 	Key string
@@ -144,6 +177,9 @@ type counters struct {
 	loads, loadErrors, staleReads, failedFast atomic.Uint64
 	bigValues, degradedLoads                  atomic.Uint64
 	aggregateReports, aggregateErrors         atomic.Uint64
+	// away counts the outcomes of the reads that went to Redis (cold and
+	// misses), each once, as it ends (see Outcomes).
+	away [nOutcomes]atomic.Uint64
 }
 
 // InvalidationConnected reports whether writes made anywhere reach this
@@ -197,6 +233,7 @@ func (c *Cache[K, V]) Stats() Stats {
 		HitRate:               ratio(hits, hotAccesses),
 		TrafficShare:          ratio(hotAccesses, reads),
 		HotKeys:               hot,
+		Outcomes:              c.outcomes(hits),
 		LocalSize:             c.copies.Local.Len(),
 		LocalBytes:            c.localBytes(),
 		RecorderSize:          c.det.Rec.Len(),

@@ -325,6 +325,12 @@ func (s *Copies[K, V]) Fresh(m *copyMeta) bool {
 	return now-vouched < int64(vouchFor) && m.live(now)
 }
 
+// VouchAge is how long ago the session of m's node last vouched for it:
+// how fresh a read served from m is at least, below vouchFor when Fresh.
+func (s *Copies[K, V]) VouchAge(m *copyMeta) time.Duration {
+	return time.Duration(s.Stamps.Now() - m.n.Vouched())
+}
+
 // live reports whether Redis still holds the copy's key at now, a stamp: a copy is never served, fresh or stale, at or after
 // the expiry Redis holds for its key. Nothing else would stop it: Redis 7.0
 // sends the invalidation of an expired key only when its active expiry
