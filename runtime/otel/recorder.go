@@ -47,9 +47,12 @@ type recorder struct {
 	base  metric.ObserveOption    // entity and version
 	reads []metric.ObserveOption  // hotkey.reads's, by Outcome
 
-	spans    []span // by Op
+	spans []span // by Op
+	// ends are a read span's attributes, set as it ends, when its outcome
+	// is known, by Op and Outcome: one SetAttributes, so that the SDK
+	// grows the span's attributes once.
+	ends     [][][]attribute.KeyValue
 	loadSpan span
-	outcomes []attribute.KeyValue // by Outcome
 }
 
 // span is the name and start options of a kind of span.
@@ -71,7 +74,6 @@ func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 	r.base = metric.WithAttributeSet(with())
 	r.vouch = []metric.RecordOption{metric.WithAttributeSet(with())}
 	for _, o := range engine.Outcomes() {
-		r.outcomes = append(r.outcomes, attrOutcome.String(o.String()))
 		r.reads = append(r.reads, metric.WithAttributeSet(with(attrOutcome.String(o.String()))))
 	}
 	for _, op := range engine.Ops() {
@@ -82,10 +84,12 @@ func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 			byOutcome = append(byOutcome, []metric.RecordOption{metric.WithAttributeSet(set)})
 		}
 		r.read = append(r.read, byOutcome)
-		r.spans = append(r.spans, span{name: cmd + " " + c.Entity, opts: []trace.SpanStartOption{
-			trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(append(base, attrDBSystem.String("redis"), attrDBOperation.String(cmd))...),
-		}})
+		r.spans = append(r.spans, span{name: cmd + " " + c.Entity, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}})
+		var ends [][]attribute.KeyValue
+		for _, o := range engine.Outcomes() {
+			ends = append(ends, append(base[:len(base):len(base)], attrDBSystem.String("redis"), attrDBOperation.String(cmd), attrOutcome.String(o.String())))
+		}
+		r.ends = append(r.ends, ends)
 	}
 	for _, o := range loadOutcomes {
 		r.load = append(r.load, []metric.RecordOption{metric.WithAttributeSet(with(attrLoadOutcome.String(o)))})
@@ -113,7 +117,7 @@ func (r *recorder) Read(ctx context.Context, op engine.Op) context.Context {
 // ReadEnd ends the read Read started, with its outcome.
 func (r *recorder) ReadEnd(ctx context.Context, op engine.Op, o engine.Outcome, took time.Duration, err error) {
 	s := trace.SpanFromContext(ctx)
-	s.SetAttributes(r.outcomes[o])
+	s.SetAttributes(r.ends[op][o]...)
 	if o == engine.Failed || o == engine.FailedFast {
 		s.SetStatus(codes.Error, err.Error())
 	}
