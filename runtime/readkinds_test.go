@@ -165,6 +165,7 @@ func TestEveryReadKindCountsItsOutcome(t *testing.T) {
 				{"a row Redis lacks, loaded", 1, func(o ReadOutcomes) uint64 { return o.Loaded }, false},
 				{"the same row, in Redis now", 1, func(o ReadOutcomes) uint64 { return o.Redis }, false},
 				{"an absent row, loaded", 101, func(o ReadOutcomes) uint64 { return o.Loaded }, true},
+				{"a caller that stopped waiting", 3, func(o ReadOutcomes) uint64 { return o.Canceled }, true},
 				{"Redis killed", 2, func(o ReadOutcomes) uint64 { return o.Failed + o.FailedFast }, true},
 			}
 			for _, step := range steps {
@@ -172,18 +173,24 @@ func TestEveryReadKindCountsItsOutcome(t *testing.T) {
 					srv.Kill()
 				}
 				before := r.stats().Outcomes
+				ctx := ctx
+				if step.what == "a caller that stopped waiting" {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					cancel()
+				}
 				if _, err := r.read(ctx, step.id); (err != nil) != step.err {
 					t.Fatalf("%s: read %d: %v", step.what, step.id, err)
 				}
 				st := r.stats()
 				o := st.Outcomes
-				if sum := o.Local + o.Redis + o.Loaded + o.Stale + o.FailedFast + o.Failed; sum != st.Reads {
+				if sum := o.Local + o.Redis + o.Loaded + o.Stale + o.FailedFast + o.Failed + o.Canceled; sum != st.Reads {
 					t.Fatalf("%s: outcomes %+v add up to %d, Reads = %d", step.what, o, sum, st.Reads)
 				}
 				if step.want(o) != step.want(before)+1 {
 					t.Errorf("%s: outcomes went from %+v to %+v; want one more of the step's", step.what, before, o)
 				}
-				if !step.err && o.Failed+o.FailedFast != 0 {
+				if step.what != "Redis killed" && o.Failed+o.FailedFast != 0 {
 					t.Errorf("%s: failures counted: %+v", step.what, o)
 				}
 			}

@@ -27,7 +27,7 @@
 // A read's outcome (hotkey.read.outcome) is local (a vouched copy), redis,
 // loaded (Redis missed; the load answered), stale (an unvouched copy while
 // Redis was unreachable), failed_fast (refused at once while Redis was
-// unreachable) or failed. The reads served locally are counted, every
+// unreachable), failed, or canceled (the caller's context ended first). The reads served locally are counted, every
 // one, at no cost to them, from the runtime's counters when the metrics
 // are collected; their durations and vouch ages are recorded for one in
 // 256 of them, to stay off the hot path: the histograms' shapes are

@@ -126,7 +126,7 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 		want uint64
 	}{
 		{"local", st.Outcomes.Local}, {"redis", st.Outcomes.Redis}, {"loaded", st.Outcomes.Loaded},
-		{"stale", st.Outcomes.Stale}, {"failed_fast", st.Outcomes.FailedFast}, {"failed", st.Outcomes.Failed},
+		{"stale", st.Outcomes.Stale}, {"failed_fast", st.Outcomes.FailedFast}, {"failed", st.Outcomes.Failed}, {"canceled", st.Outcomes.Canceled},
 	} {
 		got, _ := sum(rm, "hotkey.reads", entity, outcome(o.name))
 		if uint64(got) != o.want {

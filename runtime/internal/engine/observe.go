@@ -28,10 +28,13 @@ const (
 	FailedFast
 	// Failed: any other error.
 	Failed
+	// Canceled: the caller's context ended first (cancelled, or past its
+	// deadline): the caller stopped waiting, nothing failed.
+	Canceled
 	nOutcomes
 )
 
-var outcomeNames = [nOutcomes]string{"local", "redis", "loaded", "stale", "failed_fast", "failed"}
+var outcomeNames = [nOutcomes]string{"local", "redis", "loaded", "stale", "failed_fast", "failed", "canceled"}
 
 // String is the outcome's name in metrics and spans ("failed_fast").
 func (o Outcome) String() string {
@@ -43,7 +46,7 @@ func (o Outcome) String() string {
 
 // Outcomes lists every outcome, in order.
 func Outcomes() []Outcome {
-	return []Outcome{Local, Redis, Loaded, Stale, FailedFast, Failed}
+	return []Outcome{Local, Redis, Loaded, Stale, FailedFast, Failed, Canceled}
 }
 
 // outcome is the outcome of a read whose answer came from from and
@@ -54,6 +57,8 @@ func outcome(from Outcome, err error) Outcome {
 		return from
 	case errors.Is(err, ErrUnavailable):
 		return FailedFast
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return Canceled
 	}
 	return Failed
 }

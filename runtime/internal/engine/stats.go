@@ -130,11 +130,12 @@ type ReadOutcomes struct {
 	Stale      uint64 // from an unvouched local copy, Redis being unreachable
 	FailedFast uint64 // refused at once, Redis being unreachable
 	Failed     uint64 // with any other error
+	Canceled   uint64 // unanswered: the caller's context ended first
 }
 
 // Of returns the count of o.
 func (r ReadOutcomes) Of(o Outcome) uint64 {
-	return [nOutcomes]uint64{r.Local, r.Redis, r.Loaded, r.Stale, r.FailedFast, r.Failed}[o]
+	return [nOutcomes]uint64{r.Local, r.Redis, r.Loaded, r.Stale, r.FailedFast, r.Failed, r.Canceled}[o]
 }
 
 // outcomes counts every read by outcome: the reads that went to Redis
@@ -148,7 +149,7 @@ func (c *Cache[K, V]) outcomes(hits uint64) ReadOutcomes {
 	stale := c.count.staleReads.Load()
 	staleHits := stale - min(stale, a[Stale])
 	return ReadOutcomes{Local: hits - min(hits, staleHits) + a[Local], Redis: a[Redis], Loaded: a[Loaded],
-		Stale: stale, FailedFast: a[FailedFast], Failed: a[Failed]}
+		Stale: stale, FailedFast: a[FailedFast], Failed: a[Failed], Canceled: a[Canceled]}
 }
 
 // HotKey describes one key in the hot set.
