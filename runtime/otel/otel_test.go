@@ -65,6 +65,18 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 		t.Fatalf("the absent row's load spans: %v", l)
 	}
 
+	// A batch: one span, MGET, whose outcome is its furthest key's.
+	vs, err := e.c.GetMany(e.ctx, []string{"account:1", "account:5"})
+	if err != nil || vs[0].Name != "ada" || vs[1].Name != "loaded account:5" {
+		t.Fatalf("GetMany = %v, %v", vs, err)
+	}
+	spans = e.ended()
+	batch, loads := named(spans, "MGET account"), named(spans, "load account")
+	if len(batch) != 1 || attr(batch[0], "db.operation.name") != "MGET" || attr(batch[0], "hotkey.read.outcome") != "loaded" ||
+		len(loads) != 1 || loads[0].Parent().SpanID() != batch[0].SpanContext().SpanID() {
+		t.Fatalf("GetMany's spans: %v", spans)
+	}
+
 	// A hot key, read locally: no span, each read counted, a sample timed.
 	e.heat("account:1")
 	e.ended()
@@ -93,8 +105,8 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 			t.Fatalf("hotkey.read.duration{%s}: %v", o, err)
 		}
 	}
-	if h, err := histogram(rm, "hotkey.load.duration", entity, attribute.String("hotkey.load.outcome", "ok")); err != nil || h.Count != 1 {
-		t.Fatalf("hotkey.load.duration{ok}: %d (%v), want 1", h.Count, err)
+	if h, err := histogram(rm, "hotkey.load.duration", entity, attribute.String("hotkey.load.outcome", "ok")); err != nil || h.Count != 2 {
+		t.Fatalf("hotkey.load.duration{ok}: %d (%v), want 2", h.Count, err)
 	}
 
 	// Redis killed: the hot key is served stale, a cold read fails.
@@ -134,14 +146,14 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 		}
 		total += uint64(got)
 	}
-	if total != st.Reads || st.Outcomes.Stale != 5 || st.Outcomes.Redis == 0 || st.Outcomes.Loaded != 2 {
-		t.Fatalf("outcomes %+v add up to %d; Stats.Reads = %d; want 5 stale, 2 loaded", st.Outcomes, total, st.Reads)
+	if total != st.Reads || st.Outcomes.Stale != 5 || st.Outcomes.Redis == 0 || st.Outcomes.Loaded != 3 {
+		t.Fatalf("outcomes %+v add up to %d; Stats.Reads = %d; want 5 stale, 3 loaded", st.Outcomes, total, st.Reads)
 	}
 	for _, c := range []struct {
 		name string
 		want uint64
 	}{
-		{"hotkey.loads", 2}, {"hotkey.load.errors", 0}, {"hotkey.promotions", st.Promotions}, {"hotkey.local.entries", 1},
+		{"hotkey.loads", 3}, {"hotkey.load.errors", 0}, {"hotkey.promotions", st.Promotions}, {"hotkey.local.entries", 1},
 		{"hotkey.redis.errors", st.RedisErrors},
 	} {
 		if got, ok := sum(rm, c.name, entity, v1); !ok || uint64(got) != c.want {

@@ -129,7 +129,7 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 	if call == nil || !call.t.Shares(t) || patient && !call.patient {
 		if l.closed.Load() {
 			l.mu.Unlock()
-			return nil, Failed, opErr(l.layout.ReadOp(), key, ErrClosed)
+			return nil, Redis, opErr(l.layout.ReadOp(), key, ErrClosed)
 		}
 		if seen.err != nil && (call != nil || l.landed.of(key).Load() != seen.landed) {
 			// A load is in flight that this caller may not share (a
@@ -152,9 +152,9 @@ func (l *loads[K, V]) resolveUntil(ctx context.Context, k K, e *fresh.Entry[K], 
 		}
 		return call.v, call.from, call.err
 	case <-ctx.Done():
-		return nil, Failed, opErr(l.layout.ReadOp(), key, ctx.Err())
+		return nil, Redis, opErr(l.layout.ReadOp(), key, ctx.Err())
 	case <-opened:
-		return nil, FailedFast, opErr(l.layout.ReadOp(), key, t.N.Unavailable())
+		return nil, Redis, opErr(l.layout.ReadOp(), key, t.N.Unavailable())
 	}
 }
 
@@ -412,9 +412,7 @@ func (l *loads[K, V]) load(ctx context.Context, k K, key string, ls *lease.Lease
 // when ls is nil (see through).
 func (l *loads[K, V]) call(ctx context.Context, k K, key string, ls *lease.Lease, back bool) (v *V, exp int64, inRedis bool, err error) {
 	l.count.loads.Add(1)
-	v, err = group.Unattended(ctx, func() (*V, error) {
-		return loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
-	})
+	v, err = group.Unattended(ctx, func() (*V, error) { return l.loadOne(ctx, k) })
 	switch {
 	case errors.Is(err, group.ErrAbandoned):
 		return nil, 0, false, opErr(l.layout.ReadOp(), key, ErrClosed)
@@ -460,7 +458,7 @@ func (l *loads[K, V]) degrade(ctx context.Context, k K, err error) (*V, Outcome,
 		return nil, Redis, err
 	}
 	l.count.degradedLoads.Add(1)
-	v, lerr := loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
+	v, lerr := l.loadOne(ctx, k)
 	if lerr != nil {
 		if !errors.Is(lerr, ErrNotFound) {
 			l.count.loadErrors.Add(1)
@@ -539,11 +537,9 @@ func (l *loads[K, V]) many(ctx context.Context, out []*V, load []pending[K, V]) 
 	}
 	var rows map[K]*V
 	if len(ks) > 0 {
-		l.count.loads.Add(1)
 		var err error
-		if rows, err = l.batch(ctx, ks); err != nil {
-			l.count.loadErrors.Add(1)
-			return &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
+		if rows, err = l.batchLoad(ctx, ks); err != nil {
+			return err
 		}
 	}
 	var ws []*write[K, V]
@@ -790,7 +786,7 @@ func (l *loads[K, V]) loadLeased(ctx context.Context, first map[K]pending[K, V],
 // batchLoad calls the batch loader for ks.
 func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
 	l.count.loads.Add(1)
-	rows, err := loaded(ctx, l.obs, func(ctx context.Context) (map[K]*V, error) { return l.batch(ctx, ks) })
+	rows, err := l.loadBatch(ctx, ks)
 	if err != nil {
 		l.count.loadErrors.Add(1)
 		return nil, &opError{Op: fmt.Sprintf("load %d keys", len(ks)), Err: err} // the user's error, kept whole
@@ -803,9 +799,7 @@ func (l *loads[K, V]) batchLoad(ctx context.Context, ks []K) (map[K]*V, error) {
 func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 	l.count.loads.Add(1)
 	if l.batch != nil {
-		rows, err := group.Unattended(ctx, func() (map[K]*V, error) {
-			return loaded(ctx, l.obs, func(ctx context.Context) (map[K]*V, error) { return l.batch(ctx, ks) })
-		})
+		rows, err := group.Unattended(ctx, func() (map[K]*V, error) { return l.loadBatch(ctx, ks) })
 		if errors.Is(err, group.ErrAbandoned) {
 			return nil, err
 		}
@@ -817,9 +811,7 @@ func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 	}
 	rows := make(map[K]*V, len(ks))
 	for _, k := range ks {
-		v, err := group.Unattended(ctx, func() (*V, error) {
-			return loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
-		})
+		v, err := group.Unattended(ctx, func() (*V, error) { return l.loadOne(ctx, k) })
 		switch {
 		case errors.Is(err, group.ErrAbandoned):
 			return nil, err
@@ -832,4 +824,14 @@ func (l *loads[K, V]) rows(ctx context.Context, ks []K) (map[K]*V, error) {
 		}
 	}
 	return rows, nil
+}
+
+// loadOne calls the loader for k, and loadBatch the batch loader for ks,
+// each a load the Cache's Recorder is told of.
+func (l *loads[K, V]) loadOne(ctx context.Context, k K) (*V, error) {
+	return loaded(ctx, l.obs, func(ctx context.Context) (*V, error) { return l.one(ctx, k) })
+}
+
+func (l *loads[K, V]) loadBatch(ctx context.Context, ks []K) (map[K]*V, error) {
+	return loaded(ctx, l.obs, func(ctx context.Context) (map[K]*V, error) { return l.batch(ctx, ks) })
 }

@@ -50,7 +50,8 @@ func Outcomes() []Outcome {
 }
 
 // outcome is the outcome of a read whose answer came from from and
-// ended with err: an absence is an answer, not a failure.
+// ended with err: an absence is an answer, not a failure, and a failure
+// is the error's, wherever it came from (the read paths say Redis).
 func outcome(from Outcome, err error) Outcome {
 	switch {
 	case err == nil || errors.Is(err, ErrNotFound):
