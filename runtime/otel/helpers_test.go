@@ -72,8 +72,11 @@ func newEnv(t *testing.T, instrument func(*redis.Client, *sdktrace.TracerProvide
 	}
 	load := func(_ context.Context, k string) (*item, error) {
 		e.loads.Add(1)
-		if k == "account:none" {
+		switch k {
+		case "account:none":
 			return nil, runtime.ErrNotFound
+		case "account:broken":
+			return nil, errors.New("the database is down")
 		}
 		return &item{Name: "loaded " + k}, nil
 	}

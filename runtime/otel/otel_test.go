@@ -71,6 +71,17 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 		t.Fatalf("the absent row's load spans: %v", l)
 	}
 
+	// A loader that fails: both spans say so.
+	if _, err := e.c.Get(e.ctx, "account:broken"); err == nil {
+		t.Fatal("a read whose loader failed succeeded")
+	}
+	spans = e.ended()
+	reads, loads = named(spans, "GET account"), named(spans, "load account")
+	if len(reads) != 1 || attr(reads[0], "hotkey.read.outcome") != "failed" || reads[0].Status().Code != codes.Error ||
+		len(loads) != 1 || attr(loads[0], "hotkey.load.outcome") != "error" || loads[0].Status().Code != codes.Error {
+		t.Fatalf("a failed load's spans: %v", spans)
+	}
+
 	// A batch: one span, MGET, whose outcome is its furthest key's.
 	vs, err := e.c.GetMany(e.ctx, []string{"account:1", "account:5"})
 	if err != nil || vs[0].Name != "ada" || vs[1].Name != "loaded account:5" {
@@ -118,8 +129,13 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 			t.Fatalf("hotkey.read.duration{%s}: %v", o, err)
 		}
 	}
-	if h, err := histogram(rm, "hotkey.load.duration", entity, attribute.String("hotkey.load.outcome", "ok")); err != nil || h.Count != 2 {
-		t.Fatalf("hotkey.load.duration{ok}: %d (%v), want 2", h.Count, err)
+	for _, o := range []struct {
+		outcome string
+		n       uint64
+	}{{"ok", 2}, {"absent", 1}, {"error", 1}} {
+		if h, err := histogram(rm, "hotkey.load.duration", entity, attribute.String("hotkey.load.outcome", o.outcome)); err != nil || h.Count != o.n {
+			t.Fatalf("hotkey.load.duration{%s}: %d (%v), want %d", o.outcome, h.Count, err, o.n)
+		}
 	}
 
 	// Redis killed: the hot key is served stale, a cold read fails.
@@ -166,7 +182,7 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 		name string
 		want uint64
 	}{
-		{"hotkey.loads", 3}, {"hotkey.load.errors", 0}, {"hotkey.promotions", st.Promotions}, {"hotkey.local.entries", 1},
+		{"hotkey.loads", 4}, {"hotkey.load.errors", 1}, {"hotkey.promotions", st.Promotions}, {"hotkey.local.entries", 1},
 		{"hotkey.redis.errors", st.RedisErrors},
 	} {
 		if got, ok := sum(rm, c.name, entity, v1); !ok || uint64(got) != c.want {
