@@ -54,3 +54,5 @@ package runtime
 //	                  reported, and whether reporting fails
 //	wire              the msgpack reader that checks every length before it allocates
 //	livepage, prom    the live page and the Prometheus collector
+//	otel              OpenTelemetry: the metrics and spans of a repository made with
+//	                  its Instrument option (an engine.Observer)
