@@ -2,7 +2,24 @@
 
 package soak
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
-// unread cannot tell here: no hang is proved, and none is forgiven.
-func unread(syscall.RawConn) (waiting, ok bool) { return false, false }
+// stampArrivals cannot ask for stamps here: no hang is proved, and none
+// is forgiven.
+func stampArrivals(syscall.RawConn) error { return nil }
+
+// receive reads what the socket holds into buf, with no stamp.
+func receive(rc syscall.RawConn, buf []byte) (n int, at time.Time, err error) {
+	var rerr error
+	if cerr := rc.Read(func(fd uintptr) bool {
+		n, rerr = syscall.Read(int(fd), buf)
+		return rerr != syscall.EAGAIN
+	}); cerr != nil {
+		return 0, time.Time{}, cerr
+	}
+	n, err = received(n, rerr)
+	return n, time.Time{}, err
+}
