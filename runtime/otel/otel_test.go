@@ -60,7 +60,7 @@ func TestEveryOutcomeIsReadBack(t *testing.T) {
 	if len(reads) != 1 || len(loads) != 1 || attr(reads[0], "hotkey.read.outcome") != "loaded" {
 		t.Fatalf("a loaded read ended %d read and %d load spans (%v); want 1 and 1, outcome loaded", len(reads), len(loads), spans)
 	}
-	if loads[0].Parent().SpanID() != reads[0].SpanContext().SpanID() || attr(loads[0], "hotkey.load.outcome") != "ok" {
+	if loads[0].Parent().SpanID() != reads[0].SpanContext().SpanID() || attr(loads[0], "hotkey.load.outcome") != "ok" || attr(loads[0], "hotkey.entity") != "account" {
 		t.Fatalf("the load's span: parent %v, attributes %v; want the read's child, outcome ok", loads[0].Parent().SpanID(), loads[0].Attributes())
 	}
 	// An absent row: the loader says so; it is an answer, not an error.

@@ -53,6 +53,7 @@ type recorder struct {
 	// grows the span's attributes once.
 	ends     [][][]attribute.KeyValue
 	loadSpan span
+	loadEnds [][]attribute.KeyValue // a load span's attributes, set as it ends, by loadOutcomes
 }
 
 // span is the name and start options of a kind of span.
@@ -94,7 +95,10 @@ func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 	for _, o := range loadOutcomes {
 		r.load = append(r.load, []metric.RecordOption{metric.WithAttributeSet(with(attrLoadOutcome.String(o)))})
 	}
-	r.loadSpan = span{name: "load " + c.Entity, opts: []trace.SpanStartOption{trace.WithAttributes(base...)}}
+	r.loadSpan = span{name: "load " + c.Entity}
+	for _, o := range loadOutcomes {
+		r.loadEnds = append(r.loadEnds, append(base[:len(base):len(base)], attrLoadOutcome.String(o)))
+	}
 	if r.reg, err = m.RegisterCallback(r.observe, in.observables()...); err != nil {
 		global.Handle(err)
 	}
@@ -141,7 +145,7 @@ func (r *recorder) LoadEnd(ctx context.Context, took time.Duration, err error) {
 		i = 2
 	}
 	s := trace.SpanFromContext(ctx)
-	s.SetAttributes(attrLoadOutcome.String(loadOutcomes[i]))
+	s.SetAttributes(r.loadEnds[i]...)
 	if i == 2 {
 		s.SetStatus(codes.Error, err.Error())
 	}
