@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
 	"github.com/hotkeygen/hotkeygen/internal/testing/redistest"
@@ -25,13 +24,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	redis.SetLogger(discardRedisLog{}) // a test stops Redis: keep its dial errors out of the output
-	goleak.VerifyTestMain(exampleRedis{m})
+	redistest.Main(exampleRedis{m}) // the examples' server, go-redis's log off, no goroutine left
 }
-
-type discardRedisLog struct{}
-
-func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 // item is the value of the test caches, keyed by its Redis key itself.
 type item struct{ Name string }

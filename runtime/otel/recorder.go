@@ -42,25 +42,22 @@ type recorder struct {
 	reg    metric.Registration // the metrics read from stats; nil if it failed
 
 	read  [][][]metric.RecordOption // hotkey.read.duration's, by Op and Outcome
-	vouch []metric.RecordOption
-	load  [][]metric.RecordOption // hotkey.load.duration's, by loadOutcomes
-	base  metric.ObserveOption    // entity and version
-	reads []metric.ObserveOption  // hotkey.reads's, by Outcome
+	load  [][]metric.RecordOption   // hotkey.load.duration's, by loadOutcomes
+	base  metric.MeasurementOption  // entity and version alone: the counters'
+	vouch []metric.RecordOption     // base, hotkey.vouch.age's
+	reads []metric.ObserveOption    // hotkey.reads's, by Outcome
 
-	spans []span // by Op
-	// ends are a read span's attributes, set as it ends, when its outcome
-	// is known, by Op and Outcome: one SetAttributes, so that the SDK
-	// grows the span's attributes once.
+	// names are the read spans' names, by Op, and ends their attributes,
+	// set as they end, when the outcome is known, by Op and Outcome: one
+	// SetAttributes, so that the SDK grows the span's attributes once.
+	names    []string
 	ends     [][][]attribute.KeyValue
-	loadSpan span
+	loadName string
 	loadEnds [][]attribute.KeyValue // a load span's attributes, set as it ends, by loadOutcomes
 }
 
-// span is the name and start options of a kind of span.
-type span struct {
-	name string
-	opts []trace.SpanStartOption
-}
+// client is a read span's start options: its kind, in a slice made once.
+var client = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 	in, err := newInstruments(m)
@@ -73,7 +70,7 @@ func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 		return attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), kv...)...)
 	}
 	r.base = metric.WithAttributeSet(with())
-	r.vouch = []metric.RecordOption{metric.WithAttributeSet(with())}
+	r.vouch = []metric.RecordOption{r.base}
 	for _, o := range engine.Outcomes() {
 		r.reads = append(r.reads, metric.WithAttributeSet(with(attrOutcome.String(o.String()))))
 	}
@@ -85,18 +82,16 @@ func newRecorder(c engine.Observed, m metric.Meter, t trace.Tracer) *recorder {
 			byOutcome = append(byOutcome, []metric.RecordOption{metric.WithAttributeSet(set)})
 		}
 		r.read = append(r.read, byOutcome)
-		r.spans = append(r.spans, span{name: cmd + " " + c.Entity, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}})
+		r.names = append(r.names, cmd+" "+c.Entity)
 		var ends [][]attribute.KeyValue
 		for _, o := range engine.Outcomes() {
 			ends = append(ends, append(base[:len(base):len(base)], attrDBSystem.String("redis"), attrDBOperation.String(cmd), attrOutcome.String(o.String())))
 		}
 		r.ends = append(r.ends, ends)
 	}
+	r.loadName = "load " + c.Entity
 	for _, o := range loadOutcomes {
 		r.load = append(r.load, []metric.RecordOption{metric.WithAttributeSet(with(attrLoadOutcome.String(o)))})
-	}
-	r.loadSpan = span{name: "load " + c.Entity}
-	for _, o := range loadOutcomes {
 		r.loadEnds = append(r.loadEnds, append(base[:len(base):len(base)], attrLoadOutcome.String(o)))
 	}
 	if r.reg, err = m.RegisterCallback(r.observe, in.observables()...); err != nil {
@@ -114,7 +109,7 @@ func (r *recorder) Local(took, vouched time.Duration) {
 
 // Read starts the span of a read that leaves the process.
 func (r *recorder) Read(ctx context.Context, op engine.Op) context.Context {
-	ctx, _ = r.tracer.Start(ctx, r.spans[op].name, r.spans[op].opts...)
+	ctx, _ = r.tracer.Start(ctx, r.names[op], client...)
 	return ctx
 }
 
@@ -131,7 +126,7 @@ func (r *recorder) ReadEnd(ctx context.Context, op engine.Op, o engine.Outcome, 
 
 // Load starts the span of a loader call, a child of its read's.
 func (r *recorder) Load(ctx context.Context) context.Context {
-	ctx, _ = r.tracer.Start(ctx, r.loadSpan.name, r.loadSpan.opts...)
+	ctx, _ = r.tracer.Start(ctx, r.loadName)
 	return ctx
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
-	"go.uber.org/goleak"
 
 	"github.com/hotkeygen/hotkeygen/examples/userstore"
 	"github.com/hotkeygen/hotkeygen/internal/testing/fakeclock"
@@ -34,13 +33,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	redis.SetLogger(discardRedisLog{}) // a test stops Redis: keep its dial errors out of the output
-	goleak.VerifyTestMain(exampleRedis{m})
+	redistest.Main(exampleRedis{m}) // the examples' server, go-redis's log off, no goroutine left
 }
-
-type discardRedisLog struct{}
-
-func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

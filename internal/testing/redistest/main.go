@@ -14,7 +14,9 @@ import (
 // errors, and the run fails on a goroutine left behind. After a failed
 // dial, go-redis's pool retries in a goroutine of its own that sleeps a
 // second and ends by itself, closed client or not: it is not ours to stop.
-func Main(m *testing.M) {
+// m is the package's *testing.M, or what wraps it (RunWithServer's, for
+// godoc examples).
+func Main(m goleak.TestingM) {
 	redis.SetLogger(discardLog{})
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
 }

@@ -98,7 +98,9 @@ func ping(conn net.Conn, raw syscall.RawConn, now func() time.Duration, heldUp f
 	var answer []byte
 	var arrived time.Time
 	buf := make([]byte, 64)
-	for !bytes.HasSuffix(answer, []byte("\n")) {
+	// To the line's end, the last part's stamp the answer's; a line
+	// longer than buf is no PONG.
+	for !bytes.HasSuffix(answer, []byte("\n")) && len(answer) <= len(buf) {
 		if heldUp != nil {
 			heldUp()
 		}
@@ -107,9 +109,6 @@ func ping(conn net.Conn, raw syscall.RawConn, now func() time.Duration, heldUp f
 			return 0, 0, err
 		}
 		answer, arrived = append(answer, buf[:n]...), at
-		if len(answer) > len(buf) {
-			break
-		}
 	}
 	if string(answer) != "+PONG\r\n" {
 		return 0, 0, errors.New("soak: the probe's PING was answered " + string(answer))
